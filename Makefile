@@ -1,0 +1,187 @@
+# actord — the build.
+#
+# One Makefile for the whole tree; sources are found by directory so a new
+# file needs no edit here.  Objects go to $(BUILD) (build/ or build/san/ when
+# SAN=1), with -MMD dependency files so a changed header rebuilds exactly what
+# includes it.  Targets: all (default), check, bench, fuzz, run, install,
+# clean.  Missing Debian packages are installed by tools/install-deps before
+# anything is compiled.
+
+PREFIX	?= /usr/local
+DESTDIR	?=
+BINDIR	 = $(PREFIX)/bin
+SBINDIR	 = $(PREFIX)/sbin
+LIBDIR	 = $(PREFIX)/lib
+INCDIR	 = $(PREFIX)/include
+MANDIR	 = $(PREFIX)/share/man
+PCDIR	 = $(LIBDIR)/pkgconfig
+VERSION	 = 0.1.0
+SOVER	 = 0
+
+CC	?= cc
+PKGS	 = libzmq libsodium check libbsd libconfig
+
+# Install what is missing before the first compile, but never for 'clean'.
+ifneq ($(filter-out clean distclean,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(shell pkg-config --exists $(PKGS) 2>/dev/null && command -v mandoc >/dev/null && echo ok),ok)
+$(info actord: some build dependencies are missing; running tools/install-deps)
+DEPS_OUT := $(shell tools/install-deps 1>&2; echo $$?)
+ifneq ($(DEPS_OUT),0)
+$(error tools/install-deps failed; install the packages it names and retry)
+endif
+endif
+endif
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+ZMQ_LIBS   := $(shell pkg-config --libs libzmq libsodium 2>/dev/null)
+BSD_LIBS   := $(shell pkg-config --libs libbsd 2>/dev/null)
+CONF_LIBS  := $(shell pkg-config --libs libconfig 2>/dev/null)
+CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
+
+WARN	 = -Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes \
+	   -Wshadow -Wpointer-arith -Wcast-qual
+ifeq ($(SAN),1)
+BUILD	?= build/san
+OPT	 = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+	   -fno-sanitize-recover=undefined
+LDSAN	 = -fsanitize=address,undefined
+else
+BUILD	?= build
+OPT	 = -O2 -g
+LDSAN	 =
+endif
+CFLAGS	+= -std=gnu11 $(OPT) $(WARN) -fPIC -D_GNU_SOURCE -I. $(PKG_CFLAGS)
+DEPFLAGS = -MMD -MP
+LDFLAGS	+= $(LDSAN)
+LDLIBS	 = $(CONF_LIBS) $(ZMQ_LIBS) $(BSD_LIBS) -lpthread -lm
+
+# --- sources, found by directory ---------------------------------------------
+SHM_SRC	  := $(sort $(wildcard shm/*.c))
+ACTOR_SRC := $(filter-out worker/%_main.c,$(sort $(wildcard worker/*.c)))
+SUP_SRC	  := $(filter-out supervisor/%_main.c,$(sort $(wildcard supervisor/*.c)))
+CTL_SRC	  := $(filter-out tools/%_main.c,$(sort $(wildcard tools/*.c)))
+TEST_SRC  := $(sort $(wildcard tests/check_*.c))
+TLIB_SRC  := $(sort $(wildcard tests/lib/*.c))
+PROG_SRC  := $(sort $(wildcard tests/progs/*.c))
+BENCH_SRC := $(sort $(wildcard tools/bench/bench_*.c))
+EX_SRC	  := $(sort $(wildcard examples/*.c))
+FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+WMAIN_SRC := $(sort $(wildcard worker/*_main.c))
+MANS	  := $(sort $(wildcard man/*.[0-9]))
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+LIBACTOR_A  = $(BUILD)/libactor.a
+LIBACTOR_SO = $(BUILD)/libactor.so.$(SOVER)
+LIBACTORD_A = $(BUILD)/libactord.a
+ACTORD	    = $(BUILD)/actord
+ACTORCTL    = $(BUILD)/actorctl
+TESTS	    = $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+PROGS	    = $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(PROG_SRC))
+BENCHES	    = $(patsubst tools/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
+EXAMPLES    = $(patsubst examples/%.c,$(BUILD)/examples/%,$(EX_SRC))
+WMAINS	    = $(patsubst worker/%_main.c,$(BUILD)/%,$(WMAIN_SRC))
+TLIB_O	    = $(call obj,$(TLIB_SRC))
+
+BINS	= $(if $(wildcard supervisor/actord_main.c),$(ACTORD)) \
+	  $(if $(wildcard tools/actorctl_main.c),$(ACTORCTL)) $(WMAINS)
+
+.PHONY: all check bench fuzz run install clean lint-man
+all: $(LIBACTOR_A) $(LIBACTOR_SO) $(LIBACTORD_A) $(BINS) $(EXAMPLES) \
+	$(BUILD)/libactor.pc
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(LIBACTOR_A): $(call obj,$(SHM_SRC) $(ACTOR_SRC))
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(LIBACTOR_SO): $(call obj,$(SHM_SRC) $(ACTOR_SRC))
+	$(CC) -shared -Wl,-soname,libactor.so.$(SOVER) $(LDFLAGS) -o $@ $^ \
+		$(ZMQ_LIBS) $(BSD_LIBS) -lpthread
+
+$(LIBACTORD_A): $(call obj,$(SUP_SRC) $(CTL_SRC))
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+LINKLIBS = $(LIBACTORD_A) $(LIBACTOR_A)
+
+$(ACTORD): $(call obj,supervisor/actord_main.c) $(LINKLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(ACTORCTL): $(call obj,tools/actorctl_main.c) $(LINKLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/%: $(BUILD)/obj/worker/%_main.o $(LINKLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TLIB_O) $(LINKLIBS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/progs/%: $(BUILD)/obj/tests/progs/%.o $(LINKLIBS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/bench/%: $(BUILD)/obj/tools/bench/%.o $(LINKLIBS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/examples/%: $(BUILD)/obj/examples/%.o $(LINKLIBS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/libactor.pc: Makefile
+	@mkdir -p $(@D)
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' \
+	  'includedir=$${prefix}/include' '' 'Name: libactor' \
+	  'Description: actors across processes, supervised by actord' \
+	  'Version: $(VERSION)' 'Requires.private: libzmq libsodium libbsd' \
+	  'Libs: -L$${libdir} -lactor' 'Libs.private: -lpthread' \
+	  'Cflags: -I$${includedir}' > $@
+
+# --- tests ----------------------------------------------------------------------
+# tests/run runs every test binary under a timeout and prints one total.
+check: all $(TESTS) $(PROGS) lint-man
+	BUILD=$(BUILD) SAN=$(SAN) tests/run $(TESTS)
+
+lint-man:
+	@if [ -n "$(MANS)" ]; then \
+	  out=$$(mandoc -Tlint -Wwarning $(MANS) 2>&1); \
+	  if [ -n "$$out" ]; then echo "$$out"; exit 1; fi; \
+	  echo "man pages: mandoc -Tlint clean ($(words $(MANS)) pages)"; fi
+
+# --- benchmarks -----------------------------------------------------------------
+bench: all $(BENCHES) $(PROGS)
+	BUILD=$(BUILD) tools/bench/run $(BENCHES)
+
+# --- fuzzing (clang + libFuzzer) ------------------------------------------------
+FUZZ_SECONDS ?= 20
+fuzz:
+	BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run $(FUZZ_SRC)
+
+# --- demo -----------------------------------------------------------------------
+run: all $(PROGS)
+	examples/run-demo $(BUILD)
+
+# --- install --------------------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) \
+	  $(DESTDIR)$(INCDIR) $(DESTDIR)$(PCDIR)
+	$(if $(wildcard $(ACTORD)),install -m 755 $(ACTORD) $(DESTDIR)$(SBINDIR)/)
+	$(if $(wildcard $(ACTORCTL)),install -m 755 $(ACTORCTL) $(DESTDIR)$(BINDIR)/)
+	install -m 644 $(LIBACTOR_A) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(LIBACTOR_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf libactor.so.$(SOVER) $(DESTDIR)$(LIBDIR)/libactor.so
+	$(if $(wildcard worker/actor.h),install -m 644 worker/actor.h $(DESTDIR)$(INCDIR)/)
+	install -m 644 $(BUILD)/libactor.pc $(DESTDIR)$(PCDIR)/
+	for m in $(MANS); do s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
+	  install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
+
+clean:
+	rm -rf build
+
+.SECONDARY:
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,152 @@
+/*
+ * spec.h: the supervision tree as configured: what to run, never what is
+ * running.  A spec is built by config.c from actord.conf, or in C by a
+ * program that embeds the supervisor (tests do), and is immutable once
+ * built, so that reload can diff the old tree against the new one.
+ *
+ * Owned by spec.c (constructors, copy, free, equality) and config.c
+ * (parsing and validation).  Read by the tree (tree.c and friends); nothing
+ * here knows about pids, timers or the arena.
+ */
+#ifndef ACTORD_SPEC_H
+#define ACTORD_SPEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/resource.h>
+
+enum restart_type {
+	RESTART_PERMANENT,		/* always restarted */
+	RESTART_TRANSIENT,		/* restarted only after an abnormal exit */
+	RESTART_TEMPORARY		/* never restarted; its node is removed */
+};
+
+enum strategy {
+	STRATEGY_ONE_FOR_ONE,
+	STRATEGY_ONE_FOR_ALL,
+	STRATEGY_REST_FOR_ONE
+};
+
+enum ready_mode {
+	READY_EXEC,			/* ready once execve succeeded */
+	READY_FD,			/* a newline on ACTORD_NOTIFY_FD (s6) */
+	READY_SD_NOTIFY,		/* READY=1 on NOTIFY_SOCKET (systemd) */
+	READY_ACTOR			/* the libactor worker says so */
+};
+
+enum mailbox_overflow {
+	OVERFLOW_BLOCK,			/* the sender waits, with a timeout */
+	OVERFLOW_REJECT,		/* error at once */
+	OVERFLOW_DROP_OLDEST,		/* the oldest queued message goes */
+	OVERFLOW_DROP_NEWEST		/* the message being sent goes */
+};
+
+enum on_down {
+	ON_DOWN_KEEP,			/* queued messages wait for the next incarnation */
+	ON_DOWN_FAIL			/* queued asks fail, queued tells are dead letters */
+};
+
+enum while_down {
+	WHILE_DOWN_QUEUE,		/* tells are queued while the actor is down */
+	WHILE_DOWN_REJECT		/* tells are dead letters while it is down */
+};
+
+/* shutdown: milliseconds >= 0, or one of these. */
+#define SHUTDOWN_BRUTAL_KILL	(-1)	/* SIGKILL at once, no SIGTERM */
+#define SHUTDOWN_INFINITY	(-2)	/* SIGTERM, then wait for ever */
+
+#define SPEC_NAME_MAX		64	/* a node name, without the NUL */
+#define SPEC_PATH_MAX		256	/* a full path such as /web/frontend/3 */
+
+struct env_var {
+	char		*name;
+	char		*value;
+};
+
+struct log_spec {
+	char		*path;		/* NULL: actord's own log (stderr by default) */
+	uint64_t	 max_size;	/* bytes before rotation; 0: never rotate */
+	unsigned	 keep;		/* rotated files kept */
+};
+
+struct limit_spec {
+	int		 resource;	/* RLIMIT_* */
+	rlim_t		 value;		/* soft and hard; RLIM_INFINITY allowed */
+};
+
+struct mailbox_spec {
+	uint32_t	 capacity;	/* cells in the ordinary ring */
+	uint32_t	 cell;		/* bytes per cell, header included */
+	enum mailbox_overflow overflow;
+	uint32_t	 block_timeout;	/* ms a blocked sender waits */
+	uint32_t	 max_attempts;	/* deliveries of a message before "poison" */
+	enum on_down	 on_down;
+	enum while_down	 while_down;
+	uint32_t	 state;		/* bytes of committed state; 0: none */
+};
+
+typedef int (*child_fn)(void *arg);	/* a function child: returns its exit status */
+
+struct sup_spec;
+
+enum child_kind {
+	CHILD_WORKER,
+	CHILD_SUPERVISOR
+};
+
+struct child_spec {
+	char		*name;
+	unsigned	 line;		/* line in the configuration, 0 if built in C */
+	enum child_kind	 kind;
+
+	/* CHILD_WORKER: exactly one of argv and fn. */
+	char		**argv;		/* NULL-terminated; argv[0] is the program */
+	child_fn	 fn;
+	void		*fn_arg;
+	enum restart_type restart;
+	int64_t		 shutdown;	/* ms, or SHUTDOWN_BRUTAL_KILL / _INFINITY */
+	uint32_t	 start_timeout;	/* ms to become ready */
+	enum ready_mode	 ready;
+	struct env_var	*env;
+	size_t		 nenv;
+	char		*cwd;
+	char		*user;
+	char		*group;
+	int		 umask;		/* -1: inherit actord's */
+	struct limit_spec *limits;
+	size_t		 nlimits;
+	int		*success_exit;	/* exit statuses that count as clean */
+	size_t		 nsuccess_exit;
+	bool		 has_mailbox;	/* a mailbox key was given, or ready = actor */
+	struct mailbox_spec mailbox;
+	struct log_spec	 log;
+	unsigned	 instances;	/* 0: one child; N: a group name/0 .. name/N-1 */
+
+	/* CHILD_SUPERVISOR */
+	struct sup_spec	*sup;
+};
+
+struct sup_spec {
+	enum strategy	 strategy;
+	unsigned	 intensity;	/* restarts allowed ... */
+	unsigned	 period;	/* ... within this many seconds */
+	uint32_t	 backoff_min;	/* ms */
+	uint32_t	 backoff_max;	/* ms */
+	uint32_t	 min_uptime;	/* ms */
+	struct child_spec *children;	/* in start order */
+	size_t		 nchildren;
+};
+
+struct actord_spec {
+	char		*file;		/* where it was read from, or NULL */
+	char		*runtime_dir;
+	char		*pidfile;	/* NULL: none */
+	char		*control_group;	/* NULL: socket is 0600 */
+	char		*metrics_listen;/* NULL: off */
+	uint32_t	 shutdown_timeout;	/* ms for the whole tree */
+	struct log_spec	 log;
+	struct sup_spec	 root;
+};
+
+#endif /* ACTORD_SPEC_H */
