@@ -1,0 +1,25 @@
+/*
+ * log.h: actord's logging API, in the style of OpenBSD's daemons.
+ *
+ * Owned by log.c.  No function here changes errno, so a caller can log and
+ * then still test or report errno.  Messages start with the function or the
+ * child's path.  fatal/fatalx log and exit(1).
+ */
+#ifndef ACTORD_LOG_H
+#define ACTORD_LOG_H
+
+#include <stdarg.h>
+
+void	log_init(const char *ident, int verbose);
+void	log_setverbose(int verbose);
+int	log_getverbose(void);
+int	log_open_file(const char *path);	/* -1 and errno on failure */
+void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	log_debug(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	vlog(int pri, const char *, va_list) __attribute__((format(printf, 2, 0)));
+void	fatal(const char *, ...) __attribute__((format(printf, 1, 2), noreturn));
+void	fatalx(const char *, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+#endif /* ACTORD_LOG_H */
