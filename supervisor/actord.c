@@ -1,0 +1,309 @@
+/*
+ * actord.c: the daemon's one state struct (struct actord) and what happens
+ * at its edges: signals through a signalfd (SIGCHLD reaps, SIGTERM and
+ * SIGINT shut down, SIGHUP reloads), reaping with waitpid(-1, WNOHANG) as a
+ * subreaper, the shutdown deadline, and the end of the tree deciding
+ * actord's exit status (0 stopped, 2 failed to start, 3 gave up).
+ *
+ * It owns the signal mask, the signalfd and the exit status.  It must never
+ * sleep or poll: everything is an event of the loop (loop.c).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "supervisor/actord.h"
+#include "supervisor/log.h"
+
+static void	on_signal(void *, uint32_t);
+static void	on_shutdown_timer(void *);
+static void	notify_manager(const char *);
+static void	finish(struct actord *, int, const char *);
+
+struct actord *
+actord_new(struct actord_spec *spec, char *err, size_t errlen)
+{
+	struct actord *ad;
+	sigset_t set;
+
+	if ((ad = calloc(1, sizeof(*ad))) == NULL) {
+		snprintf(err, errlen, "calloc: %s", strerror(errno));
+		return NULL;
+	}
+	ad->spec = spec;
+	ad->self = getpid();
+	ad->sigfd = -1;
+	ad->notify_sock = -1;
+	ad->arena_fd = -1;
+	ad->loop.epfd = ad->loop.tfd = -1;
+	if (getrandom(&ad->rng, sizeof(ad->rng), GRND_NONBLOCK) !=
+	    sizeof(ad->rng))
+		ad->rng = (uint64_t)getpid() * 0x9e3779b97f4a7c15ULL ^ now_ms();
+	timer_init(&ad->shutdown_timer, on_shutdown_timer, ad);
+	if (loop_init(&ad->loop) == -1) {
+		snprintf(err, errlen, "event loop: %s", strerror(errno));
+		goto fail;
+	}
+	/* Signals are events: blocked, and read from a signalfd. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, &ad->oldmask);
+	ad->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (ad->sigfd == -1 || loop_add(&ad->loop, &ad->sig_ev, ad->sigfd,
+	    EPOLLIN, on_signal, ad) == -1) {
+		snprintf(err, errlen, "signalfd: %s", strerror(errno));
+		goto fail;
+	}
+	/* What the workers orphan comes back to us to be reaped. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
+		log_warn("%s: PR_SET_CHILD_SUBREAPER", __func__);
+	if (ready_socket_open(ad) == -1)
+		log_warn("%s: notify socket; sd_notify readiness is off",
+		    __func__);
+	/*
+	 * TODO(shm): create the arena from the tree's mailbox specs here,
+	 * before anything is forked, and keep its fd in ad->arena_fd.
+	 */
+	if ((ad->root = tree_build(ad, spec)) == NULL) {
+		snprintf(err, errlen, "building the tree: %s", strerror(errno));
+		goto fail;
+	}
+	return ad;
+fail:
+	ad->spec = NULL;	/* the caller keeps its spec on failure */
+	actord_free(ad);
+	return NULL;
+}
+
+/*
+ * Free the daemon.  Whatever still runs is killed with its process group
+ * and reaped, so that no process of the tree outlives it.
+ */
+void
+actord_free(struct actord *ad)
+{
+	struct node *n;
+	size_t i;
+
+	if (ad == NULL)
+		return;
+	for (n = ad->all; n != NULL; n = n->next_all)
+		if (n->kind == NODE_WORKER && n->pid > 0) {
+			(void)killpg(n->pid, SIGKILL);
+			(void)waitpid(n->pid, NULL, 0);
+			n->pid = 0;
+		}
+	if (ad->root != NULL)
+		node_free(ad->root);
+	ad->root = NULL;
+	tree_release(ad);
+	output_flush_all(ad);
+	ready_socket_close(ad);
+	if (ad->sigfd != -1) {
+		loop_del(&ad->loop, &ad->sig_ev);
+		close(ad->sigfd);
+		sigprocmask(SIG_SETMASK, &ad->oldmask, NULL);
+	}
+	loop_close(&ad->loop);
+	if (ad->free_spec != NULL) {
+		if (ad->spec != NULL)
+			ad->free_spec(ad->spec);
+		for (i = 0; i < ad->nretired; i++)
+			ad->free_spec(ad->retired[i]);
+	}
+	free(ad->retired);
+	free(ad);
+}
+
+int
+actord_boot(struct actord *ad)
+{
+	log_info("starting the tree");
+	node_start(ad->root, WHY_BOOT);
+	return 0;
+}
+
+/* One turn of the loop; returns 1 once the tree is done. */
+int
+actord_run_once(struct actord *ad, int timeout_ms)
+{
+	if (!ad->done && loop_once(&ad->loop, timeout_ms) == -1)
+		fatal("%s: epoll_wait", __func__);
+	tree_release(ad);
+	if (ad->on_event != NULL)
+		ad->on_event(ad, ad->event_arg);
+	return ad->done;
+}
+
+int
+actord_run(struct actord *ad)
+{
+	if (!ad->booted && !ad->done && ad->root->state == NS_STOPPED)
+		actord_boot(ad);
+	while (!ad->done)
+		actord_run_once(ad, -1);
+	return ad->status;
+}
+
+static void
+finish(struct actord *ad, int status, const char *msg)
+{
+	if (ad->done)
+		return;
+	ad->done = true;
+	ad->status = status;
+	snprintf(ad->message, sizeof(ad->message), "%s", msg);
+	timer_cancel(&ad->loop, &ad->shutdown_timer);
+}
+
+void
+actord_root_started(struct actord *ad, bool ok, const char *cause)
+{
+	char msg[sizeof(ad->message)];
+
+	if (ok) {
+		ad->booted = true;
+		log_info("tree started");
+		notify_manager("READY=1\nSTATUS=tree started");
+		return;
+	}
+	snprintf(msg, sizeof(msg), "failed to start: %s", cause);
+	log_warnx("%s", msg);
+	finish(ad, ACTORD_EXIT_START, msg);
+}
+
+void
+actord_root_stopped(struct actord *ad)
+{
+	log_info("tree stopped");
+	finish(ad, ACTORD_EXIT_OK, "stopped");
+}
+
+void
+actord_root_exited(struct actord *ad, const char *cause)
+{
+	char msg[sizeof(ad->message)];
+
+	snprintf(msg, sizeof(msg), "root supervisor %s", cause);
+	log_warnx("%s", msg);
+	finish(ad, ACTORD_EXIT_GAVEUP, msg);
+}
+
+/* Stop the tree in reverse order; shutdown_timeout bounds all of it. */
+void
+actord_shutdown(struct actord *ad)
+{
+	if (ad->done)
+		return;
+	if (ad->shutting_down) {
+		log_warnx("shutdown asked again: SIGKILL to what is left");
+		ad->kill_all = true;
+		worker_kill_all(ad->root);
+		return;
+	}
+	ad->shutting_down = true;
+	log_info("shutting down, within %u ms", ad->spec->shutdown_timeout);
+	notify_manager("STOPPING=1");
+	timer_after(&ad->loop, &ad->shutdown_timer, ad->spec->shutdown_timeout);
+	node_stop(ad->root);
+}
+
+static void
+on_shutdown_timer(void *arg)
+{
+	struct actord *ad = arg;
+
+	log_warnx("shutdown_timeout of %u ms expired: SIGKILL to what is left",
+	    ad->spec->shutdown_timeout);
+	ad->kill_all = true;
+	worker_kill_all(ad->root);
+}
+
+/* Reap every child that died: workers, and orphans we adopted. */
+void
+actord_reap(struct actord *ad)
+{
+	struct node *n;
+	pid_t pid;
+	int st;
+
+	ready_socket_drain(ad);
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		/* TODO(shm): the arena's reap function, for every pid. */
+		if ((n = node_by_pid(ad, pid)) == NULL) {
+			log_debug("reaped pid %d, an orphan", (int)pid);
+			continue;
+		}
+		worker_drain(n);
+		n->wstatus = st;
+		worker_event(n, WEV_EXIT);
+	}
+}
+
+static void
+on_signal(void *arg, uint32_t events)
+{
+	struct actord *ad = arg;
+	struct signalfd_siginfo si;
+	bool chld = false;
+
+	(void)events;
+	while (read(ad->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGCHLD:
+			chld = true;
+			break;
+		case SIGTERM:
+		case SIGINT:
+			log_info("%s received", strsignal((int)si.ssi_signo));
+			actord_shutdown(ad);
+			break;
+		case SIGHUP:
+			if (ad->on_hup != NULL)
+				ad->on_hup(ad, ad->hup_arg);
+			break;
+		}
+	}
+	if (chld)
+		actord_reap(ad);
+}
+
+/* sd_notify to the manager above us, if it gave us NOTIFY_SOCKET. */
+static void
+notify_manager(const char *msg)
+{
+	struct sockaddr_un sun;
+	const char *path = getenv("NOTIFY_SOCKET");
+	size_t len;
+	int fd;
+
+	if (path == NULL || (path[0] != '/' && path[0] != '@'))
+		return;
+	len = strlen(path);
+	if (len >= sizeof(sun.sun_path))
+		return;
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	memcpy(sun.sun_path, path, len);
+	if (path[0] == '@')
+		sun.sun_path[0] = '\0';
+	if ((fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1)
+		return;
+	if (sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sun,
+	    offsetof(struct sockaddr_un, sun_path) + len) == -1)
+		log_warn("sd_notify %s", path);
+	close(fd);
+}

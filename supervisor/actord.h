@@ -1,0 +1,348 @@
+/*
+ * actord.h: the running supervision tree inside actord, and the C API that
+ * the control socket and embedding programs use.
+ *
+ * One header, prototypes grouped under the file that owns them (the
+ * OpenBSD daemons' habit).  The spec (spec.h) says what should run; the
+ * structures here say what is running: nodes with pids, states, timers and
+ * restart history.  Nothing here parses configuration.
+ */
+#ifndef ACTORD_ACTORD_H
+#define ACTORD_ACTORD_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "supervisor/spec.h"
+
+/* actord's exit statuses: a contract, documented in actord(8). */
+#define ACTORD_EXIT_OK		0	/* clean shutdown */
+#define ACTORD_EXIT_CONFIG	1	/* usage or configuration error */
+#define ACTORD_EXIT_START	2	/* a child failed to start at boot */
+#define ACTORD_EXIT_GAVEUP	3	/* the root supervisor gave up */
+
+struct actord;
+struct node;
+
+/* --- loop.c: epoll, one timerfd over a deadline heap, monotonic time ------ */
+
+typedef void (*ev_fn)(void *arg, uint32_t events);
+typedef void (*timer_fn)(void *arg);
+
+struct ev {
+	int		 fd;
+	ev_fn		 fn;
+	void		*arg;
+};
+
+struct timer {
+	uint64_t	 when;		/* absolute, ms on CLOCK_MONOTONIC */
+	size_t		 idx;		/* position in the heap, or SIZE_MAX */
+	timer_fn	 fn;
+	void		*arg;
+};
+
+struct loop {
+	int		 epfd;
+	int		 tfd;
+	struct ev	 tfd_ev;
+	struct timer	**heap;
+	size_t		 nheap;
+	size_t		 heapcap;
+	uint64_t	 armed;		/* deadline the timerfd holds; 0: none */
+};
+
+uint64_t now_ms(void);
+int	 loop_init(struct loop *);
+void	 loop_close(struct loop *);
+int	 loop_add(struct loop *, struct ev *, int fd, uint32_t events,
+	    ev_fn, void *arg);
+void	 loop_del(struct loop *, struct ev *);
+void	 timer_init(struct timer *, timer_fn, void *arg);
+void	 timer_at(struct loop *, struct timer *, uint64_t when);
+void	 timer_after(struct loop *, struct timer *, uint64_t ms);
+void	 timer_cancel(struct loop *, struct timer *);
+bool	 timer_pending(const struct timer *);
+int	 loop_once(struct loop *, int timeout_ms);
+
+/* --- policy.c: pure rules, no state, no system calls ---------------------- */
+
+uint32_t backoff_delay(uint32_t min, uint32_t max, unsigned attempt,
+	    uint32_t random);
+bool	 exit_is_clean(int wstatus, bool we_signalled, const int *success,
+	    size_t nsuccess);
+void	 exit_describe(int wstatus, char *buf, size_t len);
+size_t	 window_prune(uint64_t *times, size_t n, uint64_t now,
+	    uint64_t period_ms);
+bool	 restart_wanted(enum restart_type, bool clean);
+uint32_t rng_next(uint64_t *state);
+
+/* --- the running tree ------------------------------------------------------ */
+
+enum node_kind {
+	NODE_WORKER,		/* a process */
+	NODE_SUP,		/* a supervisor: a node inside actord */
+	NODE_GROUP		/* an instances group: one_for_one, parallel stop */
+};
+
+enum node_state {
+	NS_STOPPED,
+	NS_STARTING,
+	NS_RUNNING,
+	NS_RESTARTING,		/* down, a restart is scheduled */
+	NS_STOPPING,
+	NS_FAILED,		/* start failed, or the supervisor gave up */
+	NS__COUNT
+};
+
+/* Why a node is being started: decides who hears of the result. */
+enum start_why {
+	WHY_NONE,
+	WHY_BOOT,		/* its supervisor is starting */
+	WHY_RESTART,		/* one_for_one restart after a death */
+	WHY_SET,		/* one_for_all / rest_for_one restart */
+	WHY_MANUAL		/* the API (actorctl start/restart/add) */
+};
+
+enum sup_op {
+	OP_NONE,
+	OP_BOOT,		/* starting children in order */
+	OP_RESTART,		/* a set restart: stop, wait, start */
+	OP_STOP,		/* stopping everything, then stopped */
+	OP_BOOTFAIL,		/* stopping what started, then start failed */
+	OP_GIVEUP		/* stopping everything, then failed upward */
+};
+
+enum sup_phase {
+	PH_STOP,
+	PH_WAIT,
+	PH_START
+};
+
+/* Completion of an API operation: error 0 or an errno, msg a reason. */
+typedef void (*done_fn)(void *arg, int error, const char *msg);
+
+struct output;
+
+struct node {
+	struct actord	*ad;
+	struct node	*parent;
+	struct node	*next_all;	/* every node of the tree, for pid lookup */
+	char		 name[SPEC_NAME_MAX + 1];
+	char		 path[SPEC_PATH_MAX];
+	enum node_kind	 kind;
+	enum node_state	 state;
+	const struct child_spec *cs;	/* NULL for the root */
+	const struct sup_spec *ss;	/* supervisors and groups */
+	struct sup_spec	 group_ss;	/* a group's implicit supervisor */
+	bool		 dynamic;	/* added at run time */
+
+	/* Worker process. */
+	pid_t		 pid;		/* also its process group */
+	uint64_t	 incarnation;
+	int		 wstatus;	/* from waitpid */
+	int		 exec_fd;	/* exec-error pipe, read end, or -1 */
+	struct ev	 exec_ev;
+	int		 notify_fd;	/* ACTORD_NOTIFY_FD pipe, read end, or -1 */
+	struct ev	 notify_ev;
+	bool		 we_signalled;	/* actord sent the fatal signal */
+	bool		 start_failing;	/* killed for a failed start */
+	struct timer	 timer;		/* start timeout, then kill timeout */
+	struct output	*out;
+	char		 start_cause[256];
+
+	/* Seen by the parent supervisor. */
+	enum start_why	 why;
+	uint64_t	 started_ms;	/* monotonic, when it became running */
+	time_t		 started_at;	/* wall clock, for status */
+	uint64_t	 restarts;
+	unsigned	 backoff_attempt;
+	struct timer	 backoff;	/* one_for_one restart pending */
+	bool		 manual_stopped;
+	char		 last_exit[768];
+
+	/* API operations in flight. */
+	bool		 api_stop;	/* a stop asked by hand */
+	bool		 api_restart;	/* then start again */
+	bool		 api_remove;	/* then remove the node */
+	const struct child_spec *pending_cs;	/* reload: new spec on restart */
+	done_fn		 done;
+	void		*done_arg;
+
+	/* Supervisor and group. */
+	struct node	**kids;
+	size_t		 nkids;
+	size_t		 kidcap;
+	enum sup_op	 op;
+	enum sup_phase	 phase;
+	size_t		 cursor;	/* next child to start */
+	size_t		 from;		/* first child of the restart set */
+	bool		 report_start;	/* the op started during boot */
+	bool		 in_stop_next;
+	bool		 stop_again;
+	struct node	*trigger;	/* whose backoff spaces a set restart */
+	struct timer	 op_timer;
+	uint64_t	*decisions;	/* restart decision times, ms */
+	size_t		 ndecisions;
+	char		 cause[512];	/* why it gave up or failed */
+};
+
+/* Status of one node, as the control socket shows it. */
+struct node_status {
+	const char	*path;
+	const char	*name;
+	enum node_kind	 kind;
+	enum node_state	 state;
+	pid_t		 pid;
+	time_t		 started_at;
+	uint64_t	 restarts;
+	size_t		 restarts_in_period;	/* supervisors and groups */
+	const char	*last_exit;
+	uint64_t	 incarnation;
+	enum strategy	 strategy;		/* supervisors and groups */
+	const char	*cause;			/* why a supervisor failed */
+	unsigned	 depth;
+};
+
+typedef void (*walk_fn)(const struct node_status *, void *arg);
+
+/* --- tree.c: nodes, paths, building from a spec ---------------------------- */
+
+struct node *tree_build(struct actord *, const struct actord_spec *);
+struct node *node_new_child(struct node *parent, const struct child_spec *,
+	    const char *name);
+int	 node_insert(struct node *parent, struct node *, size_t at);
+void	 node_unlink(struct node *);
+void	 node_free(struct node *);
+void	 tree_release(struct actord *);
+struct node *node_find(struct node *root, const char *path);
+struct node *node_by_pid(struct actord *, pid_t);
+size_t	 node_index(const struct node *);
+bool	 node_is_down(const struct node *);
+const char *node_state_name(enum node_state);
+const char *node_kind_name(enum node_kind);
+const char *strategy_name(enum strategy);
+void	 node_walk(struct node *, walk_fn, void *arg);
+
+/* --- worker.c: one process, its states as a table -------------------------- */
+
+enum wev {
+	WEV_START,
+	WEV_EXEC_OK,
+	WEV_EXEC_FAIL,
+	WEV_READY,
+	WEV_EXIT,
+	WEV_STOP,
+	WEV_TIMER,
+	WEV__COUNT
+};
+
+void	 worker_event(struct node *, enum wev);
+void	 worker_drain(struct node *);
+void	 worker_kill_all(struct node *root);
+
+/* --- spawn.c: fork and exec done right ------------------------------------- */
+
+struct spawn_fds {
+	int		 out;		/* child's stdout and stderr, or -1 */
+	int		 notify;	/* write end for ACTORD_NOTIFY_FD, or -1 */
+	int		 exec_err;	/* write end of the exec-error pipe */
+	int		 arena;		/* the shared arena, or -1 */
+};
+
+pid_t	 spawn_child(struct node *, const struct spawn_fds *, char *err,
+	    size_t errlen);
+void	 spawn_describe_error(const int msg[2], const char *argv0, char *buf,
+	    size_t len);
+
+/* --- ready.c: readiness notification --------------------------------------- */
+
+int	 ready_socket_open(struct actord *);
+void	 ready_socket_close(struct actord *);
+void	 ready_socket_drain(struct actord *);
+int	 ready_prepare(struct node *, int *notify_w);
+void	 ready_release(struct node *);
+void	 ready_drain(struct node *);
+void	 ready_mark(struct node *);	/* hook for the actor (libactor) mode */
+
+/* --- output.c: child stdout and stderr into the logs ------------------------ */
+
+int	 output_open(struct node *, int *child_end);
+void	 output_forked(struct node *);
+void	 output_flush_all(struct actord *);
+void	 output_node_gone(struct node *);
+
+/* --- sup.c: strategies, intensity, escalation ------------------------------- */
+
+void	 node_start(struct node *, enum start_why);
+void	 node_stop(struct node *);
+void	 node_started(struct node *, bool ok, const char *cause);
+void	 node_stopped(struct node *);
+void	 node_exited(struct node *, bool clean, const char *cause);
+size_t	 sup_decisions_in_period(struct node *);
+void	 node_api_done(struct node *, int error, const char *msg);
+
+/* --- api.c: what the control socket calls ----------------------------------- */
+
+struct node *actord_find(struct actord *, const char *path);
+int	 actord_start_node(struct actord *, const char *path, done_fn, void *);
+int	 actord_stop_node(struct actord *, const char *path, done_fn, void *);
+int	 actord_restart_node(struct actord *, const char *path, done_fn, void *);
+int	 actord_kill_node(struct actord *, const char *path, int sig);
+int	 actord_add_instance(struct actord *, const char *group, done_fn,
+	    void *, char *newpath, size_t);
+int	 actord_remove_node(struct actord *, const char *path);
+void	 actord_walk(struct actord *, walk_fn, void *arg);
+int	 actord_reload(struct actord *, struct actord_spec *, char *err,
+	    size_t errlen);
+
+/* --- actord.c: the daemon state, signals, reaping, shutdown ---------------- */
+
+struct actord {
+	struct loop	 loop;
+	int		 sigfd;
+	struct ev	 sig_ev;
+	sigset_t	 oldmask;
+	struct actord_spec *spec;	/* owned: freed with the daemon */
+	struct actord_spec **retired;	/* older specs nodes may still use */
+	size_t		 nretired;
+	struct node	*root;
+	struct node	*all;		/* every node, linked by next_all */
+	struct node	*graveyard;	/* freed nodes, released after a loop turn */
+	pid_t		 self;
+	int		 notify_sock;	/* shared NOTIFY_SOCKET for children */
+	struct ev	 notify_ev;
+	char		 notify_name[108];
+	int		 arena_fd;	/* -1 until the arena exists */
+	struct output	*outputs;	/* open child output pipes */
+	uint64_t	 rng;
+	bool		 shutting_down;
+	bool		 kill_all;	/* shutdown_timeout expired */
+	struct timer	 shutdown_timer;
+	bool		 booted;
+	bool		 done;
+	int		 status;	/* ACTORD_EXIT_* once done */
+	char		 message[768];	/* why it is done */
+	void		(*on_hup)(struct actord *, void *);
+	void		*hup_arg;
+	void		(*free_spec)(struct actord_spec *);	/* NULL: not owned */
+	void		(*on_event)(struct actord *, void *);	/* after each turn */
+	void		*event_arg;
+};
+
+struct actord *actord_new(struct actord_spec *, char *err, size_t errlen);
+void	 actord_free(struct actord *);
+int	 actord_boot(struct actord *);
+int	 actord_run(struct actord *);
+int	 actord_run_once(struct actord *, int timeout_ms);
+void	 actord_shutdown(struct actord *);
+void	 actord_reap(struct actord *);
+void	 actord_root_started(struct actord *, bool ok, const char *cause);
+void	 actord_root_stopped(struct actord *);
+void	 actord_root_exited(struct actord *, const char *cause);
+
+#endif /* ACTORD_ACTORD_H */

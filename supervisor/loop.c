@@ -1,0 +1,258 @@
+/*
+ * loop.c: actord's one event loop: an epoll set, and one timerfd armed at
+ * the earliest absolute deadline of a binary heap of timers.
+ *
+ * It owns the epoll and timerfd descriptors and the heap.  It must never
+ * sleep, poll or wake up on its own: with no fd ready and no deadline,
+ * epoll_wait blocks for ever, so an idle actord makes no system call.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "supervisor/actord.h"
+#include "supervisor/log.h"
+
+static void	heap_swap(struct loop *, size_t, size_t);
+static void	heap_up(struct loop *, size_t);
+static void	heap_down(struct loop *, size_t);
+static void	rearm(struct loop *);
+static void	on_timerfd(void *, uint32_t);
+
+uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int
+loop_init(struct loop *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (l->epfd == -1)
+		return -1;
+	l->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (l->tfd == -1) {
+		close(l->epfd);
+		return -1;
+	}
+	if (loop_add(l, &l->tfd_ev, l->tfd, EPOLLIN, on_timerfd, l) == -1) {
+		close(l->tfd);
+		close(l->epfd);
+		return -1;
+	}
+	return 0;
+}
+
+void
+loop_close(struct loop *l)
+{
+	if (l->tfd != -1)
+		close(l->tfd);
+	if (l->epfd != -1)
+		close(l->epfd);
+	free(l->heap);
+	l->heap = NULL;
+	l->nheap = l->heapcap = 0;
+	l->tfd = l->epfd = -1;
+}
+
+int
+loop_add(struct loop *l, struct ev *ev, int fd, uint32_t events, ev_fn fn,
+    void *arg)
+{
+	struct epoll_event ee;
+
+	ev->fd = fd;
+	ev->fn = fn;
+	ev->arg = arg;
+	memset(&ee, 0, sizeof(ee));
+	ee.events = events;
+	ee.data.ptr = ev;
+	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ee) == -1) {
+		ev->fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
+void
+loop_del(struct loop *l, struct ev *ev)
+{
+	if (ev->fd == -1)
+		return;
+	(void)epoll_ctl(l->epfd, EPOLL_CTL_DEL, ev->fd, NULL);
+	ev->fd = -1;
+}
+
+void
+timer_init(struct timer *t, timer_fn fn, void *arg)
+{
+	t->when = 0;
+	t->idx = SIZE_MAX;
+	t->fn = fn;
+	t->arg = arg;
+}
+
+bool
+timer_pending(const struct timer *t)
+{
+	return t->idx != SIZE_MAX;
+}
+
+static void
+heap_swap(struct loop *l, size_t a, size_t b)
+{
+	struct timer *t = l->heap[a];
+
+	l->heap[a] = l->heap[b];
+	l->heap[b] = t;
+	l->heap[a]->idx = a;
+	l->heap[b]->idx = b;
+}
+
+static void
+heap_up(struct loop *l, size_t i)
+{
+	while (i > 0 && l->heap[(i - 1) / 2]->when > l->heap[i]->when) {
+		heap_swap(l, i, (i - 1) / 2);
+		i = (i - 1) / 2;
+	}
+}
+
+static void
+heap_down(struct loop *l, size_t i)
+{
+	size_t c;
+
+	for (;;) {
+		c = 2 * i + 1;
+		if (c >= l->nheap)
+			break;
+		if (c + 1 < l->nheap && l->heap[c + 1]->when < l->heap[c]->when)
+			c++;
+		if (l->heap[i]->when <= l->heap[c]->when)
+			break;
+		heap_swap(l, i, c);
+		i = c;
+	}
+}
+
+/* Arm the timerfd at the earliest deadline, only when it changed. */
+static void
+rearm(struct loop *l)
+{
+	struct itimerspec its;
+	uint64_t when;
+
+	when = l->nheap > 0 ? l->heap[0]->when : 0;
+	if (when == l->armed)
+		return;
+	memset(&its, 0, sizeof(its));
+	if (when != 0) {
+		/* when is never 0 (timer_at): a past deadline fires at once. */
+		its.it_value.tv_sec = when / 1000;
+		its.it_value.tv_nsec = (when % 1000) * 1000000;
+	}
+	if (timerfd_settime(l->tfd, TFD_TIMER_ABSTIME, &its, NULL) == -1)
+		log_warn("%s: timerfd_settime", __func__);
+	l->armed = when;
+}
+
+void
+timer_at(struct loop *l, struct timer *t, uint64_t when)
+{
+	struct timer **nh;
+	size_t ncap;
+
+	if (when == 0)
+		when = 1;
+	if (timer_pending(t))
+		timer_cancel(l, t);
+	if (l->nheap == l->heapcap) {
+		ncap = l->heapcap ? l->heapcap * 2 : 64;
+		nh = reallocarray(l->heap, ncap, sizeof(*nh));
+		if (nh == NULL)
+			fatal("%s: reallocarray", __func__);
+		l->heap = nh;
+		l->heapcap = ncap;
+	}
+	t->when = when;
+	t->idx = l->nheap;
+	l->heap[l->nheap++] = t;
+	heap_up(l, t->idx);
+	rearm(l);
+}
+
+void
+timer_after(struct loop *l, struct timer *t, uint64_t ms)
+{
+	timer_at(l, t, now_ms() + ms);
+}
+
+void
+timer_cancel(struct loop *l, struct timer *t)
+{
+	size_t i = t->idx;
+
+	if (i == SIZE_MAX)
+		return;
+	l->nheap--;
+	if (i != l->nheap) {
+		l->heap[i] = l->heap[l->nheap];
+		l->heap[i]->idx = i;
+		heap_down(l, i);
+		heap_up(l, l->heap[i]->idx);
+	}
+	t->idx = SIZE_MAX;
+	rearm(l);
+}
+
+/* Fire every timer whose deadline has passed, earliest first. */
+static void
+on_timerfd(void *arg, uint32_t events)
+{
+	struct loop *l = arg;
+	struct timer *t;
+	uint64_t exp, now;
+
+	(void)events;
+	(void)!read(l->tfd, &exp, sizeof(exp));
+	l->armed = 0;		/* a fired timerfd is disarmed */
+	now = now_ms();
+	while (l->nheap > 0 && l->heap[0]->when <= now) {
+		t = l->heap[0];
+		timer_cancel(l, t);
+		t->fn(t->arg);
+	}
+	rearm(l);
+}
+
+/* One epoll_wait and the handlers of what it returned. */
+int
+loop_once(struct loop *l, int timeout_ms)
+{
+	struct epoll_event ee[32];
+	struct ev *ev;
+	int i, n;
+
+	n = epoll_wait(l->epfd, ee, 32, timeout_ms);
+	if (n == -1)
+		return errno == EINTR ? 0 : -1;
+	for (i = 0; i < n; i++) {
+		ev = ee[i].data.ptr;
+		if (ev->fd == -1)
+			continue;
+		ev->fn(ev->arg, ee[i].events);
+	}
+	return n;
+}

@@ -1,0 +1,259 @@
+/*
+ * output.c: the stdout and stderr of every child, captured through one
+ * pipe per incarnation and written line by line with a "path[pid]: "
+ * prefix, to actord's log or to the child's own log file with size-based
+ * rotation (path.1 .. path.keep).
+ *
+ * It owns the read ends of the output pipes and the children's log files.
+ * It must never block the event loop on a child: each readiness reads one
+ * bounded buffer; a line longer than the buffer is cut, and what cannot be
+ * written is counted as dropped and reported.  An output outlives the
+ * incarnation that opened it (a grandchild may still hold the pipe) and is
+ * closed at EOF or when its node goes away.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "supervisor/actord.h"
+#include "supervisor/log.h"
+
+#define OUT_BUF		4096
+
+struct output {
+	struct output	*next;
+	struct actord	*ad;
+	struct node	*node;		/* NULL once the node went away */
+	struct ev	 ev;
+	int		 fd;
+	char		 prefix[SPEC_PATH_MAX + 24];
+	char		 buf[OUT_BUF];
+	size_t		 len;
+	uint64_t	 dropped;
+	/* The child's own log file, if configured. */
+	int		 logfd;
+	uint64_t	 logsize;
+};
+
+static void	on_output(void *, uint32_t);
+static void	set_prefix(struct output *);
+static void	emit(struct output *, const char *, size_t);
+static void	rotate(struct output *);
+static void	out_close(struct output *);
+
+/* Open the pipe for a new incarnation; *child_end goes to fds 1 and 2. */
+int
+output_open(struct node *n, int *child_end)
+{
+	struct output *o;
+	int p[2];
+
+	*child_end = -1;
+	if ((o = calloc(1, sizeof(*o))) == NULL)
+		return -1;
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) == -1) {
+		free(o);
+		return -1;
+	}
+	/* The child's end blocks: a child writing faster than us waits. */
+	(void)fcntl(p[1], F_SETFL, 0);
+	o->ad = n->ad;
+	o->node = n;
+	o->fd = p[0];
+	o->logfd = -1;
+	if (n->cs->log.path != NULL) {
+		struct stat st;
+
+		o->logfd = open(n->cs->log.path,
+		    O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+		if (o->logfd == -1)
+			log_warn("%s: open %s", n->path, n->cs->log.path);
+		else if (fstat(o->logfd, &st) == 0)
+			o->logsize = (uint64_t)st.st_size;
+	}
+	if (loop_add(&n->ad->loop, &o->ev, o->fd, EPOLLIN, on_output, o) == -1) {
+		close(p[0]);
+		close(p[1]);
+		if (o->logfd != -1)
+			close(o->logfd);
+		free(o);
+		return -1;
+	}
+	o->next = n->ad->outputs;
+	n->ad->outputs = o;
+	*child_end = p[1];
+	n->out = o;
+	return 0;
+}
+
+/* The prefix names the incarnation that wrote: set once forked. */
+void
+output_forked(struct node *n)
+{
+	if (n->out != NULL && n->out->prefix[0] == '\0')
+		set_prefix(n->out);
+}
+
+static void
+set_prefix(struct output *o)
+{
+	if (o->prefix[0] == '\0' && o->node != NULL)
+		snprintf(o->prefix, sizeof(o->prefix), "%s[%d]", o->node->path,
+		    (int)o->node->pid);
+}
+
+static void
+rotate(struct output *o)
+{
+	const struct log_spec *ls;
+	char from[4096], to[4096];
+	unsigned k;
+
+	if (o->node == NULL)
+		return;
+	ls = &o->node->cs->log;
+	close(o->logfd);
+	for (k = ls->keep; k > 0; k--) {
+		if (k == 1)
+			snprintf(from, sizeof(from), "%s", ls->path);
+		else
+			snprintf(from, sizeof(from), "%s.%u", ls->path, k - 1);
+		snprintf(to, sizeof(to), "%s.%u", ls->path, k);
+		(void)rename(from, to);
+	}
+	if (ls->keep == 0)
+		(void)unlink(ls->path);
+	o->logfd = open(ls->path, O_WRONLY | O_APPEND | O_CREAT | O_TRUNC |
+	    O_CLOEXEC, 0640);
+	o->logsize = 0;
+}
+
+static void
+emit(struct output *o, const char *line, size_t len)
+{
+	char buf[OUT_BUF + SPEC_PATH_MAX + 64];
+	int n;
+
+	set_prefix(o);
+	if (o->logfd == -1) {
+		log_info("%s: %.*s", o->prefix, (int)len, line);
+		return;
+	}
+	n = snprintf(buf, sizeof(buf), "%s: %.*s\n", o->prefix, (int)len, line);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	if (o->node != NULL && o->node->cs->log.max_size > 0 &&
+	    o->logsize + (uint64_t)n > o->node->cs->log.max_size)
+		rotate(o);
+	if (o->logfd == -1 || write(o->logfd, buf, (size_t)n) != n)
+		o->dropped += (uint64_t)n;
+	else
+		o->logsize += (uint64_t)n;
+}
+
+static void
+flush_lines(struct output *o, bool all)
+{
+	char *nl;
+	size_t off = 0;
+
+	while ((nl = memchr(o->buf + off, '\n', o->len - off)) != NULL) {
+		emit(o, o->buf + off, (size_t)(nl - (o->buf + off)));
+		off = (size_t)(nl - o->buf) + 1;
+	}
+	if (off == 0 && o->len == sizeof(o->buf))
+		all = true;	/* a line longer than the buffer: cut it */
+	if (all && off < o->len) {
+		emit(o, o->buf + off, o->len - off);
+		off = o->len;
+	}
+	memmove(o->buf, o->buf + off, o->len - off);
+	o->len -= off;
+}
+
+/* One bounded read per readiness, so one child cannot hog the loop. */
+static void
+on_output(void *arg, uint32_t events)
+{
+	struct output *o = arg;
+	ssize_t r;
+
+	(void)events;
+	r = read(o->fd, o->buf + o->len, sizeof(o->buf) - o->len);
+	if (r > 0) {
+		o->len += (size_t)r;
+		flush_lines(o, false);
+		return;
+	}
+	if (r == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	out_close(o);
+}
+
+static void
+out_close(struct output *o)
+{
+	struct output **pp;
+
+	flush_lines(o, true);
+	if (o->dropped > 0)
+		log_warnx("%s: %llu bytes of output dropped", o->prefix,
+		    (unsigned long long)o->dropped);
+	loop_del(&o->ad->loop, &o->ev);
+	close(o->fd);
+	if (o->logfd != -1)
+		close(o->logfd);
+	if (o->node != NULL && o->node->out == o)
+		o->node->out = NULL;
+	for (pp = &o->ad->outputs; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == o) {
+			*pp = o->next;
+			break;
+		}
+	/* Only its own handler or the exit path closes it: safe to free. */
+	free(o);
+}
+
+/* The node is going away: its outputs finish on their own, unnamed. */
+void
+output_node_gone(struct node *n)
+{
+	struct output *o;
+
+	for (o = n->ad->outputs; o != NULL; o = o->next)
+		if (o->node == n) {
+			set_prefix(o);
+			flush_lines(o, true);
+			if (o->logfd != -1) {
+				close(o->logfd);
+				o->logfd = -1;
+			}
+			o->node = NULL;
+		}
+	n->out = NULL;
+}
+
+/* At exit: read what is left, without waiting. */
+void
+output_flush_all(struct actord *ad)
+{
+	while (ad->outputs != NULL) {
+		struct output *o = ad->outputs;
+		ssize_t r;
+
+		while (o->len < sizeof(o->buf) &&
+		    (r = read(o->fd, o->buf + o->len,
+		    sizeof(o->buf) - o->len)) > 0) {
+			o->len += (size_t)r;
+			flush_lines(o, false);
+		}
+		out_close(o);
+	}
+}

@@ -1,0 +1,358 @@
+/*
+ * spawn.c: fork and exec of one worker, done the way libuv does it.
+ *
+ * It owns the child side between fork and exec: process group, parent-death
+ * signal, signal dispositions and mask, descriptors, limits, umask, cwd,
+ * credentials, environment.  Everything that may allocate or read files
+ * (getpwnam, the environment array) happens in the parent before fork, so
+ * the child only makes async-signal-safe calls.  A step that fails in the
+ * child is reported through a close-on-exec pipe as {stage, errno}: the
+ * parent reads EOF when execve succeeded, or the exact error otherwise, so
+ * a missing program is logged as "exec /usr/bin/nope: No such file or
+ * directory", never as a mysterious exit 127.  It must never touch the tree.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "supervisor/actord.h"
+#include "supervisor/log.h"
+
+/* Descriptor numbers a child finds, documented in actord(8). */
+#define FD_NOTIFY	3	/* ACTORD_NOTIFY_FD */
+#define FD_ARENA	4	/* ACTORD_ARENA_FD */
+#define FD_EXECERR	5	/* close-on-exec, gone after execve */
+#define FD_HIGH		10	/* staging area above the fixed numbers */
+
+enum stage {
+	STAGE_EXEC,
+	STAGE_FDS,
+	STAGE_CHDIR,
+	STAGE_RLIMIT,
+	STAGE_SETGROUPS,
+	STAGE_SETGID,
+	STAGE_SETUID,
+	STAGE_PDEATHSIG
+};
+
+struct creds {
+	bool		 set_uid, set_gid;
+	uid_t		 uid;
+	gid_t		 gid;
+	const char	*user;
+};
+
+static int	 resolve_creds(const struct child_spec *, struct creds *,
+		    char *, size_t);
+static char	**build_env(const struct node *, const struct spawn_fds *);
+static void	 free_env(char **);
+static void	 child_fail(int fd, int stage) __attribute__((noreturn));
+static void	 child_signals(void);
+static void	 child_fds(const struct spawn_fds *, bool exec);
+static void	 child_exec(struct node *, const struct spawn_fds *,
+		    const struct creds *, char **, pid_t)
+		    __attribute__((noreturn));
+
+static const char *stage_names[] = {
+	"exec", "descriptors", "chdir", "setrlimit", "setgroups", "setgid",
+	"setuid", "prctl(PR_SET_PDEATHSIG)"
+};
+
+/* Turn {stage, errno} from the pipe into "exec /usr/bin/nope: ...". */
+void
+spawn_describe_error(const int msg[2], const char *argv0, char *buf,
+    size_t len)
+{
+	const char *stage = "start";
+
+	if (msg[0] >= 0 && (size_t)msg[0] < sizeof(stage_names) /
+	    sizeof(stage_names[0]))
+		stage = stage_names[msg[0]];
+	if (msg[0] == STAGE_EXEC)
+		snprintf(buf, len, "exec %s: %s", argv0, strerror(msg[1]));
+	else
+		snprintf(buf, len, "%s: %s", stage, strerror(msg[1]));
+}
+
+static int
+resolve_creds(const struct child_spec *cs, struct creds *cr, char *err,
+    size_t errlen)
+{
+	struct passwd *pw;
+	struct group *gr;
+
+	memset(cr, 0, sizeof(*cr));
+	if (cs->user != NULL) {
+		errno = 0;
+		if ((pw = getpwnam(cs->user)) == NULL) {
+			snprintf(err, errlen, "user %s: %s", cs->user,
+			    errno ? strerror(errno) : "no such user");
+			return -1;
+		}
+		cr->set_uid = cr->set_gid = true;
+		cr->uid = pw->pw_uid;
+		cr->gid = pw->pw_gid;
+		cr->user = cs->user;
+	}
+	if (cs->group != NULL) {
+		errno = 0;
+		if ((gr = getgrnam(cs->group)) == NULL) {
+			snprintf(err, errlen, "group %s: %s", cs->group,
+			    errno ? strerror(errno) : "no such group");
+			return -1;
+		}
+		cr->set_gid = true;
+		cr->gid = gr->gr_gid;
+	}
+	return 0;
+}
+
+/* Only the configured variables, plus ACTORD_* (and NOTIFY_SOCKET). */
+static char **
+build_env(const struct node *n, const struct spawn_fds *fds)
+{
+	const struct child_spec *cs = n->cs;
+	char **env;
+	size_t i, k = 0;
+	int ok = 1;
+
+	env = calloc(cs->nenv + 8, sizeof(*env));
+	if (env == NULL)
+		return NULL;
+	for (i = 0; i < cs->nenv; i++)
+		if (asprintf(&env[k++], "%s=%s", cs->env[i].name,
+		    cs->env[i].value) == -1)
+			ok = 0;
+	if (ok && asprintf(&env[k++], "ACTORD_PATH=%s", n->path) == -1)
+		ok = 0;
+	if (ok && asprintf(&env[k++], "ACTORD_INCARNATION=%llu",
+	    (unsigned long long)n->incarnation) == -1)
+		ok = 0;
+	if (ok && fds->notify != -1 && asprintf(&env[k++],
+	    "ACTORD_NOTIFY_FD=%d", cs->argv != NULL ? FD_NOTIFY :
+	    fds->notify) == -1)
+		ok = 0;
+	if (ok && fds->arena != -1 && asprintf(&env[k++],
+	    "ACTORD_ARENA_FD=%d", cs->argv != NULL ? FD_ARENA : fds->arena)
+	    == -1)
+		ok = 0;
+	if (ok && cs->ready == READY_SD_NOTIFY && n->ad->notify_name[0] &&
+	    asprintf(&env[k++], "NOTIFY_SOCKET=%s", n->ad->notify_name) == -1)
+		ok = 0;
+	/* TODO(shm): ACTORD_INDEX=<actor table index> once the arena lands. */
+	if (!ok) {
+		env[k > 0 ? k - 1 : 0] = NULL;
+		free_env(env);
+		return NULL;
+	}
+	return env;
+}
+
+static void
+free_env(char **env)
+{
+	size_t i;
+
+	if (env == NULL)
+		return;
+	for (i = 0; env[i] != NULL; i++)
+		free(env[i]);
+	free(env);
+}
+
+static void
+child_fail(int fd, int stage)
+{
+	int msg[2];
+
+	msg[0] = stage;
+	msg[1] = errno;
+	(void)!write(fd, msg, sizeof(msg));
+	_exit(127);
+}
+
+/* Default dispositions for every signal; the mask is emptied last. */
+static void
+child_signals(void)
+{
+	struct sigaction sa;
+	int sig;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (sig = 1; sig < NSIG; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		(void)sigaction(sig, &sa, NULL);
+	}
+}
+
+/*
+ * Put stdio and the passed descriptors on their fixed numbers.  Every
+ * source is first copied above FD_HIGH so that a dup2 onto 0..5 can never
+ * clobber a source not yet moved.  Function children keep their
+ * descriptors (they run the embedding program's code), except stdio.
+ */
+static void
+child_fds(const struct spawn_fds *fds, bool exec)
+{
+	int devnull, out = -1, notify = -1, arena = -1, ee;
+
+	ee = fds->exec_err;
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (devnull != -1)
+		devnull = fcntl(devnull, F_DUPFD_CLOEXEC, FD_HIGH);
+	if (fds->out != -1)
+		out = fcntl(fds->out, F_DUPFD_CLOEXEC, FD_HIGH);
+	if (exec) {
+		ee = fcntl(fds->exec_err, F_DUPFD_CLOEXEC, FD_HIGH);
+		if (ee == -1)
+			child_fail(fds->exec_err, STAGE_FDS);
+		if (fds->notify != -1 &&
+		    (notify = fcntl(fds->notify, F_DUPFD_CLOEXEC, FD_HIGH)) == -1)
+			child_fail(ee, STAGE_FDS);
+		if (fds->arena != -1 &&
+		    (arena = fcntl(fds->arena, F_DUPFD_CLOEXEC, FD_HIGH)) == -1)
+			child_fail(ee, STAGE_FDS);
+	}
+	if (devnull != -1 && dup2(devnull, 0) == -1)
+		child_fail(ee, STAGE_FDS);
+	if (out != -1 && (dup2(out, 1) == -1 || dup2(out, 2) == -1))
+		child_fail(ee, STAGE_FDS);
+	if (!exec) {
+		if (fds->notify != -1)
+			(void)fcntl(fds->notify, F_SETFD, 0);
+		if (fds->arena != -1)
+			(void)fcntl(fds->arena, F_SETFD, 0);
+		return;
+	}
+	if (notify != -1 && dup2(notify, FD_NOTIFY) == -1)
+		child_fail(ee, STAGE_FDS);
+	if (notify == -1)
+		(void)close(FD_NOTIFY);
+	if (arena != -1 && dup2(arena, FD_ARENA) == -1)
+		child_fail(ee, STAGE_FDS);
+	if (arena == -1)
+		(void)close(FD_ARENA);
+	if (dup3(ee, FD_EXECERR, O_CLOEXEC) == -1)
+		child_fail(ee, STAGE_FDS);
+	/* closefrom(6): nothing of actord's leaks into the child. */
+	if (close_range(FD_EXECERR + 1, ~0U, 0) == -1) {
+		int fd;
+		long max = sysconf(_SC_OPEN_MAX);
+
+		for (fd = FD_EXECERR + 1; fd < max; fd++)
+			(void)close(fd);
+	}
+}
+
+static void
+child_exec(struct node *n, const struct spawn_fds *fds,
+    const struct creds *cr, char **env, pid_t parent)
+{
+	const struct child_spec *cs = n->cs;
+	sigset_t empty;
+	size_t i;
+	int efd;
+	bool exec = cs->argv != NULL;
+
+	efd = fds->exec_err;
+	/*
+	 * Its own process group, so that stopping it is killpg and nothing it
+	 * forks survives it.  The parent calls setpgid too: whichever runs
+	 * first wins the race and the other is harmless.
+	 */
+	(void)setpgid(0, 0);
+	/*
+	 * Die with actord.  If actord died between fork and prctl, the
+	 * signal was never armed: getppid() tells, and we leave at once.
+	 */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
+		child_fail(efd, STAGE_PDEATHSIG);
+	if (getppid() != parent)
+		_exit(127);
+	child_signals();
+	child_fds(fds, exec);
+	if (exec)
+		efd = FD_EXECERR;
+	for (i = 0; i < cs->nlimits; i++) {
+		struct rlimit rl;
+
+		rl.rlim_cur = rl.rlim_max = cs->limits[i].value;
+		if (setrlimit(cs->limits[i].resource, &rl) == -1)
+			child_fail(efd, STAGE_RLIMIT);
+	}
+	if (cs->umask >= 0)
+		umask((mode_t)cs->umask);
+	if (cs->cwd != NULL && chdir(cs->cwd) == -1)
+		child_fail(efd, STAGE_CHDIR);
+	if (cr->set_gid) {
+		if (cr->user != NULL) {
+			if (initgroups(cr->user, cr->gid) == -1)
+				child_fail(efd, STAGE_SETGROUPS);
+		} else if (setgroups(1, &cr->gid) == -1)
+			child_fail(efd, STAGE_SETGROUPS);
+		if (setresgid(cr->gid, cr->gid, cr->gid) == -1)
+			child_fail(efd, STAGE_SETGID);
+	}
+	if (cr->set_uid && setresuid(cr->uid, cr->uid, cr->uid) == -1)
+		child_fail(efd, STAGE_SETUID);
+	sigemptyset(&empty);
+	if (!exec) {
+		/* A function child: same code, no exec.  Its env is set here. */
+		clearenv();
+		for (i = 0; env[i] != NULL; i++)
+			(void)putenv(env[i]);
+		(void)sigprocmask(SIG_SETMASK, &empty, NULL);
+		close(efd);
+		_exit(cs->fn(cs->fn_arg));
+	}
+	(void)sigprocmask(SIG_SETMASK, &empty, NULL);
+	execve(cs->argv[0], cs->argv, env);
+	child_fail(efd, STAGE_EXEC);
+}
+
+/*
+ * Fork one worker.  Every signal is blocked around fork so that no handler
+ * of the embedding program runs in the child before its dispositions are
+ * reset (libuv's reasoning); actord itself has no handlers (signalfd).
+ * Returns the pid, or -1 with err set.
+ */
+pid_t
+spawn_child(struct node *n, const struct spawn_fds *fds, char *err,
+    size_t errlen)
+{
+	struct creds cr;
+	sigset_t all, old;
+	char **env;
+	pid_t pid, parent;
+
+	if (resolve_creds(n->cs, &cr, err, errlen) == -1)
+		return -1;
+	if ((env = build_env(n, fds)) == NULL) {
+		snprintf(err, errlen, "environment: %s", strerror(errno));
+		return -1;
+	}
+	parent = getpid();
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	pid = fork();
+	if (pid == 0)
+		child_exec(n, fds, &cr, env, parent);
+	if (pid == -1)
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+	else
+		(void)setpgid(pid, pid);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	free_env(env);
+	return pid;
+}

@@ -1,0 +1,349 @@
+/*
+ * tree.c: the nodes of the running tree: building them from a spec, their
+ * paths (/db, /web/frontend, /counter/3), lookup by path and by pid,
+ * insertion and removal, and the walk that status uses.
+ *
+ * It owns the memory of nodes.  A node is never freed in the middle of an
+ * event-loop turn (an epoll batch may still point into it): node_free puts
+ * it in a graveyard that tree_release empties between turns.  It must never
+ * start or stop anything.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "supervisor/actord.h"
+#include "supervisor/log.h"
+
+static struct node *node_alloc(struct actord *, struct node *, const char *);
+static int	build_children(struct node *, const struct sup_spec *);
+static void	all_remove(struct node *);
+
+static struct node *
+node_alloc(struct actord *ad, struct node *parent, const char *name)
+{
+	struct node *n;
+
+	if ((n = calloc(1, sizeof(*n))) == NULL)
+		return NULL;
+	n->ad = ad;
+	n->parent = parent;
+	snprintf(n->name, sizeof(n->name), "%s", name);
+	if (parent == NULL)
+		snprintf(n->path, sizeof(n->path), "/");
+	else if (parent->parent == NULL)
+		snprintf(n->path, sizeof(n->path), "/%s", name);
+	else if (snprintf(n->path, sizeof(n->path), "%s/%s", parent->path,
+	    name) >= (int)sizeof(n->path))
+		log_warnx("%s: path truncated", n->path);
+	n->state = NS_STOPPED;
+	n->exec_fd = n->notify_fd = -1;
+	n->exec_ev.fd = n->notify_ev.fd = -1;
+	timer_init(&n->timer, NULL, n);
+	timer_init(&n->backoff, NULL, n);
+	timer_init(&n->op_timer, NULL, n);
+	n->next_all = ad->all;
+	ad->all = n;
+	return n;
+}
+
+/* A child node under parent, built from cs, with its own children. */
+struct node *
+node_new_child(struct node *parent, const struct child_spec *cs,
+    const char *name)
+{
+	struct node *n, *k;
+	char iname[16];
+	unsigned i;
+
+	if ((n = node_alloc(parent->ad, parent, name)) == NULL)
+		return NULL;
+	n->cs = cs;
+	if (parent->kind == NODE_GROUP) {
+		n->kind = NODE_WORKER;	/* an instance */
+	} else if (cs->kind == CHILD_SUPERVISOR) {
+		n->kind = NODE_SUP;
+		n->ss = cs->sup;
+		if (build_children(n, cs->sup) == -1)
+			goto fail;
+	} else if (cs->instances > 0) {
+		n->kind = NODE_GROUP;
+		n->group_ss = *parent->ss;
+		n->group_ss.strategy = STRATEGY_ONE_FOR_ONE;
+		n->group_ss.children = NULL;
+		n->group_ss.nchildren = 0;
+		n->ss = &n->group_ss;
+		for (i = 0; i < cs->instances; i++) {
+			snprintf(iname, sizeof(iname), "%u", i);
+			if ((k = node_new_child(n, cs, iname)) == NULL ||
+			    node_insert(n, k, n->nkids) == -1)
+				goto fail;
+		}
+	} else
+		n->kind = NODE_WORKER;
+	return n;
+fail:
+	node_free(n);
+	return NULL;
+}
+
+static int
+build_children(struct node *s, const struct sup_spec *ss)
+{
+	struct node *k;
+	size_t i;
+
+	for (i = 0; i < ss->nchildren; i++) {
+		if ((k = node_new_child(s, &ss->children[i],
+		    ss->children[i].name)) == NULL)
+			return -1;
+		if (node_insert(s, k, s->nkids) == -1) {
+			node_free(k);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+struct node *
+tree_build(struct actord *ad, const struct actord_spec *spec)
+{
+	struct node *root;
+
+	if ((root = node_alloc(ad, NULL, "")) == NULL)
+		return NULL;
+	root->kind = NODE_SUP;
+	root->ss = &spec->root;
+	if (build_children(root, &spec->root) == -1) {
+		node_free(root);
+		return NULL;
+	}
+	return root;
+}
+
+int
+node_insert(struct node *s, struct node *n, size_t at)
+{
+	struct node **nk;
+	size_t ncap;
+
+	if (s->nkids == s->kidcap) {
+		ncap = s->kidcap ? s->kidcap * 2 : 8;
+		if ((nk = reallocarray(s->kids, ncap, sizeof(*nk))) == NULL)
+			return -1;
+		s->kids = nk;
+		s->kidcap = ncap;
+	}
+	if (at > s->nkids)
+		at = s->nkids;
+	memmove(&s->kids[at + 1], &s->kids[at],
+	    (s->nkids - at) * sizeof(*s->kids));
+	s->kids[at] = n;
+	s->nkids++;
+	n->parent = s;
+	return 0;
+}
+
+/* Take n out of its parent's children (it stays in the pid list). */
+void
+node_unlink(struct node *n)
+{
+	struct node *s = n->parent;
+	size_t i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < s->nkids; i++)
+		if (s->kids[i] == n) {
+			memmove(&s->kids[i], &s->kids[i + 1],
+			    (s->nkids - i - 1) * sizeof(*s->kids));
+			s->nkids--;
+			break;
+		}
+}
+
+static void
+all_remove(struct node *n)
+{
+	struct node **pp;
+
+	for (pp = &n->ad->all; *pp != NULL; pp = &(*pp)->next_all)
+		if (*pp == n) {
+			*pp = n->next_all;
+			break;
+		}
+	n->next_all = NULL;
+}
+
+/* Release n and its subtree: descriptors and timers now, memory later. */
+void
+node_free(struct node *n)
+{
+	struct actord *ad = n->ad;
+	size_t i;
+
+	for (i = 0; i < n->nkids; i++)
+		node_free(n->kids[i]);
+	n->nkids = 0;
+	timer_cancel(&ad->loop, &n->timer);
+	timer_cancel(&ad->loop, &n->backoff);
+	timer_cancel(&ad->loop, &n->op_timer);
+	if (n->exec_fd != -1) {
+		loop_del(&ad->loop, &n->exec_ev);
+		close(n->exec_fd);
+		n->exec_fd = -1;
+	}
+	ready_release(n);
+	output_node_gone(n);
+	node_api_done(n, ECANCELED, "node removed");
+	all_remove(n);
+	n->next_all = ad->graveyard;
+	ad->graveyard = n;
+}
+
+void
+tree_release(struct actord *ad)
+{
+	struct node *n;
+
+	while ((n = ad->graveyard) != NULL) {
+		ad->graveyard = n->next_all;
+		free(n->kids);
+		free(n->decisions);
+		free(n);
+	}
+}
+
+struct node *
+node_find(struct node *root, const char *path)
+{
+	struct node *n = root;
+	const char *p = path, *e;
+	size_t i, len;
+
+	if (root == NULL || path == NULL || path[0] != '/')
+		return NULL;
+	while (*p == '/')
+		p++;
+	while (*p != '\0') {
+		e = strchr(p, '/');
+		len = e != NULL ? (size_t)(e - p) : strlen(p);
+		for (i = 0; i < n->nkids; i++)
+			if (strlen(n->kids[i]->name) == len &&
+			    memcmp(n->kids[i]->name, p, len) == 0)
+				break;
+		if (i == n->nkids)
+			return NULL;
+		n = n->kids[i];
+		p += len;
+		while (*p == '/')
+			p++;
+	}
+	return n;
+}
+
+struct node *
+node_by_pid(struct actord *ad, pid_t pid)
+{
+	struct node *n;
+
+	if (pid <= 0)
+		return NULL;
+	for (n = ad->all; n != NULL; n = n->next_all)
+		if (n->kind == NODE_WORKER && n->pid == pid)
+			return n;
+	return NULL;
+}
+
+size_t
+node_index(const struct node *n)
+{
+	size_t i;
+
+	if (n->parent == NULL)
+		return 0;
+	for (i = 0; i < n->parent->nkids; i++)
+		if (n->parent->kids[i] == n)
+			return i;
+	return n->parent->nkids;
+}
+
+bool
+node_is_down(const struct node *n)
+{
+	return n->state == NS_STOPPED || n->state == NS_FAILED ||
+	    n->state == NS_RESTARTING;
+}
+
+const char *
+node_state_name(enum node_state s)
+{
+	static const char *names[NS__COUNT] = {
+		[NS_STOPPED] = "stopped",
+		[NS_STARTING] = "starting",
+		[NS_RUNNING] = "running",
+		[NS_RESTARTING] = "restarting",
+		[NS_STOPPING] = "stopping",
+		[NS_FAILED] = "failed",
+	};
+
+	return s < NS__COUNT ? names[s] : "?";
+}
+
+const char *
+node_kind_name(enum node_kind k)
+{
+	switch (k) {
+	case NODE_WORKER:	return "worker";
+	case NODE_SUP:		return "supervisor";
+	case NODE_GROUP:	return "group";
+	}
+	return "?";
+}
+
+const char *
+strategy_name(enum strategy s)
+{
+	switch (s) {
+	case STRATEGY_ONE_FOR_ONE:	return "one_for_one";
+	case STRATEGY_ONE_FOR_ALL:	return "one_for_all";
+	case STRATEGY_REST_FOR_ONE:	return "rest_for_one";
+	}
+	return "?";
+}
+
+static void
+walk(struct node *n, unsigned depth, walk_fn fn, void *arg)
+{
+	struct node_status st;
+	size_t i;
+
+	memset(&st, 0, sizeof(st));
+	st.path = n->path;
+	st.name = n->name;
+	st.kind = n->kind;
+	st.state = n->state;
+	st.pid = n->pid;
+	st.started_at = n->started_at;
+	st.restarts = n->restarts;
+	st.last_exit = n->last_exit;
+	st.incarnation = n->incarnation;
+	st.cause = n->cause;
+	st.depth = depth;
+	if (n->kind != NODE_WORKER) {
+		st.restarts_in_period = sup_decisions_in_period(n);
+		st.strategy = n->ss->strategy;
+	}
+	fn(&st, arg);
+	for (i = 0; i < n->nkids; i++)
+		walk(n->kids[i], depth + 1, fn, arg);
+}
+
+void
+node_walk(struct node *n, walk_fn fn, void *arg)
+{
+	if (n != NULL)
+		walk(n, 0, fn, arg);
+}

@@ -1,0 +1,361 @@
+/*
+ * worker.c: the life of one worker process, written as a table of states
+ * by events.  A worker starts (fork, exec, readiness), runs, and stops
+ * (SIGTERM to its process group, SIGKILL after its shutdown time); every
+ * death is described ("exited 3", "killed by signal 9 (Killed)") and
+ * handed to its supervisor.
+ *
+ * It owns a worker's pid, exec pipe, start and kill timers.  It must never
+ * decide about restarts: that is the supervisor's (sup.c); it only reports
+ * node_started, node_stopped and node_exited.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "supervisor/actord.h"
+#include "supervisor/log.h"
+
+typedef void (*waction)(struct node *);
+
+static void	a_ignore(struct node *);
+static void	a_spawn(struct node *);
+static void	a_exec_ok(struct node *);
+static void	a_exec_fail(struct node *);
+static void	a_ready(struct node *);
+static void	a_start_died(struct node *);
+static void	a_start_timeout(struct node *);
+static void	a_term(struct node *);
+static void	a_died(struct node *);
+static void	a_stopped(struct node *);
+static void	a_kill(struct node *);
+static void	a_down_stop(struct node *);
+static void	on_exec(void *, uint32_t);
+static void	cleanup(struct node *);
+static void	group_kill(struct node *, int);
+
+/*
+ * The table.  Rows are states, columns events.  An event a state does not
+ * expect is ignored (a late READY from a dying child, a duplicate STOP).
+ */
+static const waction wtable[NS__COUNT][WEV__COUNT] = {
+	/*		START	  EXEC_OK    EXEC_FAIL	  READY	    EXIT
+			STOP		TIMER */
+	[NS_STOPPED] = { a_spawn, a_ignore, a_ignore, a_ignore, a_ignore,
+			a_down_stop, a_ignore },
+	[NS_RESTARTING] = { a_spawn, a_ignore, a_ignore, a_ignore, a_ignore,
+			a_down_stop, a_ignore },
+	[NS_FAILED] = { a_spawn, a_ignore, a_ignore, a_ignore, a_ignore,
+			a_down_stop, a_ignore },
+	[NS_STARTING] = { a_ignore, a_exec_ok, a_exec_fail, a_ready,
+			a_start_died, a_term, a_start_timeout },
+	[NS_RUNNING] = { a_ignore, a_ignore, a_ignore, a_ignore, a_died,
+			a_term, a_ignore },
+	[NS_STOPPING] = { a_ignore, a_ignore, a_ignore, a_ignore, a_stopped,
+			a_ignore, a_kill },
+};
+
+void
+worker_event(struct node *n, enum wev ev)
+{
+	if (n->kind != NODE_WORKER || ev >= WEV__COUNT)
+		return;
+	wtable[n->state][ev](n);
+}
+
+static void
+on_timer(void *arg)
+{
+	worker_event(arg, WEV_TIMER);
+}
+
+static void
+a_ignore(struct node *n)
+{
+	(void)n;
+}
+
+static void
+group_kill(struct node *n, int sig)
+{
+	if (n->pid <= 0)
+		return;
+	if (killpg(n->pid, sig) == -1 && errno != ESRCH)
+		log_warn("%s: killpg %d", n->path, (int)n->pid);
+	if (sig == SIGTERM)
+		(void)killpg(n->pid, SIGCONT);	/* a stopped child must see it */
+}
+
+static void
+close_exec(struct node *n)
+{
+	if (n->exec_fd == -1)
+		return;
+	loop_del(&n->ad->loop, &n->exec_ev);
+	close(n->exec_fd);
+	n->exec_fd = -1;
+}
+
+static void
+cleanup(struct node *n)
+{
+	timer_cancel(&n->ad->loop, &n->timer);
+	close_exec(n);
+	ready_release(n);
+}
+
+static void
+a_spawn(struct node *n)
+{
+	struct spawn_fds fds;
+	char err[256];
+	int ep[2] = { -1, -1 }, notify_w = -1, out_w = -1;
+	pid_t pid;
+
+	if (n->timer.fn == NULL)
+		timer_init(&n->timer, on_timer, n);
+	n->incarnation++;
+	n->we_signalled = false;
+	n->start_failing = false;
+	n->start_cause[0] = '\0';
+	n->wstatus = 0;
+	err[0] = '\0';
+	if (n->cs->argv != NULL) {
+		if (pipe2(ep, O_CLOEXEC) == -1) {
+			snprintf(err, sizeof(err), "pipe: %s", strerror(errno));
+			goto fail;
+		}
+		(void)fcntl(ep[0], F_SETFL, O_NONBLOCK);
+	}
+	if (ready_prepare(n, &notify_w) == -1) {
+		snprintf(err, sizeof(err), "notify pipe: %s", strerror(errno));
+		goto fail;
+	}
+	if (output_open(n, &out_w) == -1)
+		log_warn("%s: output pipe", n->path);
+	fds.out = out_w;
+	fds.notify = notify_w;
+	fds.exec_err = ep[1];
+	fds.arena = n->ad->arena_fd;
+	pid = spawn_child(n, &fds, err, sizeof(err));
+	if (out_w != -1)
+		close(out_w);
+	if (notify_w != -1)
+		close(notify_w);
+	if (ep[1] != -1)
+		close(ep[1]);
+	ep[1] = -1;
+	if (pid == -1)
+		goto fail;
+	n->pid = pid;
+	n->state = NS_STARTING;
+	output_forked(n);
+	/* TODO(shm): actor table entry (path, pid, incarnation, starting). */
+	if (ep[0] != -1) {
+		if (loop_add(&n->ad->loop, &n->exec_ev, ep[0], EPOLLIN, on_exec,
+		    n) == -1)
+			fatal("%s: epoll_ctl", n->path);
+		n->exec_fd = ep[0];
+	}
+	log_debug("%s: forked pid %d, incarnation %llu", n->path, (int)pid,
+	    (unsigned long long)n->incarnation);
+	if (n->cs->start_timeout > 0)
+		timer_after(&n->ad->loop, &n->timer, n->cs->start_timeout);
+	if (n->cs->argv == NULL && n->cs->ready == READY_EXEC)
+		a_ready(n);	/* a function child is ready once forked */
+	return;
+fail:
+	if (ep[0] != -1)
+		close(ep[0]);
+	if (ep[1] != -1)
+		close(ep[1]);
+	if (notify_w != -1)
+		close(notify_w);
+	cleanup(n);
+	output_node_gone(n);
+	n->state = NS_FAILED;
+	snprintf(n->last_exit, sizeof(n->last_exit), "%s", err);
+	log_warnx("%s: %s", n->path, err);
+	node_started(n, false, err);
+}
+
+/* The exec pipe: EOF means execve succeeded, {stage, errno} it failed. */
+static void
+on_exec(void *arg, uint32_t events)
+{
+	struct node *n = arg;
+	int msg[2];
+	ssize_t r;
+
+	(void)events;
+	r = read(n->exec_fd, msg, sizeof(msg));
+	if (r == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	close_exec(n);
+	if (r == (ssize_t)sizeof(msg)) {
+		spawn_describe_error(msg, n->cs->argv[0], n->start_cause,
+		    sizeof(n->start_cause));
+		worker_event(n, WEV_EXEC_FAIL);
+	} else
+		worker_event(n, WEV_EXEC_OK);
+}
+
+/* Before a death is handled, read what the child said before dying. */
+void
+worker_drain(struct node *n)
+{
+	if (n->exec_fd != -1)
+		on_exec(n, 0);
+	ready_drain(n);
+}
+
+static void
+a_exec_ok(struct node *n)
+{
+	if (n->cs->ready == READY_EXEC)
+		a_ready(n);
+}
+
+static void
+a_exec_fail(struct node *n)
+{
+	/* The child exits 127 right after; the failure is handled then. */
+	log_warnx("%s: %s", n->path, n->start_cause);
+}
+
+static void
+a_ready(struct node *n)
+{
+	timer_cancel(&n->ad->loop, &n->timer);
+	ready_release(n);
+	n->state = NS_RUNNING;
+	n->started_ms = now_ms();
+	n->started_at = time(NULL);
+	log_info("%s: running, pid %d", n->path, (int)n->pid);
+	node_started(n, true, NULL);
+}
+
+static void
+a_start_died(struct node *n)
+{
+	char desc[128];
+
+	exit_describe(n->wstatus, desc, sizeof(desc));
+	if (n->start_cause[0] == '\0')
+		snprintf(n->start_cause, sizeof(n->start_cause),
+		    "%s before it was ready", desc);
+	group_kill(n, SIGKILL);
+	cleanup(n);
+	n->pid = 0;
+	n->state = NS_FAILED;
+	snprintf(n->last_exit, sizeof(n->last_exit), "%s", n->start_cause);
+	log_warnx("%s: failed to start: %s", n->path, n->start_cause);
+	node_started(n, false, n->start_cause);
+}
+
+static void
+a_start_timeout(struct node *n)
+{
+	snprintf(n->start_cause, sizeof(n->start_cause),
+	    "not ready within %u ms", n->cs->start_timeout);
+	log_warnx("%s: %s, killing pid %d", n->path, n->start_cause,
+	    (int)n->pid);
+	n->start_failing = true;
+	n->we_signalled = true;
+	group_kill(n, SIGKILL);
+	n->state = NS_STOPPING;
+}
+
+static void
+a_term(struct node *n)
+{
+	int64_t sd = n->cs->shutdown;
+
+	timer_cancel(&n->ad->loop, &n->timer);
+	n->we_signalled = true;
+	n->state = NS_STOPPING;
+	if (n->ad->kill_all || sd == SHUTDOWN_BRUTAL_KILL) {
+		group_kill(n, SIGKILL);
+		return;
+	}
+	group_kill(n, SIGTERM);
+	if (sd >= 0)
+		timer_after(&n->ad->loop, &n->timer, (uint64_t)sd);
+}
+
+static void
+a_kill(struct node *n)
+{
+	log_warnx("%s: pid %d still alive %lld ms after SIGTERM, sending "
+	    "SIGKILL", n->path, (int)n->pid, (long long)n->cs->shutdown);
+	group_kill(n, SIGKILL);
+}
+
+static void
+a_stopped(struct node *n)
+{
+	char desc[128];
+
+	exit_describe(n->wstatus, desc, sizeof(desc));
+	group_kill(n, SIGKILL);		/* what it left behind */
+	cleanup(n);
+	log_info("%s: pid %d stopped, %s", n->path, (int)n->pid, desc);
+	/* TODO(shm): actor table entry state = stopped. */
+	n->pid = 0;
+	if (n->start_failing) {
+		n->state = NS_FAILED;
+		snprintf(n->last_exit, sizeof(n->last_exit), "%s",
+		    n->start_cause);
+		node_started(n, false, n->start_cause);
+		return;
+	}
+	snprintf(n->last_exit, sizeof(n->last_exit), "%s", desc);
+	n->state = NS_STOPPED;
+	node_stopped(n);
+}
+
+static void
+a_died(struct node *n)
+{
+	char desc[128];
+	bool clean;
+
+	exit_describe(n->wstatus, desc, sizeof(desc));
+	clean = exit_is_clean(n->wstatus, n->we_signalled,
+	    n->cs->success_exit, n->cs->nsuccess_exit);
+	group_kill(n, SIGKILL);		/* no descendant survives it */
+	cleanup(n);
+	if (clean)
+		log_info("%s: pid %d %s", n->path, (int)n->pid, desc);
+	else
+		log_warnx("%s: pid %d %s", n->path, (int)n->pid, desc);
+	n->pid = 0;
+	n->state = NS_STOPPED;
+	snprintf(n->last_exit, sizeof(n->last_exit), "%s", desc);
+	node_exited(n, clean, desc);
+}
+
+static void
+a_down_stop(struct node *n)
+{
+	node_stopped(n);
+}
+
+/* shutdown_timeout expired: SIGKILL to every worker that is left. */
+void
+worker_kill_all(struct node *root)
+{
+	struct node *n;
+
+	for (n = root->ad->all; n != NULL; n = n->next_all)
+		if (n->kind == NODE_WORKER && n->pid > 0) {
+			n->we_signalled = true;
+			group_kill(n, SIGKILL);
+		}
+}
