@@ -1,0 +1,719 @@
+/*
+ * check_sup_tree.c: the supervision core with real processes (function
+ * children, forked by the core itself, running in the test process's
+ * actord): strategies, restart types, clean exits, intensity at and past
+ * its limit, escalation through a nested supervisor, boot failure, stop
+ * and start order, shutdown rules, grandchildren, readiness, and the API.
+ *
+ * Children append "start /path" and "stop /path" to a record file, so the
+ * order of events is read back from the file, never from timings.
+ */
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/lib/tsup.h"
+
+#define WAIT	10000		/* ms: a bound, never an expectation */
+
+static void
+setup(void)
+{
+	ts_record_open();
+}
+
+static void
+teardown(void)
+{
+	ts_record_close();
+}
+
+/* Boot the tree and wait until every child runs. */
+static struct actord *
+boot(struct actord_spec *spec)
+{
+	struct actord *ad = ts_actord(spec);
+
+	actord_boot(ad);
+	ck_assert_msg(ts_wait_state(ad, "/", NS_RUNNING, WAIT),
+	    "root not running: %s", ad->message);
+	return ad;
+}
+
+/* The record file from the first occurrence of `from` on. */
+static const char *
+record_after(const char *from)
+{
+	const char *r = ts_record_read(), *p;
+
+	p = strstr(r, from);
+	return p != NULL ? p : "";
+}
+
+static void
+kill_and_wait_restart(struct actord *ad, const char *path)
+{
+	pid_t pid = ts_pid(ad, path);
+
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	ck_assert_msg(ts_wait_new_pid(ad, path, pid, WAIT),
+	    "%s not restarted", path);
+}
+
+START_TEST(one_for_one_restarts_only_the_dead)
+{
+	struct actord_spec *spec = ts_spec();
+	struct actord *ad;
+	pid_t a, c;
+
+	ts_add_fn(&spec->root, "a", ts_fn_run, NULL);
+	ts_add_fn(&spec->root, "b", ts_fn_run, NULL);
+	ts_add_fn(&spec->root, "c", ts_fn_run, NULL);
+	ad = boot(spec);
+	a = ts_pid(ad, "/a");
+	c = ts_pid(ad, "/c");
+	kill_and_wait_restart(ad, "/b");
+	ck_assert_int_eq(ts_pid(ad, "/a"), a);
+	ck_assert_int_eq(ts_pid(ad, "/c"), c);
+	ck_assert_uint_eq(actord_find(ad, "/b")->restarts, 1);
+	ck_assert_str_eq(actord_find(ad, "/b")->last_exit,
+	    "killed by signal 9 (Killed)");
+	ck_assert_int_eq(ts_record_count("start /b"), 2);
+	ck_assert_int_eq(ts_record_count("start /a"), 1);
+	actord_free(ad);
+}
+END_TEST
+
+START_TEST(one_for_all_stops_in_reverse_starts_in_order)
+{
+	struct actord_spec *spec = ts_spec();
+	struct actord *ad;
+	pid_t a;
+
+	spec->root.strategy = STRATEGY_ONE_FOR_ALL;
+	ts_add_fn(&spec->root, "a", ts_fn_run, NULL);
+	ts_add_fn(&spec->root, "b", ts_fn_run, NULL);
+	ts_add_fn(&spec->root, "c", ts_fn_run, NULL);
+	ts_add_fn(&spec->root, "d", ts_fn_run, NULL);
+	ad = boot(spec);
+	a = ts_pid(ad, "/a");
+	ck_assert_str_eq(ts_record_read(),
+	    "start /a\nstart /b\nstart /c\nstart /d\n");
+	ck_assert_int_eq(kill(ts_pid(ad, "/b"), SIGKILL), 0);
+	ck_assert(ts_wait_new_pid(ad, "/a", a, WAIT));
+	ck_assert(ts_wait_state(ad, "/", NS_RUNNING, WAIT));
+	ck_assert(ts_wait_state(ad, "/d", NS_RUNNING, WAIT));
+	ck_assert_str_eq(record_after("stop"),
+	    "stop /d\nstop /c\nstop /a\n"
+	    "start /a\nstart /b\nstart /c\nstart /d\n");
+	/* One decision, however many siblings it cycled. */
+	ck_assert_uint_eq(sup_decisions_in_period(ad->root), 1);
+	actord_free(ad);
+}
+END_TEST
+
+START_TEST(rest_for_one_restarts_the_rest)
+{
+	struct actord_spec *spec = ts_spec();
+	struct actord *ad;
+	pid_t a, c;
+
+	spec->root.strategy = STRATEGY_REST_FOR_ONE;
+	ts_add_fn(&spec->root, "a", ts_fn_run, NULL);
+	ts_add_fn(&spec->root, "b", ts_fn_run, NULL);
+	ts_add_fn(&spec->root, "c", ts_fn_run, NULL);
+	ts_add_fn(&spec->root, "d", ts_fn_run, NULL);
+	ad = boot(spec);
+	a = ts_pid(ad, "/a");
+	c = ts_pid(ad, "/c");
+	ck_assert_int_eq(kill(ts_pid(ad, "/b"), SIGKILL), 0);
+	ck_assert(ts_wait_new_pid(ad, "/c", c, WAIT));
+	ck_assert(ts_wait_state(ad, "/d", NS_RUNNING, WAIT));
+	ck_assert_int_eq(ts_pid(ad, "/a"), a);
+	ck_assert_str_eq(record_after("stop"),
+	    "stop /d\nstop /c\nstart /b\nstart /c\nstart /d\n");
+	actord_free(ad);
+}
+END_TEST
+
+START_TEST(temporary_sibling_removed_under_one_for_all)
+{
+	struct actord_spec *spec = ts_spec();
+	struct actord *ad;
+	pid_t a;
+
+	spec->root.strategy = STRATEGY_ONE_FOR_ALL;
+	ts_add_fn(&spec->root, "a", ts_fn_run, NULL);
+	ts_add_fn(&spec->root, "t", ts_fn_run, NULL)->restart =
+	    RESTART_TEMPORARY;
+	ts_add_fn(&spec->root, "c", ts_fn_run, NULL);
+	ad = boot(spec);
+	a = ts_pid(ad, "/a");
+	ck_assert_int_eq(kill(ts_pid(ad, "/c"), SIGKILL), 0);
+	ck_assert(ts_wait_new_pid(ad, "/a", a, WAIT));
+	ck_assert(ts_wait_state(ad, "/c", NS_RUNNING, WAIT));
+	ck_assert_ptr_null(actord_find(ad, "/t"));
+	ck_assert_int_eq(ts_record_count("stop /t"), 1);
+	ck_assert_int_eq(ts_record_count("start /t"), 1);
+	actord_free(ad);
+}
+END_TEST
+
+static bool
+count_pred(struct actord *ad, void *arg)
+{
+	const char **want = arg;
+
+	(void)ad;
+	return ts_record_count(want[0]) >= atoi(want[1]);
+}
+
+START_TEST(clean_exit_rules)
+{
+	struct actord_spec *spec = ts_spec();
+	struct child_spec *c;
+	struct actord *ad;
+	const char *want[2];
+	static int ok3[] = { 3 };
+
+	/* transient exit 0: clean, stays down. */
+	ts_add_fn(&spec->root, "t0", ts_fn_exit, (void *)0)->restart =
+	    RESTART_TRANSIENT;
+	/* transient exit 3 listed in success_exit: clean. */
+	c = ts_add_fn(&spec->root, "t3", ts_fn_exit, (void *)3);
+	c->restart = RESTART_TRANSIENT;
+	c->success_exit = malloc(sizeof(int));
+	c->success_exit[0] = ok3[0];
+	c->nsuccess_exit = 1;
+	/* transient killed by an outside SIGTERM: clean. */
+	ts_add_fn(&spec->root, "tterm", ts_fn_run, NULL)->restart =
+	    RESTART_TRANSIENT;
+	/* transient exit 2: abnormal, restarted. */
+	ts_add_fn(&spec->root, "t2", ts_fn_crash_later,
+	    (void *)(intptr_t)300)->restart = RESTART_TRANSIENT;
+	/* permanent exit 0: restarted anyway. */
+	ts_add_fn(&spec->root, "p0", ts_fn_exit, (void *)0)->restart =
+	    RESTART_PERMANENT;
+	/* temporary: removed when it exits, even abnormally. */
+	ts_add_fn(&spec->root, "tmp", ts_fn_exit, (void *)1)->restart =
+	    RESTART_TEMPORARY;
+	spec->root.intensity = 100;
+	spec->root.backoff_min = 20;
+	spec->root.backoff_max = 40;
+	ad = ts_actord(spec);
+	actord_boot(ad);
+	ck_assert(ts_wait_state(ad, "/tterm", NS_RUNNING, WAIT));
+	ck_assert_int_eq(kill(ts_pid(ad, "/tterm"), SIGTERM), 0);
+	ck_assert(ts_wait_state(ad, "/tterm", NS_STOPPED, WAIT));
+	want[0] = "start /t2";
+	want[1] = "2";
+	ck_assert(ts_run_until(ad, count_pred, want, WAIT));
+	want[0] = "start /p0";
+	ck_assert(ts_run_until(ad, count_pred, want, WAIT));
+	ck_assert_int_eq(ts_record_count("start /t0"), 1);
+	ck_assert_int_eq(ts_record_count("start /t3"), 1);
+	ck_assert_int_eq(ts_record_count("start /tterm"), 1);
+	ck_assert_int_eq(ts_record_count("start /tmp"), 1);
+	ck_assert_int_eq(ts_state(ad, "/t0"), NS_STOPPED);
+	ck_assert_int_eq(ts_state(ad, "/t3"), NS_STOPPED);
+	ck_assert_str_eq(actord_find(ad, "/t3")->last_exit, "exited 3");
+	ck_assert_int_eq(ts_state(ad, "/tterm"), NS_STOPPED);
+	ck_assert_ptr_null(actord_find(ad, "/tmp"));
+	actord_free(ad);
+}
+END_TEST
+
+START_TEST(intensity_exactly_at_limit)
+{
+	struct actord_spec *spec = ts_spec();
+	struct actord *ad;
+	int i;
+
+	spec->root.intensity = 3;
+	ts_add_fn(&spec->root, "w", ts_fn_run, NULL);
+	ad = boot(spec);
+	for (i = 0; i < 3; i++)
+		kill_and_wait_restart(ad, "/w");
+	ck_assert(!ad->done);
+	ck_assert_int_eq(ts_state(ad, "/"), NS_RUNNING);
+	ck_assert_uint_eq(sup_decisions_in_period(ad->root), 3);
+	ck_assert_uint_eq(actord_find(ad, "/w")->restarts, 3);
+	actord_free(ad);
+}
+END_TEST
+
+START_TEST(intensity_one_past_escalates_with_cause)
+{
+	struct actord_spec *spec = ts_spec();
+	struct actord *ad;
+	int i;
+
+	spec->root.intensity = 3;
+	ts_add_fn(&spec->root, "a", ts_fn_run, NULL);
+	ts_add_fn(&spec->root, "w", ts_fn_run, NULL);
+	ad = boot(spec);
+	for (i = 0; i < 3; i++)
+		kill_and_wait_restart(ad, "/w");
+	ck_assert_int_eq(kill(ts_pid(ad, "/w"), SIGKILL), 0);
+	ck_assert(ts_wait_done(ad, WAIT));
+	ck_assert_int_eq(ad->status, ACTORD_EXIT_GAVEUP);
+	ck_assert_msg(strstr(ad->message,
+	    "/w killed by signal 9 (Killed); more than 3 restarts in 10 s")
+	    != NULL, "message: %s", ad->message);
+	ck_assert_int_eq(ts_state(ad, "/"), NS_FAILED);
+	ck_assert_msg(strstr(ad->root->cause, "/w killed by signal 9") != NULL,
+	    "cause: %s", ad->root->cause);
+	/* It stopped its children before failing. */
+	ck_assert_int_eq(ts_record_count("stop /a"), 1);
+	ck_assert_int_eq(ts_pid(ad, "/a"), 0);
+	actord_free(ad);
+}
+END_TEST
+
+START_TEST(escalation_through_nested_supervisor)
+{
+	struct actord_spec *spec = ts_spec();
+	struct sup_spec *mid;
+	struct actord *ad;
+
+	spec->root.intensity = 1;
+	ts_add_fn(&spec->root, "first", ts_fn_run, NULL);
+	mid = ts_add_sup(&spec->root, "mid", STRATEGY_ONE_FOR_ONE);
+	mid->intensity = 1;
+	ts_add_fn(mid, "w", ts_fn_crash_later, (void *)(intptr_t)5);
+	ad = ts_actord(spec);
+	actord_boot(ad);
+	ck_assert(ts_wait_done(ad, WAIT));
+	ck_assert_int_eq(ad->status, ACTORD_EXIT_GAVEUP);
+	ck_assert_msg(strstr(ad->message, "/mid gave up: /mid/w exited 1")
+	    != NULL, "message: %s", ad->message);
+	/* mid was restarted once by the root, then the root gave up. */
+	ck_assert_uint_eq(actord_find(ad, "/mid")->restarts, 1);
+	ck_assert_int_eq(ts_record_count("start /mid/w"), 4);
+	ck_assert_int_eq(ts_record_count("stop /first"), 1);
+	actord_free(ad);
+}
+END_TEST
+
+START_TEST(boot_failure_stops_started_skips_rest)
+{
+	struct actord_spec *spec = ts_spec();
+	struct actord *ad;
+
+	ts_add_fn(&spec->root, "a", ts_fn_run, NULL);
+	ts_add_exec(&spec->root, "b", "/nonexistent/prog", NULL);
+	ts_add_fn(&spec->root, "c", ts_fn_run, NULL);
+	ad = ts_actord(spec);
+	actord_boot(ad);
+	ck_assert(ts_wait_done(ad, WAIT));
+	ck_assert_int_eq(ad->status, ACTORD_EXIT_START);
+	ck_assert_str_eq(ad->message, "failed to start: /b: exec "
+	    "/nonexistent/prog: No such file or directory");
+	ck_assert_str_eq(ts_record_read(), "start /a\nstop /a\n");
+	actord_free(ad);
+}
+END_TEST
+
+START_TEST(shutdown_in_reverse_order)
+{
+	struct actord_spec *spec = ts_spec();
+	struct sup_spec *s;
+	struct actord *ad;
+
+	ts_add_fn(&spec->root, "a", ts_fn_run, NULL);
+	s = ts_add_sup(&spec->root, "s", STRATEGY_ONE_FOR_ALL);
+	ts_add_fn(s, "x", ts_fn_run, NULL);
+	ts_add_fn(s, "y", ts_fn_run, NULL);
+	ts_add_fn(&spec->root, "c", ts_fn_run, NULL);
+	ad = boot(spec);
+	ck_assert_str_eq(ts_record_read(),
+	    "start /a\nstart /s/x\nstart /s/y\nstart /c\n");
+	actord_shutdown(ad);
+	ck_assert(ts_wait_done(ad, WAIT));
+	ck_assert_int_eq(ad->status, ACTORD_EXIT_OK);
+	ck_assert_str_eq(record_after("stop"),
+	    "stop /c\nstop /s/y\nstop /s/x\nstop /a\n");
+	actord_free(ad);
+}
+END_TEST
+
+START_TEST(sigterm_ignored_then_killed)
+{
+	struct actord_spec *spec = ts_spec();
+	struct actord *ad;
+	pid_t pid;
+
+	ts_add_fn(&spec->root, "stubborn", ts_fn_ignterm, NULL)->shutdown = 50;
+	ad = boot(spec);
+	pid = ts_pid(ad, "/stubborn");
+	actord_shutdown(ad);
+	ck_assert(ts_wait_done(ad, WAIT));
+	ck_assert_int_eq(ad->status, ACTORD_EXIT_OK);
+	ck_assert(!ts_alive(pid));
+	ck_assert_str_eq(actord_find(ad, "/stubborn")->last_exit,
+	    "killed by signal 9 (Killed)");
+	actord_free(ad);
+}
+END_TEST
+
+START_TEST(brutal_kill_sends_no_sigterm)
+{
+	struct actord_spec *spec = ts_spec();
+	struct actord *ad;
+
+	ts_add_fn(&spec->root, "b", ts_fn_run, NULL)->shutdown =
+	    SHUTDOWN_BRUTAL_KILL;
+	ad = boot(spec);
+	actord_shutdown(ad);
+	ck_assert(ts_wait_done(ad, WAIT));
+	ck_assert_int_eq(ts_record_count("stop /b"), 0);
+	ck_assert_str_eq(actord_find(ad, "/b")->last_exit,
+	    "killed by signal 9 (Killed)");
+	actord_free(ad);
+}
+END_TEST
+
+START_TEST(shutdown_timeout_bounds_infinity)
+{
+	struct actord_spec *spec = ts_spec();
+	struct actord *ad;
+	pid_t pid;
+
+	spec->shutdown_timeout = 100;
+	ts_add_fn(&spec->root, "forever", ts_fn_ignterm, NULL)->shutdown =
+	    SHUTDOWN_INFINITY;
+	ad = boot(spec);
+	pid = ts_pid(ad, "/forever");
+	actord_shutdown(ad);
+	ck_assert(ts_wait_done(ad, WAIT));
+	ck_assert(!ts_alive(pid));
+	actord_free(ad);
+}
+END_TEST
+
+static bool
+gc_dead(struct actord *ad, void *arg)
+{
+	(void)ad;
+	return !ts_alive(*(pid_t *)arg);
+}
+
+START_TEST(no_grandchild_survives)
+{
+	struct actord_spec *spec = ts_spec();
+	struct actord *ad;
+	const char *r;
+	pid_t gc = 0, gc2 = 0;
+
+	ts_add_fn(&spec->root, "g", ts_fn_grandchild, NULL);
+	ad = boot(spec);
+	/* Wait for the "gc PID /g" line. */
+	while (gc == 0) {
+		ts_run_for(ad, 5);
+		r = strstr(ts_record_read(), "gc ");
+		if (r != NULL)
+			gc = atoi(r + 3);
+	}
+	ck_assert(ts_alive(gc));
+	kill_and_wait_restart(ad, "/g");
+	ck_assert_msg(ts_run_until(ad, gc_dead, &gc, WAIT),
+	    "grandchild %d survived its parent", (int)gc);
+	/* And on shutdown, the new grandchild goes too. */
+	while (gc2 == 0) {
+		ts_run_for(ad, 5);
+		r = strstr(ts_record_read(), "gc ");
+		if (r != NULL && (r = strstr(r + 3, "gc ")) != NULL)
+			gc2 = atoi(r + 3);
+	}
+	actord_shutdown(ad);
+	ck_assert(ts_wait_done(ad, WAIT));
+	ck_assert(ts_run_until(ad, gc_dead, &gc2, WAIT));
+	actord_free(ad);
+}
+END_TEST
+
+START_TEST(ready_fd_and_start_timeout)
+{
+	struct actord_spec *spec = ts_spec();
+	struct child_spec *c;
+	struct actord *ad;
+
+	c = ts_add_fn(&spec->root, "fd", ts_fn_fdready, NULL);
+	c->ready = READY_FD;
+	ad = ts_actord(spec);
+	actord_boot(ad);
+	ck_assert_int_eq(ts_state(ad, "/fd"), NS_STARTING);
+	ck_assert(ts_wait_state(ad, "/", NS_RUNNING, WAIT));
+	ck_assert_int_eq(ts_state(ad, "/fd"), NS_RUNNING);
+	actord_free(ad);
+
+	spec = ts_spec();
+	ts_add_fn(&spec->root, "a", ts_fn_run, NULL);
+	c = ts_add_fn(&spec->root, "mute", ts_fn_mute, NULL);
+	c->ready = READY_FD;
+	c->start_timeout = 50;
+	ad = ts_actord(spec);
+	actord_boot(ad);
+	ck_assert(ts_wait_done(ad, WAIT));
+	ck_assert_int_eq(ad->status, ACTORD_EXIT_START);
+	ck_assert_str_eq(ad->message,
+	    "failed to start: /mute: not ready within 50 ms");
+	ck_assert_int_eq(ts_pid(ad, "/mute"), 0);
+	actord_free(ad);
+}
+END_TEST
+
+static bool
+starts_pred(struct actord *ad, void *arg)
+{
+	(void)ad;
+	return ts_record_count("start /f") >= (int)(intptr_t)arg;
+}
+
+START_TEST(stopped_by_hand_in_restart_loop_stays_stopped)
+{
+	struct actord_spec *spec = ts_spec();
+	struct actord *ad;
+	int n;
+
+	spec->root.intensity = 1000;
+	spec->root.backoff_min = 20;
+	spec->root.backoff_max = 40;
+	ts_add_fn(&spec->root, "f", ts_fn_crash_later, (void *)(intptr_t)1);
+	ad = ts_actord(spec);
+	actord_boot(ad);
+	ck_assert(ts_run_until(ad, starts_pred, (void *)3, WAIT));
+	ck_assert_int_eq(actord_stop_node(ad, "/f", NULL, NULL), 0);
+	ck_assert(ts_wait_state(ad, "/f", NS_STOPPED, WAIT));
+	n = ts_record_count("start /f");
+	ts_run_for(ad, 150);	/* several backoffs: nothing may happen */
+	ck_assert_int_eq(ts_record_count("start /f"), n);
+	ck_assert_int_eq(ts_state(ad, "/f"), NS_STOPPED);
+	ck_assert(actord_find(ad, "/f")->manual_stopped);
+	actord_free(ad);
+}
+END_TEST
+
+struct done_rec {
+	int	 calls;
+	int	 error;
+};
+
+static void
+on_done(void *arg, int error, const char *msg)
+{
+	struct done_rec *d = arg;
+
+	(void)msg;
+	d->calls++;
+	d->error = error;
+}
+
+static bool
+done_called(struct actord *ad, void *arg)
+{
+	(void)ad;
+	return ((struct done_rec *)arg)->calls > 0;
+}
+
+START_TEST(api_restart_stop_start_add_remove)
+{
+	struct actord_spec *spec = ts_spec();
+	struct done_rec d = { 0, -1 };
+	struct actord *ad;
+	char path[64];
+	pid_t pid;
+
+	ts_add_fn(&spec->root, "w", ts_fn_run, NULL);
+	ts_add_fn(&spec->root, "g", ts_fn_run, NULL)->instances = 2;
+	ad = boot(spec);
+	ck_assert_int_eq(ts_state(ad, "/g/1"), NS_RUNNING);
+	ck_assert_int_eq(actord_find(ad, "/g")->kind, NODE_GROUP);
+
+	pid = ts_pid(ad, "/w");
+	ck_assert_int_eq(actord_restart_node(ad, "/w", on_done, &d), 0);
+	ck_assert(ts_run_until(ad, done_called, &d, WAIT));
+	ck_assert_int_eq(d.error, 0);
+	ck_assert_int_eq(ts_state(ad, "/w"), NS_RUNNING);
+	ck_assert_int_ne(ts_pid(ad, "/w"), pid);
+	/* A manual restart never counts toward intensity. */
+	ck_assert_uint_eq(sup_decisions_in_period(ad->root), 0);
+
+	memset(&d, 0, sizeof(d));
+	ck_assert_int_eq(actord_stop_node(ad, "/w", on_done, &d), 0);
+	ck_assert(ts_run_until(ad, done_called, &d, WAIT));
+	ck_assert_int_eq(ts_state(ad, "/w"), NS_STOPPED);
+	ck_assert_int_eq(actord_stop_node(ad, "/nope", NULL, NULL), ENOENT);
+
+	memset(&d, 0, sizeof(d));
+	ck_assert_int_eq(actord_start_node(ad, "/w", on_done, &d), 0);
+	ck_assert(ts_run_until(ad, done_called, &d, WAIT));
+	ck_assert_int_eq(ts_state(ad, "/w"), NS_RUNNING);
+	ck_assert_int_eq(actord_start_node(ad, "/w", NULL, NULL), EALREADY);
+
+	memset(&d, 0, sizeof(d));
+	ck_assert_int_eq(actord_add_instance(ad, "/g", on_done, &d, path,
+	    sizeof(path)), 0);
+	ck_assert_str_eq(path, "/g/2");
+	ck_assert(ts_run_until(ad, done_called, &d, WAIT));
+	ck_assert_int_eq(ts_state(ad, "/g/2"), NS_RUNNING);
+
+	ck_assert_int_eq(actord_remove_node(ad, "/g/2"), EBUSY);
+	memset(&d, 0, sizeof(d));
+	ck_assert_int_eq(actord_stop_node(ad, "/g/2", on_done, &d), 0);
+	ck_assert(ts_run_until(ad, done_called, &d, WAIT));
+	ck_assert_int_eq(actord_remove_node(ad, "/g/2"), 0);
+	ck_assert_ptr_null(actord_find(ad, "/g/2"));
+
+	ck_assert_int_eq(actord_kill_node(ad, "/g", SIGKILL), 0);
+	ck_assert(ts_wait_state(ad, "/g/0", NS_RUNNING, WAIT));
+	actord_free(ad);
+}
+END_TEST
+
+static void
+count_nodes(const struct node_status *st, void *arg)
+{
+	char *buf = arg;
+	char line[128];
+
+	snprintf(line, sizeof(line), "%u %s %s %s\n", st->depth, st->path,
+	    node_kind_name(st->kind), node_state_name(st->state));
+	strcat(buf, line);
+}
+
+START_TEST(walk_reports_the_tree)
+{
+	struct actord_spec *spec = ts_spec();
+	struct sup_spec *s;
+	struct actord *ad;
+	static char buf[1024];
+
+	s = ts_add_sup(&spec->root, "s", STRATEGY_REST_FOR_ONE);
+	ts_add_fn(s, "x", ts_fn_run, NULL);
+	ts_add_fn(&spec->root, "g", ts_fn_run, NULL)->instances = 1;
+	ad = boot(spec);
+	buf[0] = '\0';
+	actord_walk(ad, count_nodes, buf);
+	ck_assert_str_eq(buf, "0 / supervisor running\n"
+	    "1 /s supervisor running\n2 /s/x worker running\n"
+	    "1 /g group running\n2 /g/0 worker running\n");
+	actord_free(ad);
+}
+END_TEST
+
+static bool
+terms_pred(struct actord *ad, void *arg)
+{
+	(void)ad;
+	(void)arg;
+	return ts_record_count("start /g/0") + ts_record_count("start /g/1") +
+	    ts_record_count("start /g/2") >= 3 &&
+	    strstr(ts_record_read(), "term") != NULL &&
+	    ts_record_count("term /g/0") + ts_record_count("term /g/1") +
+	    ts_record_count("term /g/2") == 3;
+}
+
+static void
+on_term_record(int sig)
+{
+	(void)sig;
+	ts_record("term");
+}
+
+static int
+fn_note_term(void *arg)
+{
+	(void)arg;
+	signal(SIGTERM, on_term_record);
+	ts_record("start");
+	ts_ready();
+	for (;;)
+		pause();
+	return 0;
+}
+
+START_TEST(group_stops_in_parallel)
+{
+	struct actord_spec *spec = ts_spec();
+	struct child_spec *c;
+	struct actord *ad;
+
+	c = ts_add_fn(&spec->root, "g", fn_note_term, NULL);
+	c->instances = 3;
+	c->shutdown = 3000;
+	spec->shutdown_timeout = 4000;
+	ad = boot(spec);
+	actord_shutdown(ad);
+	/* One at a time, the second SIGTERM would wait 3 s for the first. */
+	ck_assert(ts_run_until(ad, terms_pred, NULL, 2000));
+	ck_assert(ts_wait_done(ad, WAIT));
+	actord_free(ad);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("sup_tree");
+	TCase *tc;
+
+	tc = tcase_create("strategies");
+	tcase_set_timeout(tc, 30);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, one_for_one_restarts_only_the_dead);
+	tcase_add_test(tc, one_for_all_stops_in_reverse_starts_in_order);
+	tcase_add_test(tc, rest_for_one_restarts_the_rest);
+	tcase_add_test(tc, temporary_sibling_removed_under_one_for_all);
+	tcase_add_test(tc, clean_exit_rules);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("intensity");
+	tcase_set_timeout(tc, 30);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, intensity_exactly_at_limit);
+	tcase_add_test(tc, intensity_one_past_escalates_with_cause);
+	tcase_add_test(tc, escalation_through_nested_supervisor);
+	tcase_add_test(tc, boot_failure_stops_started_skips_rest);
+	tcase_add_test(tc, stopped_by_hand_in_restart_loop_stays_stopped);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("stopping");
+	tcase_set_timeout(tc, 30);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, shutdown_in_reverse_order);
+	tcase_add_test(tc, sigterm_ignored_then_killed);
+	tcase_add_test(tc, brutal_kill_sends_no_sigterm);
+	tcase_add_test(tc, shutdown_timeout_bounds_infinity);
+	tcase_add_test(tc, no_grandchild_survives);
+	tcase_add_test(tc, group_stops_in_parallel);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("ready_api");
+	tcase_set_timeout(tc, 30);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, ready_fd_and_start_timeout);
+	tcase_add_test(tc, api_restart_stop_start_add_remove);
+	tcase_add_test(tc, walk_reports_the_tree);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int nf;
+
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,60 @@
+/*
+ * tsup.h: helpers for the supervisor tests: build specs in C, run an
+ * actord in the test process with a deadline, wait for node states, and a
+ * set of function children that record what happens to them in a file.
+ *
+ * Owned by tests/lib/tsup.c.  Tests only: every wait here is bounded.
+ */
+#ifndef ACTORD_TESTS_TSUP_H
+#define ACTORD_TESTS_TSUP_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "supervisor/actord.h"
+#include "supervisor/config.h"
+
+/* Specs. */
+struct actord_spec *ts_spec(void);
+void	 ts_small(struct sup_spec *);
+struct child_spec *ts_add(struct sup_spec *, const char *name);
+struct child_spec *ts_add_fn(struct sup_spec *, const char *name, child_fn,
+	    void *arg);
+struct child_spec *ts_add_exec(struct sup_spec *, const char *name,
+	    const char *prog, ...);
+struct sup_spec *ts_add_sup(struct sup_spec *, const char *name,
+	    enum strategy);
+
+/* Running. */
+struct actord *ts_actord(struct actord_spec *);
+typedef bool (*ts_pred)(struct actord *, void *);
+bool	 ts_run_until(struct actord *, ts_pred, void *, int ms);
+bool	 ts_wait_state(struct actord *, const char *path, enum node_state,
+	    int ms);
+bool	 ts_wait_new_pid(struct actord *, const char *path, pid_t old, int ms);
+bool	 ts_wait_done(struct actord *, int ms);
+void	 ts_run_for(struct actord *, int ms);
+pid_t	 ts_pid(struct actord *, const char *path);
+enum node_state ts_state(struct actord *, const char *path);
+const char *ts_progs(const char *name);	/* $ACTORD_BUILD/tests/progs/NAME */
+const char *ts_build(const char *name);	/* $ACTORD_BUILD/NAME */
+bool	 ts_alive(pid_t);
+
+/* The record file children append "start /path" and "stop /path" to. */
+void	 ts_record_open(void);
+void	 ts_record_close(void);
+char	*ts_record_read(void);		/* static buffer */
+int	 ts_record_count(const char *line);
+void	 ts_record(const char *what);	/* async-signal-safe */
+
+/* Function children (ts_add_fn makes them ready = fd). */
+int	 ts_fn_run(void *);		/* records start, stop on SIGTERM */
+int	 ts_fn_exit(void *);		/* records start, returns (intptr_t)arg */
+int	 ts_fn_ignterm(void *);		/* ignores SIGTERM */
+int	 ts_fn_grandchild(void *);	/* forks a child, records "gc PID" */
+int	 ts_fn_fdready(void *);		/* newline on ACTORD_NOTIFY_FD */
+int	 ts_fn_crash_later(void *);	/* runs (intptr_t)arg ms, exits 1 */
+int	 ts_fn_mute(void *);		/* never says it is ready */
+void	 ts_ready(void);		/* newline on ACTORD_NOTIFY_FD */
+
+#endif
