@@ -12,7 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -449,4 +452,204 @@ ts_fn_mute(void *arg)
 	ts_record("start");
 	for (;;)
 		pause();
+}
+
+/* --- the real actord --------------------------------------------------------- */
+
+void
+ts_sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) == -1)
+		;
+}
+
+void
+ts_daemon_init(struct ts_daemon *d)
+{
+	struct sockaddr_un sun;
+	size_t len;
+
+	memset(d, 0, sizeof(*d));
+	d->pid = -1;
+	snprintf(d->dir, sizeof(d->dir), "/tmp/ts-actord-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(d->dir));
+	snprintf(d->conf, sizeof(d->conf), "%s/actord.conf", d->dir);
+	snprintf(d->log, sizeof(d->log), "%s/actord.log", d->dir);
+	d->notify = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    0);
+	ck_assert_int_ne(d->notify, -1);
+	snprintf(d->notify_name, sizeof(d->notify_name), "@%s/notify", d->dir);
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	len = strlen(d->notify_name);
+	memcpy(sun.sun_path, d->notify_name, len);
+	sun.sun_path[0] = '\0';
+	ck_assert_int_eq(bind(d->notify, (struct sockaddr *)&sun,
+	    offsetof(struct sockaddr_un, sun_path) + len), 0);
+}
+
+void
+ts_daemon_conf(struct ts_daemon *d, const char *fmt, ...)
+{
+	va_list ap;
+	FILE *f;
+
+	f = fopen(d->conf, "w");
+	ck_assert_ptr_nonnull(f);
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fclose(f);
+}
+
+/* Fork and exec $ACTORD_BUILD/actord OPTS -c conf, stderr to the log. */
+void
+ts_daemon_start(struct ts_daemon *d, const char *opts)
+{
+	const char *bin = ts_build("actord");
+	char *argv[8];
+	int fd, i = 0;
+
+	argv[i++] = (char *)(uintptr_t)bin;
+	if (opts != NULL && opts[0] != '\0')
+		argv[i++] = (char *)(uintptr_t)opts;
+	argv[i++] = (char *)(uintptr_t)"-c";
+	argv[i++] = d->conf;
+	argv[i] = NULL;
+	d->pid = fork();
+	ck_assert_int_ne(d->pid, -1);
+	if (d->pid == 0) {
+		fd = open(d->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (fd != -1) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		setenv("NOTIFY_SOCKET", d->notify_name, 1);
+		execv(bin, argv);
+		_exit(127);
+	}
+}
+
+bool
+ts_daemon_ready(struct ts_daemon *d, int ms)
+{
+	char buf[512];
+	ssize_t r;
+	int waited = 0;
+
+	for (;;) {
+		r = recv(d->notify, buf, sizeof(buf) - 1, 0);
+		if (r > 0) {
+			buf[r] = '\0';
+			if (strstr(buf, "READY=1") != NULL)
+				return true;
+			continue;
+		}
+		if (waited >= ms)
+			return false;
+		ts_sleep_ms(5);
+		waited += 5;
+	}
+}
+
+/* The exit status, or -1 if it did not exit within ms (then it is killed). */
+int
+ts_daemon_wait(struct ts_daemon *d, int ms)
+{
+	int st, waited = 0;
+	pid_t r;
+
+	if (d->pid <= 0)
+		return -1;
+	for (;;) {
+		r = waitpid(d->pid, &st, WNOHANG);
+		if (r == d->pid) {
+			d->pid = -1;
+			return WIFEXITED(st) ? WEXITSTATUS(st) :
+			    128 + WTERMSIG(st);
+		}
+		if (waited >= ms) {
+			kill(d->pid, SIGKILL);
+			waitpid(d->pid, &st, 0);
+			d->pid = -1;
+			return -1;
+		}
+		ts_sleep_ms(5);
+		waited += 5;
+	}
+}
+
+/* The pid a tworker named `name` wrote, waiting up to ms for the file. */
+pid_t
+ts_daemon_child(struct ts_daemon *d, const char *name, int ms)
+{
+	char path[256];
+	int waited = 0, pid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s.pid", d->dir, name);
+	for (;;) {
+		if ((f = fopen(path, "r")) != NULL) {
+			if (fscanf(f, "%d", &pid) != 1)
+				pid = 0;
+			fclose(f);
+			if (pid > 0)
+				return pid;
+		}
+		if (waited >= ms)
+			return -1;
+		ts_sleep_ms(5);
+		waited += 5;
+	}
+}
+
+char *
+ts_daemon_log(struct ts_daemon *d)
+{
+	static char buf[65536];
+	ssize_t r;
+	int fd;
+
+	buf[0] = '\0';
+	if ((fd = open(d->log, O_RDONLY | O_CLOEXEC)) == -1)
+		return buf;
+	r = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[r > 0 ? r : 0] = '\0';
+	return buf;
+}
+
+bool
+ts_daemon_log_has(struct ts_daemon *d, const char *what, int ms)
+{
+	int waited = 0;
+
+	while (strstr(ts_daemon_log(d), what) == NULL) {
+		if (waited >= ms)
+			return false;
+		ts_sleep_ms(5);
+		waited += 5;
+	}
+	return true;
+}
+
+void
+ts_daemon_cleanup(struct ts_daemon *d)
+{
+	char cmd[128];
+
+	if (d->pid > 0) {
+		kill(d->pid, SIGKILL);	/* its workers die with it */
+		waitpid(d->pid, NULL, 0);
+		d->pid = -1;
+	}
+	if (d->notify != -1)
+		close(d->notify);
+	d->notify = -1;
+	if (getenv("TS_KEEP") == NULL && strncmp(d->dir, "/tmp/ts-", 8) == 0) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d->dir);
+		(void)!system(cmd);
+	}
 }

@@ -57,4 +57,26 @@ int	 ts_fn_crash_later(void *);	/* runs (intptr_t)arg ms, exits 1 */
 int	 ts_fn_mute(void *);		/* never says it is ready */
 void	 ts_ready(void);		/* newline on ACTORD_NOTIFY_FD */
 
+/* The real actord binary, run with a configuration in a temp dir. */
+struct ts_daemon {
+	pid_t	 pid;
+	char	 dir[64];		/* also TW_DIR for tworker */
+	char	 conf[128];
+	char	 log[128];
+	int	 notify;		/* our NOTIFY_SOCKET, read end */
+	char	 notify_name[108];
+};
+
+void	 ts_daemon_init(struct ts_daemon *);
+void	 ts_daemon_conf(struct ts_daemon *, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+void	 ts_daemon_start(struct ts_daemon *, const char *opts);
+bool	 ts_daemon_ready(struct ts_daemon *, int ms);
+int	 ts_daemon_wait(struct ts_daemon *, int ms);
+pid_t	 ts_daemon_child(struct ts_daemon *, const char *name, int ms);
+char	*ts_daemon_log(struct ts_daemon *);
+bool	 ts_daemon_log_has(struct ts_daemon *, const char *, int ms);
+void	 ts_daemon_cleanup(struct ts_daemon *);
+void	 ts_sleep_ms(int ms);
+
 #endif
