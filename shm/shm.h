@@ -281,6 +281,12 @@ int	 shm_recv(struct shm_arena *, uint32_t idx, unsigned lanes,
 int	 shm_drain(struct shm_arena *, uint32_t idx, unsigned lanes,
 	    unsigned max, shm_handler, void *arg);
 bool	 shm_pending(struct shm_arena *, uint32_t idx, unsigned lanes);
+/*
+ * A new consumer (the next incarnation, before it receives) or actord (after
+ * it reaped the consumer) frees cells a dead consumer had taken but not yet
+ * freed.  Only while no consumer of that mailbox runs.
+ */
+int	 shm_consumer_recover(struct shm_arena *, uint32_t idx);
 
 /*
  * wait.c.  shm_wait returns 0 once one of the lanes has a message, or
