@@ -540,6 +540,8 @@ drain_take(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 		h = atomic_load(&ctl->head);
 		c = lane_cell(l, h);
 		seq = atomic_load(&c->seq);
+		if (atomic_load(&ctl->head) != h)
+			continue;	/* a sender took it meanwhile */
 		if ((seq & SEQ_FLAGS) != 0 && (seq & ~SEQ_FLAGS) == h + 1) {
 			hh = h;
 			atomic_compare_exchange_strong(&ctl->head, &hh, h + 1);
