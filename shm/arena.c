@@ -1,0 +1,710 @@
+/*
+ * arena.c: the arena as a whole: computing a layout, creating the sealed
+ * memfd, attaching to an inherited one (validating every size and offset
+ * against the fd's real size before anything else reads the arena), and the
+ * actor table.
+ *
+ * Owns: struct shm_arena handles, the header and descriptors, the actor
+ * table.  Must never trust an offset it did not recompute itself: attach
+ * recomputes the whole layout from the stored sizes and refuses any
+ * difference, so a corrupt header can never point a reader out of bounds.
+ */
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shm/shm_impl.h"
+
+#define SEALS	(F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
+
+static int	 seterr(char *, size_t, int, const char *, ...)
+		    __attribute__((format(printf, 4, 5)));
+static int	 mailbox_check(const struct shm_mailbox_layout *, uint32_t,
+		    char *, size_t);
+static uint64_t	 place(struct shm_hdr *, struct shm_desc *);
+static uint64_t	 header_sum(const struct shm_hdr *, const struct shm_desc *);
+static int	 validate(const unsigned char *, size_t, char *, size_t);
+static int	 localize(struct shm_arena *, char *, size_t);
+static void	 init_arena(struct shm_arena *);
+static uint64_t	 random_id(void);
+static int	 is_pow2(uint32_t);
+
+static int
+seterr(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	if (err != NULL && errlen > 0) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+static int
+is_pow2(uint32_t v)
+{
+	return v >= 2 && (v & (v - 1)) == 0;
+}
+
+uint64_t
+shm_fnv(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *s = p;
+	size_t	 i;
+
+	for (i = 0; i < len; i++) {
+		h ^= s[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static int
+mailbox_check(const struct shm_mailbox_layout *m, uint32_t i, char *err,
+    size_t errlen)
+{
+	if (!is_pow2(m->capacity) || m->capacity > SHM_CAPACITY_MAX)
+		return seterr(err, errlen, SHM_EINVAL, "mailbox %u: capacity "
+		    "%u is not a power of two in [2, %u]", i, m->capacity,
+		    SHM_CAPACITY_MAX);
+	if (!is_pow2(m->sys_capacity) || m->sys_capacity > SHM_CAPACITY_MAX)
+		return seterr(err, errlen, SHM_EINVAL, "mailbox %u: system "
+		    "lane capacity %u is not a power of two >= 2", i,
+		    m->sys_capacity);
+	if (!is_pow2(m->reply_capacity) || m->reply_capacity >
+	    SHM_CAPACITY_MAX)
+		return seterr(err, errlen, SHM_EINVAL, "mailbox %u: reply "
+		    "lane capacity %u is not a power of two >= 2", i,
+		    m->reply_capacity);
+	if (m->cell < SHM_CELL_MIN || m->cell > SHM_CELL_MAX ||
+	    m->cell % SHM_CL != 0)
+		return seterr(err, errlen, SHM_EINVAL, "mailbox %u: cell size "
+		    "%u is not a multiple of 64 in [%u, %u]", i, m->cell,
+		    SHM_CELL_MIN, SHM_CELL_MAX);
+	if ((unsigned)m->overflow > SHM_OVERFLOW_DROP_NEWEST)
+		return seterr(err, errlen, SHM_EINVAL, "mailbox %u: unknown "
+		    "overflow policy %d", i, (int)m->overflow);
+	if (m->state_size > (1u << 30))
+		return seterr(err, errlen, SHM_EINVAL, "mailbox %u: state "
+		    "size %u is larger than 1 GiB", i, m->state_size);
+	return 0;
+}
+
+int
+shm_layout_check(const struct shm_layout *l, char *err, size_t errlen)
+{
+	uint32_t i;
+	int	 rc;
+
+	if (l == NULL)
+		return seterr(err, errlen, SHM_EINVAL, "no layout");
+	if (l->nmailboxes > SHM_MAX_MAILBOXES)
+		return seterr(err, errlen, SHM_EINVAL, "%u mailboxes: at most "
+		    "%u", l->nmailboxes, SHM_MAX_MAILBOXES);
+	if (l->nmailboxes > 0 && l->mailboxes == NULL)
+		return seterr(err, errlen, SHM_EINVAL, "no mailbox layouts");
+	if (l->nproducers < 1 || l->nproducers > SHM_MAX_PRODUCERS)
+		return seterr(err, errlen, SHM_EINVAL, "%u producer slots: "
+		    "need 1 to %u", l->nproducers, SHM_MAX_PRODUCERS);
+	if (!is_pow2(l->dl_capacity) || l->dl_capacity > SHM_CAPACITY_MAX)
+		return seterr(err, errlen, SHM_EINVAL, "dead-letter capacity "
+		    "%u is not a power of two >= 2", l->dl_capacity);
+	for (i = 0; i < l->nmailboxes; i++)
+		if ((rc = mailbox_check(&l->mailboxes[i], i, err, errlen)) < 0)
+			return rc;
+	return 0;
+}
+
+/*
+ * Compute every offset from the sizes in the header and descriptors; the
+ * same function serves create and attach, so attach can compare.  Returns
+ * the total size (page aligned), or 0 if it does not fit in 2^62 bytes.
+ */
+static uint64_t
+place(struct shm_hdr *h, struct shm_desc *d)
+{
+	uint64_t off, lim = 1ULL << 62;
+	uint32_t i, l;
+
+	off = SHM_ALIGN(sizeof(*h), SHM_CL);
+	h->desc_off = off;
+	off += SHM_ALIGN((uint64_t)h->nmailboxes * sizeof(*d), SHM_CL);
+	h->actors_off = off;
+	off += (uint64_t)h->nmailboxes * sizeof(struct shm_actor);
+	h->slots_off = off;
+	off += (uint64_t)h->nproducers * sizeof(struct shm_slot);
+	h->dl_off = off;
+	off += SHM_ALIGN(sizeof(struct shm_dl_ctl), SHM_CL);
+	h->dl_entries_off = off;
+	off += (uint64_t)h->dl_capacity * sizeof(struct shm_dl_entry);
+	h->mbox_off = off;
+	for (i = 0; i < h->nmailboxes; i++) {
+		d[i].ctl_off = off;
+		off += SHM_ALIGN(sizeof(struct shm_mbox), SHM_CL);
+		for (l = 0; l < SHM_NLANES; l++) {
+			d[i].cells_off[l] = off;
+			off += (uint64_t)d[i].capacity[l] * d[i].cell;
+			if (off > lim)
+				return 0;
+		}
+		d[i].inhand_off = off;
+		off += d[i].cell;
+		d[i].state_off = off;
+		off += SHM_ALIGN(d[i].state_size, SHM_CL);
+		if (off > lim)
+			return 0;
+	}
+	return SHM_ALIGN(off, 4096);
+}
+
+static uint64_t
+header_sum(const struct shm_hdr *h, const struct shm_desc *d)
+{
+	struct shm_hdr	 c = *h;
+
+	c.checksum = 0;
+	return shm_fnv(shm_fnv(0xcbf29ce484222325ULL, &c, sizeof(c)), d,
+	    (size_t)c.nmailboxes * sizeof(*d));
+}
+
+size_t
+shm_layout_size(const struct shm_layout *l)
+{
+	struct shm_hdr	 h;
+	struct shm_desc	*d;
+	uint64_t	 total;
+	uint32_t	 i;
+
+	if (shm_layout_check(l, NULL, 0) < 0)
+		return 0;
+	if ((d = calloc(l->nmailboxes + 1, sizeof(*d))) == NULL)
+		return 0;
+	memset(&h, 0, sizeof(h));
+	h.nmailboxes = l->nmailboxes;
+	h.nproducers = l->nproducers;
+	h.dl_capacity = l->dl_capacity;
+	for (i = 0; i < l->nmailboxes; i++) {
+		d[i].capacity[SHM_LANE_MAIN] = l->mailboxes[i].capacity;
+		d[i].capacity[SHM_LANE_SYSTEM] = l->mailboxes[i].sys_capacity;
+		d[i].capacity[SHM_LANE_REPLY] = l->mailboxes[i].reply_capacity;
+		d[i].cell = l->mailboxes[i].cell;
+		d[i].state_size = l->mailboxes[i].state_size;
+	}
+	total = place(&h, d);
+	free(d);
+	return total > SIZE_MAX ? 0 : (size_t)total;
+}
+
+static uint64_t
+random_id(void)
+{
+	uint64_t	 id = 0;
+	struct timespec	 ts;
+
+	if (getrandom(&id, sizeof(id), GRND_NONBLOCK) != sizeof(id)) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		id = shm_fnv(0xcbf29ce484222325ULL, &ts, sizeof(ts)) ^
+		    (uint64_t)getpid();
+	}
+	return id;
+}
+
+int
+shm_create(const struct shm_layout *l, const char *name,
+    struct shm_arena **out, char *err, size_t errlen)
+{
+	struct shm_arena *a;
+	struct shm_hdr	*h;
+	struct shm_desc	*d;
+	size_t		 size;
+	uint32_t	 i;
+	int		 fd, rc, saved;
+
+	*out = NULL;
+	if ((rc = shm_layout_check(l, err, errlen)) < 0)
+		return rc;
+	if ((size = shm_layout_size(l)) == 0)
+		return seterr(err, errlen, SHM_EINVAL, "layout too large");
+	fd = memfd_create(name != NULL ? name : "actord-arena",
+	    MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd == -1)
+		return seterr(err, errlen, SHM_ESYS, "memfd_create: %s",
+		    strerror(errno));
+	if (ftruncate(fd, (off_t)size) == -1 ||
+	    fcntl(fd, F_ADD_SEALS, SEALS) == -1) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return seterr(err, errlen, SHM_ESYS, "sizing the arena to %zu "
+		    "bytes: %s", size, strerror(saved));
+	}
+	if ((a = calloc(1, sizeof(*a))) == NULL) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return seterr(err, errlen, SHM_ESYS, "calloc: %s",
+		    strerror(saved));
+	}
+	a->fd = fd;
+	a->size = size;
+	a->base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (a->base == MAP_FAILED) {
+		saved = errno;
+		close(fd);
+		free(a);
+		errno = saved;
+		return seterr(err, errlen, SHM_ESYS, "mmap %zu bytes: %s",
+		    size, strerror(saved));
+	}
+	h = (struct shm_hdr *)(void *)a->base;
+	h->magic = SHM_MAGIC;
+	h->version = SHM_VERSION;
+	h->hdr_size = sizeof(*h);
+	h->total_size = size;
+	h->arena_id = random_id();
+	h->nmailboxes = l->nmailboxes;
+	h->nproducers = l->nproducers;
+	h->dl_capacity = l->dl_capacity;
+	d = (struct shm_desc *)(void *)(a->base + SHM_ALIGN(sizeof(*h),
+	    SHM_CL));
+	for (i = 0; i < l->nmailboxes; i++) {
+		d[i].capacity[SHM_LANE_MAIN] = l->mailboxes[i].capacity;
+		d[i].capacity[SHM_LANE_SYSTEM] = l->mailboxes[i].sys_capacity;
+		d[i].capacity[SHM_LANE_REPLY] = l->mailboxes[i].reply_capacity;
+		d[i].cell = l->mailboxes[i].cell;
+		d[i].overflow = (uint32_t)l->mailboxes[i].overflow;
+		d[i].block_timeout_ms = l->mailboxes[i].block_timeout_ms;
+		d[i].state_size = l->mailboxes[i].state_size;
+	}
+	place(h, d);
+	h->checksum = header_sum(h, d);
+	if ((rc = localize(a, err, errlen)) < 0) {
+		shm_detach(a);
+		return rc;
+	}
+	init_arena(a);
+	*out = a;
+	return 0;
+}
+
+/* Fresh memfd pages are zero: only the cell sequence numbers need a start. */
+static void
+init_arena(struct shm_arena *a)
+{
+	struct shm_lane_local *l;
+	uint32_t i, k;
+	uint64_t p;
+
+	for (i = 0; i < a->n; i++)
+		for (k = 0; k < SHM_NLANES; k++) {
+			l = &a->mb[i].lane[k];
+			for (p = 0; p < l->cap; p++)
+				atomic_store_explicit(&lane_cell(l, p)->seq, p,
+				    memory_order_relaxed);
+		}
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+/*
+ * Check the header against the real size before anything else is read:
+ * magic, version, sizes, then a recomputed layout that must match the
+ * stored offsets exactly, then the checksum.
+ */
+static int
+validate(const unsigned char *base, size_t size, char *err, size_t errlen)
+{
+	struct shm_hdr	 h;
+	struct shm_desc	*d;
+	uint64_t	 total, sum;
+	uint32_t	 i;
+	size_t		 dlen;
+	int		 rc = 0;
+
+	if (size < sizeof(h))
+		return seterr(err, errlen, SHM_ECORRUPT, "arena is %zu bytes, "
+		    "too small for a header", size);
+	memcpy(&h, base, sizeof(h));
+	if (h.magic != SHM_MAGIC)
+		return seterr(err, errlen, SHM_ECORRUPT, "not an actord arena "
+		    "(magic %#llx)", (unsigned long long)h.magic);
+	if (h.version != SHM_VERSION)
+		return seterr(err, errlen, SHM_ECORRUPT, "arena layout version "
+		    "%u, this library reads version %u", h.version,
+		    SHM_VERSION);
+	if (h.hdr_size != sizeof(h))
+		return seterr(err, errlen, SHM_ECORRUPT, "header size %u, "
+		    "expected %zu", h.hdr_size, sizeof(h));
+	if (h.total_size != size)
+		return seterr(err, errlen, SHM_ECORRUPT, "arena header says "
+		    "%llu bytes, the fd has %zu (truncated or foreign)",
+		    (unsigned long long)h.total_size, size);
+	if (h.nmailboxes > SHM_MAX_MAILBOXES || h.nproducers < 1 ||
+	    h.nproducers > SHM_MAX_PRODUCERS || !is_pow2(h.dl_capacity))
+		return seterr(err, errlen, SHM_ECORRUPT, "arena header has "
+		    "impossible counts");
+	dlen = (size_t)h.nmailboxes * sizeof(*d);
+	if (SHM_ALIGN(sizeof(h), SHM_CL) + dlen > size)
+		return seterr(err, errlen, SHM_ECORRUPT, "descriptors past the "
+		    "end of the arena");
+	if ((d = malloc(dlen + sizeof(*d))) == NULL)
+		return seterr(err, errlen, SHM_ESYS, "malloc: %s",
+		    strerror(errno));
+	memcpy(d, base + SHM_ALIGN(sizeof(h), SHM_CL), dlen);
+	sum = header_sum(&h, d);
+	for (i = 0; i < h.nmailboxes && rc == 0; i++) {
+		struct shm_mailbox_layout m = {
+			.capacity = d[i].capacity[SHM_LANE_MAIN],
+			.sys_capacity = d[i].capacity[SHM_LANE_SYSTEM],
+			.reply_capacity = d[i].capacity[SHM_LANE_REPLY],
+			.cell = d[i].cell,
+			.overflow = (enum shm_overflow)d[i].overflow,
+			.state_size = d[i].state_size
+		};
+		if (mailbox_check(&m, i, err, errlen) < 0)
+			rc = SHM_ECORRUPT;
+	}
+	if (rc == 0) {
+		struct shm_hdr	 h2 = h;
+		struct shm_desc	*d2 = malloc(dlen + sizeof(*d));
+
+		if (d2 == NULL) {
+			free(d);
+			return seterr(err, errlen, SHM_ESYS, "malloc: %s",
+			    strerror(errno));
+		}
+		memcpy(d2, d, dlen);
+		total = place(&h2, d2);
+		if (total != size || memcmp(&h2, &h, sizeof(h)) != 0 ||
+		    memcmp(d2, d, dlen) != 0)
+			rc = seterr(err, errlen, SHM_ECORRUPT, "arena offsets "
+			    "do not match its sizes (corrupt header)");
+		free(d2);
+	}
+	if (rc == 0 && sum != h.checksum)
+		rc = seterr(err, errlen, SHM_ECORRUPT, "arena header checksum "
+		    "mismatch (corrupt header)");
+	free(d);
+	return rc;
+}
+
+/* Build the process-local view from a validated header. */
+static int
+localize(struct shm_arena *a, char *err, size_t errlen)
+{
+	const struct shm_hdr *h = (const struct shm_hdr *)(void *)a->base;
+	const struct shm_desc *d;
+	struct shm_mbox_local *mb;
+	uint32_t i, k;
+
+	a->id = h->arena_id;
+	a->n = h->nmailboxes;
+	a->nslots = h->nproducers;
+	a->dl_cap = h->dl_capacity;
+	a->slots = (struct shm_slot *)(void *)(a->base + h->slots_off);
+	a->dl = (struct shm_dl_ctl *)(void *)(a->base + h->dl_off);
+	a->dl_entries = (struct shm_dl_entry *)(void *)(a->base +
+	    h->dl_entries_off);
+	if ((a->mb = calloc(a->n + 1, sizeof(*a->mb))) == NULL)
+		return seterr(err, errlen, SHM_ESYS, "calloc: %s",
+		    strerror(errno));
+	d = (const struct shm_desc *)(const void *)(a->base + h->desc_off);
+	for (i = 0; i < a->n; i++) {
+		mb = &a->mb[i];
+		mb->m = (struct shm_mbox *)(void *)(a->base + d[i].ctl_off);
+		mb->lay.capacity = d[i].capacity[SHM_LANE_MAIN];
+		mb->lay.sys_capacity = d[i].capacity[SHM_LANE_SYSTEM];
+		mb->lay.reply_capacity = d[i].capacity[SHM_LANE_REPLY];
+		mb->lay.cell = d[i].cell;
+		mb->lay.overflow = (enum shm_overflow)d[i].overflow;
+		mb->lay.block_timeout_ms = d[i].block_timeout_ms;
+		mb->lay.state_size = d[i].state_size;
+		mb->payload_max = d[i].cell - SHM_CELL_HDR;
+		mb->actor = (struct shm_actor *)(void *)(a->base +
+		    h->actors_off) + i;
+		mb->inhand = a->base + d[i].inhand_off;
+		mb->state = d[i].state_size > 0 ? a->base + d[i].state_off :
+		    NULL;
+		for (k = 0; k < SHM_NLANES; k++) {
+			mb->lane[k].ctl = &mb->m->lane[k];
+			mb->lane[k].cells = a->base + d[i].cells_off[k];
+			mb->lane[k].cap = d[i].capacity[k];
+			mb->lane[k].mask = d[i].capacity[k] - 1;
+			mb->lane[k].cell = d[i].cell;
+			mb->lane[k].ring_id = (uint64_t)i * SHM_NLANES + k + 1;
+		}
+	}
+	return 0;
+}
+
+int
+shm_attach_fd(int fd, struct shm_arena **out, char *err, size_t errlen)
+{
+	struct shm_arena *a;
+	struct stat	 st;
+	int		 seals, rc, saved;
+	void		*base;
+
+	*out = NULL;
+	if (fstat(fd, &st) == -1)
+		return seterr(err, errlen, SHM_ESYS, "fstat fd %d: %s", fd,
+		    strerror(errno));
+	if (!S_ISREG(st.st_mode) || st.st_size <= 0)
+		return seterr(err, errlen, SHM_ECORRUPT, "fd %d is not a "
+		    "memory file of a usable size", fd);
+	if ((seals = fcntl(fd, F_GET_SEALS)) == -1 ||
+	    (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) !=
+	    (F_SEAL_SHRINK | F_SEAL_GROW))
+		return seterr(err, errlen, SHM_ECORRUPT, "fd %d is not sealed "
+		    "against shrinking and growing", fd);
+	base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+	    MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED)
+		return seterr(err, errlen, SHM_ESYS, "mmap %lld bytes: %s",
+		    (long long)st.st_size, strerror(errno));
+	if ((rc = validate(base, (size_t)st.st_size, err, errlen)) < 0) {
+		munmap(base, (size_t)st.st_size);
+		return rc;
+	}
+	if ((a = calloc(1, sizeof(*a))) == NULL) {
+		saved = errno;
+		munmap(base, (size_t)st.st_size);
+		errno = saved;
+		return seterr(err, errlen, SHM_ESYS, "calloc: %s",
+		    strerror(saved));
+	}
+	a->base = base;
+	a->size = (size_t)st.st_size;
+	if ((a->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) == -1) {
+		saved = errno;
+		munmap(base, a->size);
+		free(a);
+		errno = saved;
+		return seterr(err, errlen, SHM_ESYS, "dup fd %d: %s", fd,
+		    strerror(saved));
+	}
+	if ((rc = localize(a, err, errlen)) < 0) {
+		shm_detach(a);
+		return rc;
+	}
+	*out = a;
+	return 0;
+}
+
+int
+shm_attach_env(struct shm_arena **out, char *err, size_t errlen)
+{
+	const char	*s = getenv(SHM_ENV_FD);
+	char		*end;
+	long		 v;
+
+	*out = NULL;
+	if (s == NULL || *s == '\0')
+		return seterr(err, errlen, SHM_EINVAL, "%s is not set",
+		    SHM_ENV_FD);
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < 0 || v > INT_MAX)
+		return seterr(err, errlen, SHM_EINVAL, "%s=\"%s\" is not a "
+		    "file descriptor number", SHM_ENV_FD, s);
+	return shm_attach_fd((int)v, out, err, errlen);
+}
+
+void
+shm_detach(struct shm_arena *a)
+{
+	if (a == NULL)
+		return;
+	if (a->base != NULL && a->base != MAP_FAILED)
+		munmap(a->base, a->size);
+	if (a->fd >= 0)
+		close(a->fd);
+	free(a->mb);
+	free(a);
+}
+
+int
+shm_fd(const struct shm_arena *a)
+{
+	return a->fd;
+}
+
+size_t
+shm_size(const struct shm_arena *a)
+{
+	return a->size;
+}
+
+uint32_t
+shm_nmailboxes(const struct shm_arena *a)
+{
+	return a->n;
+}
+
+uint64_t
+shm_arena_id(const struct shm_arena *a)
+{
+	return a->id;
+}
+
+int
+shm_mailbox_layout(const struct shm_arena *a, uint32_t idx,
+    struct shm_mailbox_layout *out)
+{
+	if (idx >= a->n)
+		return SHM_EBADINDEX;
+	*out = a->mb[idx].lay;
+	return 0;
+}
+
+size_t
+shm_payload_max(const struct shm_arena *a, uint32_t idx)
+{
+	return idx < a->n ? a->mb[idx].payload_max : 0;
+}
+
+/* The actor table. */
+
+int
+shm_actor_set_path(struct shm_arena *a, uint32_t idx, const char *path)
+{
+	size_t	 len;
+
+	if (idx >= a->n)
+		return SHM_EBADINDEX;
+	if (path == NULL || (len = strlen(path)) >= SHM_PATH_MAX)
+		return SHM_EINVAL;
+	memset(a->mb[idx].actor->path, 0, SHM_PATH_MAX);
+	memcpy(a->mb[idx].actor->path, path, len);
+	return 0;
+}
+
+int
+shm_actor_path(const struct shm_arena *a, uint32_t idx, char *buf,
+    size_t buflen)
+{
+	size_t	 len;
+
+	if (idx >= a->n)
+		return SHM_EBADINDEX;
+	if (buflen == 0)
+		return SHM_EINVAL;
+	/* Bounded read: the path may have lost its NUL. */
+	len = strnlen(a->mb[idx].actor->path, SHM_PATH_MAX - 1);
+	if (len >= buflen)
+		len = buflen - 1;
+	memcpy(buf, a->mb[idx].actor->path, len);
+	buf[len] = '\0';
+	return 0;
+}
+
+int
+shm_lookup(const struct shm_arena *a, const char *path)
+{
+	size_t	 len;
+	uint32_t i;
+
+	if (path == NULL || (len = strlen(path)) == 0 ||
+	    len >= SHM_PATH_MAX)
+		return SHM_EINVAL;
+	for (i = 0; i < a->n; i++)
+		if (memcmp(a->mb[i].actor->path, path, len + 1) == 0)
+			return (int)i;
+	return SHM_ENOENT;
+}
+
+uint32_t
+shm_actor_incarnation(const struct shm_arena *a, uint32_t idx)
+{
+	if (idx >= a->n)
+		return 0;
+	return atomic_load(&a->mb[idx].actor->incarnation);
+}
+
+uint32_t
+shm_actor_bump_incarnation(struct shm_arena *a, uint32_t idx)
+{
+	if (idx >= a->n)
+		return 0;
+	return atomic_fetch_add(&a->mb[idx].actor->incarnation, 1) + 1;
+}
+
+pid_t
+shm_actor_pid(const struct shm_arena *a, uint32_t idx)
+{
+	if (idx >= a->n)
+		return 0;
+	return atomic_load(&a->mb[idx].actor->pid);
+}
+
+void
+shm_actor_set_pid(struct shm_arena *a, uint32_t idx, pid_t pid)
+{
+	if (idx < a->n)
+		atomic_store(&a->mb[idx].actor->pid, pid);
+}
+
+enum shm_actor_state
+shm_actor_state(const struct shm_arena *a, uint32_t idx)
+{
+	uint32_t s;
+
+	if (idx >= a->n)
+		return SHM_ACTOR_DOWN;
+	s = atomic_load(&a->mb[idx].actor->state);
+	return s <= SHM_ACTOR_STOPPING ? (enum shm_actor_state)s :
+	    SHM_ACTOR_DOWN;
+}
+
+void
+shm_actor_set_state(struct shm_arena *a, uint32_t idx,
+    enum shm_actor_state s)
+{
+	if (idx < a->n)
+		atomic_store(&a->mb[idx].actor->state, (uint32_t)s);
+}
+
+struct shm_ref
+shm_actor_ref(const struct shm_arena *a, uint32_t idx)
+{
+	struct shm_ref r = { idx, shm_actor_incarnation(a, idx) };
+
+	return r;
+}
+
+void *
+shm_inhand(struct shm_arena *a, uint32_t idx, size_t *len)
+{
+	if (idx >= a->n) {
+		if (len != NULL)
+			*len = 0;
+		return NULL;
+	}
+	if (len != NULL)
+		*len = a->mb[idx].lay.cell;
+	return a->mb[idx].inhand;
+}
+
+void *
+shm_state(struct shm_arena *a, uint32_t idx, size_t *len)
+{
+	if (idx >= a->n || a->mb[idx].state == NULL) {
+		if (len != NULL)
+			*len = 0;
+		return NULL;
+	}
+	if (len != NULL)
+		*len = a->mb[idx].lay.state_size;
+	return a->mb[idx].state;
+}

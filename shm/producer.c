@@ -1,0 +1,222 @@
+/*
+ * producer.c: producer slots and their claim records, and shm_reap(), the
+ * release of what a dead process had claimed.
+ *
+ * Owns: claiming and freeing slots, reading dead producers' records.  Must
+ * never release a cell whose producer may still be alive: a live slot that
+ * records the same claim makes the release wait (SHM_EAGAIN), because that
+ * producer may be the owner about to publish, and releasing under it would
+ * let the next lap's producer write a cell it is still writing.
+ *
+ * The argument that this is safe is in ring.c's top comment; in short the
+ * record (ring, P, INTENT) is visible to anyone who sees tail > P, the owner
+ * clears it only after publishing, and the release itself is a CAS on the
+ * cell's sequence number that fails if the owner published first.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "shm/shm_impl.h"
+
+static int	 release_intent(struct shm_arena *, struct shm_slot *,
+		    uint64_t, uint64_t);
+static void	 release_steal(struct shm_arena *, uint64_t, uint64_t);
+static int	 ring_of(struct shm_arena *, uint64_t, uint32_t *, unsigned *);
+static int	 live_twin(struct shm_arena *, const struct shm_slot *,
+		    uint64_t, uint64_t);
+
+int
+shm_producer_open(struct shm_arena *a, struct shm_producer **out)
+{
+	struct shm_producer *p;
+	struct shm_slot	*s;
+	int32_t		 zero;
+	pid_t		 pid = getpid();
+	uint32_t	 i;
+
+	*out = NULL;
+	if ((p = calloc(1, sizeof(*p))) == NULL)
+		return SHM_ESYS;
+	for (i = 0; i < a->nslots; i++) {
+		s = &a->slots[i];
+		zero = 0;
+		if (atomic_load_explicit(&s->pid, memory_order_relaxed) != 0 ||
+		    !atomic_compare_exchange_strong(&s->pid, &zero, pid))
+			continue;
+		atomic_store(&s->rec_ring, 0);
+		atomic_store(&s->rec_pos, 0);
+		atomic_store(&s->state, SLOT_LIVE);
+		p->a = a;
+		p->slot = s;
+		p->pid = pid;
+		p->bellfd = -1;
+		*out = p;
+		return 0;
+	}
+	free(p);
+	return SHM_ENOSLOT;
+}
+
+void
+shm_producer_close(struct shm_producer *p)
+{
+	if (p == NULL)
+		return;
+	/* Only the process that opened it frees the slot (not a fork child). */
+	if (p->pid == getpid()) {
+		atomic_store(&p->slot->rec_ring, 0);
+		atomic_store(&p->slot->state, SLOT_FREE);
+		atomic_store(&p->slot->pid, 0);
+	}
+	if (p->bellfd >= 0)
+		close(p->bellfd);
+	free(p);
+}
+
+void
+shm_producer_set_hook(struct shm_producer *p, void (*hook)(void *),
+    void *arg)
+{
+	p->hook = hook;
+	p->hook_arg = arg;
+}
+
+/* Decode and check a ring id from a record. */
+static int
+ring_of(struct shm_arena *a, uint64_t ring, uint32_t *idx, unsigned *lane)
+{
+	if (ring == 0 || ring > (uint64_t)a->n * SHM_NLANES)
+		return -1;
+	*idx = (uint32_t)((ring - 1) / SHM_NLANES);
+	*lane = (unsigned)((ring - 1) % SHM_NLANES);
+	return 0;
+}
+
+/* Does a live slot other than s record the same claim? */
+static int
+live_twin(struct shm_arena *a, const struct shm_slot *s, uint64_t rr,
+    uint64_t pos)
+{
+	struct shm_slot	*o;
+	uint32_t	 i;
+
+	for (i = 0; i < a->nslots; i++) {
+		o = &a->slots[i];
+		if (o == s || atomic_load(&o->pid) == 0 ||
+		    atomic_load(&o->state) == SLOT_DEAD)
+			continue;
+		if (atomic_load(&o->rec_ring) == rr &&
+		    atomic_load(&o->rec_pos) == pos)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * A dead producer's INTENT record (ring, P): 1 released, 0 nothing to do,
+ * SHM_EAGAIN ambiguous.
+ */
+static int
+release_intent(struct shm_arena *a, struct shm_slot *s, uint64_t rr,
+    uint64_t pos)
+{
+	struct shm_lane_local *l;
+	struct shm_cell	*c;
+	struct shm_msg	 m;
+	uint64_t	 expect;
+	uint32_t	 idx;
+	unsigned	 lane;
+
+	if (ring_of(a, REC_RING(rr), &idx, &lane) < 0)
+		return 0;		/* a garbled record: nothing to trust */
+	l = &a->mb[idx].lane[lane];
+	if (atomic_load(&l->ctl->tail) <= pos)
+		return 0;		/* the CAS on tail never happened */
+	c = lane_cell(l, pos);
+	if (atomic_load(&c->seq) != pos)
+		return 0;		/* published, released or reused */
+	if (live_twin(a, s, rr, pos))
+		return SHM_EAGAIN;
+	m = c->msg;			/* perhaps half written: a hint */
+	expect = pos;
+	if (!atomic_compare_exchange_strong(&c->seq, &expect,
+	    (pos + 1) | SEQ_RELEASED))
+		return 0;		/* the owner published after all */
+	atomic_fetch_add(&a->mb[idx].m->released, 1);
+	m.len = 0;
+	shm_dl_put(a, idx, lane, SHM_DL_SENDER_DIED, &m, NULL);
+	shm_wake_all(a, idx);
+	return 1;
+}
+
+/*
+ * A dead sender's STEAL record (ring, h): if it moved head past h but did
+ * not free the cell, free it (a CAS: harmless if someone else does too).
+ */
+static void
+release_steal(struct shm_arena *a, uint64_t rr, uint64_t h)
+{
+	struct shm_lane_local *l;
+	struct shm_cell	*c;
+	uint64_t	 expect = (h + 1) | SEQ_TAKEN;
+	uint32_t	 idx;
+	unsigned	 lane;
+
+	if (ring_of(a, REC_RING(rr), &idx, &lane) < 0)
+		return;
+	l = &a->mb[idx].lane[lane];
+	if (atomic_load(&l->ctl->head) <= h)
+		return;			/* the consumer will skip it */
+	c = lane_cell(l, h);
+	if (atomic_compare_exchange_strong(&c->seq, &expect, h + l->cap))
+		shm_wake_senders_force(a->mb[idx].m);
+}
+
+int
+shm_reap(struct shm_arena *a, pid_t pid, unsigned *released)
+{
+	struct shm_slot	*s;
+	uint64_t	 rr, pos;
+	uint32_t	 i;
+	unsigned	 nrel = 0;
+	int		 rc, again = 0, freed = 0;
+
+	if (released != NULL)
+		*released = 0;
+	if (pid <= 0)
+		return SHM_EINVAL;
+	/* First mark every slot of pid dead, so none counts as live twin. */
+	for (i = 0; i < a->nslots; i++)
+		if (atomic_load(&a->slots[i].pid) == pid)
+			atomic_store(&a->slots[i].state, SLOT_DEAD);
+	for (i = 0; i < a->nslots; i++) {
+		s = &a->slots[i];
+		if (atomic_load(&s->pid) != pid)
+			continue;
+		rr = atomic_load(&s->rec_ring);
+		pos = atomic_load(&s->rec_pos);
+		rc = 0;
+		if (REC_KIND(rr) == REC_INTENT)
+			rc = release_intent(a, s, rr, pos);
+		else if (REC_KIND(rr) == REC_STEAL)
+			release_steal(a, rr, pos);
+		if (rc == SHM_EAGAIN) {
+			again = 1;	/* keep the slot, dead, for the retry */
+			continue;
+		}
+		if (rc == 1)
+			nrel++;
+		atomic_store(&s->rec_ring, 0);
+		atomic_store(&s->state, SLOT_FREE);
+		atomic_store(&s->pid, 0);
+		freed++;
+	}
+	/* Was it a consumer?  Free the cells it had taken. */
+	for (i = 0; i < a->n; i++)
+		if (atomic_load(&a->mb[i].actor->pid) == pid)
+			shm_consumer_recover(a, i);
+	if (released != NULL)
+		*released = nrel;
+	return again ? SHM_EAGAIN : freed;
+}

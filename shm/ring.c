@@ -1,0 +1,665 @@
+/*
+ * ring.c: the lanes of a mailbox: bounded multi-producer single-consumer
+ * rings of fixed-size cells with per-cell sequence numbers (Vyukov), the
+ * overflow policies, and the consumer's batched drain.
+ *
+ * Owns: claiming, writing, publishing, consuming and freeing cells.  Must
+ * never take a lock, never make a system call on the hot path (only to wake
+ * a consumer that is really asleep, or to sleep when the lane is full), and
+ * never use a length or sequence number read from a cell without checking
+ * it first.
+ *
+ * The protocol (positions are 64-bit and never wrap):
+ *
+ *   producer: rec := (ring, P, INTENT)    (release stores: pos, then ring)
+ *             CAS tail P -> P + 1          (seq_cst)
+ *             write header and payload
+ *             CAS cell.seq P -> P + 1      (seq_cst: publish)
+ *             rec := NONE                  (release)
+ *             if consumer.sleeping has this lane: wake it (wait.c)
+ *
+ *   consumer: while cell(head).seq == head + 1: copy the header, check it,
+ *             hand it over, cell.seq := head + capacity, head++;
+ *             then publish head once for the batch.
+ *
+ * Why the claim record makes shm_reap() safe (producer.c does the release):
+ * the record is written before the CAS on tail (release, then seq_cst RMW),
+ * so whoever reads tail > P also sees the record; the owner's record stays
+ * (ring, P, INTENT) from before its CAS until after its publishing CAS.  The
+ * reaper releases a cell only with a CAS seq P -> (P + 1) | RELEASED, which
+ * fails if the owner published first; and only if no live slot records the
+ * same (ring, P): a live owner must still show it, since it reads seq == P
+ * first and the owner clears its record only after publishing.  The
+ * producer publishes with a CAS, not a store, so a cell released under it
+ * (a scribbled arena) is noticed (SHM_ELOST) instead of overwriting a newer
+ * sequence number and wedging the ring.
+ *
+ * drop_oldest: a sender that finds the main lane full takes the head cell:
+ * it copies it (for the dead letter), marks it seq | TAKEN by CAS (only if
+ * still published for that position, so the copy was stable), advances head
+ * by CAS and frees the cell by CAS.  The consumer of such a lane takes cells
+ * the same way (copy, mark, advance, free) so the two never hand the same
+ * cell out twice; every free of a marked cell is a CAS, so a reaper or a
+ * helper freeing it too is harmless.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "shm/shm_impl.h"
+
+#define STEAL_OK	0
+#define STEAL_RETRY	1
+#define STEAL_WAIT	2
+#define COPYBUF_STACK	4096
+
+static int	 claim(struct shm_producer *, struct shm_mbox_local *,
+		    unsigned, const struct shm_msg *, const void *, int64_t,
+		    uint64_t *);
+static int	 overflow(struct shm_producer *, struct shm_mbox_local *,
+		    unsigned, uint64_t, const struct shm_msg *, const void *,
+		    int64_t, int64_t *);
+static int	 steal(struct shm_producer *, struct shm_mbox_local *);
+static int	 wait_space(struct shm_mbox_local *, struct shm_lane_local *,
+		    uint64_t, int64_t);
+static int	 drain_inplace(struct shm_arena *, uint32_t, unsigned,
+		    unsigned, shm_handler, void *, int *);
+static int	 drain_take(struct shm_arena *, uint32_t, unsigned, unsigned,
+		    shm_handler, void *, int *);
+static int	 msg_sane(const struct shm_msg *, uint32_t);
+static void	 count_wait(struct shm_mbox *, uint64_t, uint64_t);
+static void	 garbled(struct shm_arena *, uint32_t, unsigned,
+		    const struct shm_msg *);
+static int	 free_flagged(struct shm_cell *, uint64_t, uint64_t);
+static int	 copy_handler(void *, enum shm_lane, const struct shm_msg *,
+		    const void *);
+static int	 uses_take(const struct shm_mbox_local *, unsigned);
+
+static const unsigned lane_order[SHM_NLANES] = {
+	SHM_LANE_SYSTEM, SHM_LANE_REPLY, SHM_LANE_MAIN
+};
+
+struct copy_arg {
+	struct shm_msg	*msg;
+	void		*buf;
+	size_t		 buflen;
+	enum shm_lane	*lane;
+};
+
+uint64_t
+shm_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int
+uses_take(const struct shm_mbox_local *mb, unsigned lane)
+{
+	return lane == SHM_LANE_MAIN &&
+	    mb->lay.overflow == SHM_OVERFLOW_DROP_OLDEST;
+}
+
+static int
+msg_sane(const struct shm_msg *m, uint32_t payload_max)
+{
+	return m->len <= payload_max && (m->flags & ~SHM_MSG_USER_MASK) == 0;
+}
+
+/* --- sending ------------------------------------------------------------ */
+
+int
+shm_send_default(struct shm_producer *p, uint32_t idx,
+    const struct shm_msg *msg, const void *payload)
+{
+	return shm_send(p, idx, SHM_LANE_MAIN, msg, payload,
+	    SHM_TIMEOUT_DEFAULT);
+}
+
+int
+shm_send(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
+    const struct shm_msg *msg, const void *payload, int64_t timeout_ns)
+{
+	struct shm_arena *a = p->a;
+	struct shm_mbox_local *mb;
+	struct shm_cell	*c;
+	uint64_t	 pos, expect;
+	uint32_t	 sleeping;
+	int		 rc, ok;
+
+	if (idx >= a->n || (unsigned)lane >= SHM_NLANES)
+		return SHM_EBADINDEX;
+	if (msg == NULL || (msg->len > 0 && payload == NULL))
+		return SHM_EINVAL;
+	mb = &a->mb[idx];
+	if (msg->len > mb->payload_max) {
+		shm_dl_put(a, idx, lane, SHM_DL_OVERSIZE, msg, payload);
+		return SHM_EOVERSIZE;
+	}
+	if ((rc = claim(p, mb, lane, msg, payload, timeout_ns, &pos)) < 0)
+		return rc;
+	c = lane_cell(&mb->lane[lane], pos);
+	if (p->hook != NULL)
+		p->hook(p->hook_arg);		/* tests: die here */
+	c->msg = *msg;
+	c->msg.enq_ns = shm_now_ns();
+	c->msg.flags &= SHM_MSG_USER_MASK;
+	if (msg->len > 0)
+		memcpy(c->payload, payload, msg->len);
+	expect = pos;
+	ok = atomic_compare_exchange_strong(&c->seq, &expect, pos + 1);
+	atomic_store_explicit(&p->slot->rec_ring, 0, memory_order_release);
+	if (!ok)
+		return SHM_ELOST;
+	/* The CAS above is a full barrier: this load cannot pass it. */
+	sleeping = atomic_load(&mb->m->sleeping);
+	if (sleeping & SHM_LANE_BIT(lane))
+		shm_wake_consumer(a, idx, lane, &p->bellfd);
+	return 0;
+}
+
+static int
+claim(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
+    const struct shm_msg *msg, const void *payload, int64_t timeout_ns,
+    uint64_t *posp)
+{
+	struct shm_lane_local *l = &mb->lane[lane];
+	struct shm_slot	*slot = p->slot;
+	uint64_t	 intent = l->ring_id << 2 | REC_INTENT;
+	uint64_t	 pos, seq, again;
+	int64_t		 diff, deadline = 0;
+	int		 rc;
+
+	pos = atomic_load_explicit(&l->ctl->tail, memory_order_relaxed);
+	for (;;) {
+		seq = atomic_load_explicit(&lane_cell(l, pos)->seq,
+		    memory_order_acquire) & ~SEQ_FLAGS;
+		diff = (int64_t)(seq - pos);
+		if (diff == 0) {
+			atomic_store_explicit(&slot->rec_pos, pos,
+			    memory_order_release);
+			if (atomic_load_explicit(&slot->rec_ring,
+			    memory_order_relaxed) != intent)
+				atomic_store_explicit(&slot->rec_ring, intent,
+				    memory_order_release);
+			if (atomic_compare_exchange_weak(&l->ctl->tail, &pos,
+			    pos + 1)) {
+				*posp = pos;
+				return 0;
+			}
+			continue;
+		}
+		if (diff > 0) {
+			again = atomic_load_explicit(&l->ctl->tail,
+			    memory_order_relaxed);
+			if (again == pos) {
+				/* A free cell with a wild sequence number. */
+				atomic_store_explicit(&slot->rec_ring, 0,
+				    memory_order_release);
+				atomic_fetch_add(&mb->m->garbled, 1);
+				return SHM_EGARBLED;
+			}
+			pos = again;
+			continue;
+		}
+		atomic_store_explicit(&slot->rec_ring, 0, memory_order_release);
+		rc = overflow(p, mb, lane, pos, msg, payload, timeout_ns,
+		    &deadline);
+		if (rc < 0)
+			return rc;
+		pos = atomic_load_explicit(&l->ctl->tail, memory_order_relaxed);
+	}
+}
+
+/*
+ * The lane looked full at pos.  Returns 0 to retry the claim, or the error
+ * to give the sender (with the dead letter written).
+ */
+static int
+overflow(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
+    uint64_t pos, const struct shm_msg *msg, const void *payload,
+    int64_t timeout_ns, int64_t *deadline)
+{
+	struct shm_arena *a = p->a;
+	uint32_t	 idx = (uint32_t)(mb - a->mb);
+	enum shm_overflow pol;
+	int64_t		 now, rem;
+	int		 rc;
+
+	pol = lane == SHM_LANE_MAIN ? mb->lay.overflow : SHM_OVERFLOW_REJECT;
+	if (*deadline == 0) {
+		if (timeout_ns == SHM_TIMEOUT_DEFAULT)
+			timeout_ns = (int64_t)mb->lay.block_timeout_ms *
+			    1000000;
+		*deadline = timeout_ns < 0 ? INT64_MAX :
+		    (int64_t)shm_now_ns() + timeout_ns;
+	}
+	switch (pol) {
+	case SHM_OVERFLOW_DROP_NEWEST:
+		atomic_fetch_add(&mb->m->dropped, 1);
+		shm_dl_put(a, idx, lane, SHM_DL_DROPPED_NEWEST, msg, payload);
+		return SHM_EDROPPED;
+	case SHM_OVERFLOW_DROP_OLDEST:
+		rc = steal(p, mb);
+		if (rc == STEAL_OK)
+			return 0;
+		if (rc == STEAL_RETRY) {
+			sched_yield();
+			return 0;
+		}
+		/* The head cell is still being written: wait a little. */
+		now = (int64_t)shm_now_ns();
+		if (now >= *deadline) {
+			atomic_fetch_add(&mb->m->dropped, 1);
+			shm_dl_put(a, idx, lane, SHM_DL_DROPPED_NEWEST, msg,
+			    payload);
+			return SHM_EDROPPED;
+		}
+		rem = *deadline - now;
+		wait_space(mb, &mb->lane[lane], pos, rem < 1000000 ? rem :
+		    1000000);
+		return 0;
+	case SHM_OVERFLOW_BLOCK:
+		now = (int64_t)shm_now_ns();
+		if (now < *deadline) {
+			wait_space(mb, &mb->lane[lane], pos, *deadline == INT64_MAX
+			    ? -1 : *deadline - now);
+			return 0;
+		}
+		/* FALLTHROUGH */
+	case SHM_OVERFLOW_REJECT:
+	default:
+		atomic_fetch_add(&mb->m->full, 1);
+		shm_dl_put(a, idx, lane, SHM_DL_FULL, msg, payload);
+		return SHM_EFULL;
+	}
+}
+
+/*
+ * Sleep until the consumer frees cells (or timeout_ns, -1 for ever).  The
+ * waiter count is raised before the last look at the cell, and the
+ * consumer reads it after freeing cells (both seq_cst): no lost wake-up.
+ */
+static int
+wait_space(struct shm_mbox_local *mb, struct shm_lane_local *l, uint64_t pos,
+    int64_t timeout_ns)
+{
+	struct shm_mbox	*m = mb->m;
+	uint64_t	 seq;
+	uint32_t	 w;
+
+	atomic_fetch_add(&m->space_waiters, 1);
+	w = atomic_load(&m->space_word);
+	seq = atomic_load(&lane_cell(l, pos)->seq) & ~SEQ_FLAGS;
+	if ((int64_t)(seq - pos) < 0 &&
+	    atomic_load(&l->ctl->tail) == pos)
+		shm_futex_wait(&m->space_word, w, timeout_ns);
+	atomic_fetch_sub(&m->space_waiters, 1);
+	return 0;
+}
+
+/* Free a cell marked TAKEN or RELEASED for position pos; a CAS, so idempotent. */
+static int
+free_flagged(struct shm_cell *c, uint64_t seq, uint64_t next)
+{
+	return atomic_compare_exchange_strong(&c->seq, &seq, next);
+}
+
+/* drop_oldest: take the head cell of the full main lane off the ring. */
+static int
+steal(struct shm_producer *p, struct shm_mbox_local *mb)
+{
+	struct shm_arena *a = p->a;
+	struct shm_lane_local *l = &mb->lane[SHM_LANE_MAIN];
+	struct shm_cell	*c;
+	struct shm_msg	 m;
+	unsigned char	 pfx[SHM_DL_PAYLOAD];
+	uint64_t	 h, t, seq, expect, hh;
+	size_t		 n;
+
+	h = atomic_load(&l->ctl->head);
+	t = atomic_load(&l->ctl->tail);
+	if (t - h < l->cap)
+		return STEAL_RETRY;	/* the consumer is freeing a cell */
+	c = lane_cell(l, h);
+	seq = atomic_load(&c->seq);
+	if ((seq & ~SEQ_FLAGS) == h + 1 && (seq & SEQ_FLAGS) != 0) {
+		/* Someone took it but has not moved head yet: help. */
+		hh = h;
+		atomic_compare_exchange_strong(&l->ctl->head, &hh, h + 1);
+		free_flagged(c, seq, h + l->cap);
+		return STEAL_RETRY;
+	}
+	if (seq != h + 1)
+		return STEAL_WAIT;
+	m = c->msg;
+	n = m.len < sizeof(pfx) ? m.len : sizeof(pfx);
+	memcpy(pfx, c->payload, n);
+	atomic_store_explicit(&p->slot->rec_pos, h, memory_order_release);
+	atomic_store_explicit(&p->slot->rec_ring, l->ring_id << 2 | REC_STEAL,
+	    memory_order_release);
+	expect = h + 1;
+	if (!atomic_compare_exchange_strong(&c->seq, &expect,
+	    (h + 1) | SEQ_TAKEN)) {
+		atomic_store_explicit(&p->slot->rec_ring, 0,
+		    memory_order_release);
+		return STEAL_RETRY;
+	}
+	hh = h;
+	atomic_compare_exchange_strong(&l->ctl->head, &hh, h + 1);
+	free_flagged(c, (h + 1) | SEQ_TAKEN, h + l->cap);
+	atomic_store_explicit(&p->slot->rec_ring, 0, memory_order_release);
+	atomic_fetch_add(&mb->m->dropped, 1);
+	if (m.len > sizeof(pfx))
+		m.len = (uint32_t)n;
+	shm_dl_put(a, (uint32_t)(mb - a->mb), SHM_LANE_MAIN,
+	    SHM_DL_DROPPED_OLDEST, &m, pfx);
+	return STEAL_OK;
+}
+
+/* --- receiving ---------------------------------------------------------- */
+
+bool
+shm_pending(struct shm_arena *a, uint32_t idx, unsigned lanes)
+{
+	struct shm_lane_local *l;
+	uint64_t h;
+	unsigned k;
+
+	if (idx >= a->n)
+		return false;
+	for (k = 0; k < SHM_NLANES; k++) {
+		if ((lanes & SHM_LANE_BIT(k)) == 0)
+			continue;
+		l = &a->mb[idx].lane[k];
+		h = atomic_load(&l->ctl->head);
+		if (atomic_load(&lane_cell(l, h)->seq) != h)
+			return true;
+	}
+	return false;
+}
+
+int
+shm_drain(struct shm_arena *a, uint32_t idx, unsigned lanes, unsigned max,
+    shm_handler fn, void *arg)
+{
+	unsigned i, k, left, total = 0;
+	int	 n, stop = 0;
+
+	if (idx >= a->n)
+		return SHM_EBADINDEX;
+	if (fn == NULL)
+		return SHM_EINVAL;
+	for (i = 0; i < SHM_NLANES && !stop; i++) {
+		k = lane_order[i];
+		if ((lanes & SHM_LANE_BIT(k)) == 0)
+			continue;
+		left = max == 0 ? a->mb[idx].lane[k].cap : max - total;
+		if (left == 0)
+			break;
+		if (uses_take(&a->mb[idx], k))
+			n = drain_take(a, idx, k, left, fn, arg, &stop);
+		else
+			n = drain_inplace(a, idx, k, left, fn, arg, &stop);
+		total += (unsigned)n;
+		if (max != 0 && total >= max)
+			break;
+	}
+	return (int)total;
+}
+
+static void
+count_wait(struct shm_mbox *m, uint64_t now, uint64_t enq)
+{
+	uint64_t d = now > enq ? now - enq : 0;
+	unsigned b = d == 0 ? 0 : 63 - (unsigned)__builtin_clzll(d);
+
+	if (b >= SHM_HIST_BUCKETS)
+		b = SHM_HIST_BUCKETS - 1;
+	/* Only the consumer writes: a relaxed load and store suffice. */
+	atomic_store_explicit(&m->hist[b], atomic_load_explicit(&m->hist[b],
+	    memory_order_relaxed) + 1, memory_order_relaxed);
+}
+
+static void
+garbled(struct shm_arena *a, uint32_t idx, unsigned lane,
+    const struct shm_msg *m)
+{
+	struct shm_msg c = *m;
+
+	atomic_fetch_add(&a->mb[idx].m->garbled, 1);
+	c.len = 0;			/* never trust it for a copy */
+	shm_dl_put(a, idx, lane, SHM_DL_GARBLED, &c, NULL);
+}
+
+/*
+ * The ordinary consumer: cells published for this position are its own
+ * until it frees them, so it hands them over in place and publishes head
+ * once for the batch.
+ */
+static int
+drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
+    shm_handler fn, void *arg, int *stop)
+{
+	struct shm_mbox_local *mb = &a->mb[idx];
+	struct shm_lane_local *l = &mb->lane[lane];
+	struct shm_lane_ctl *ctl = l->ctl;
+	struct shm_cell	*c;
+	struct shm_msg	 m;
+	uint64_t	 h, h0, seq, t, now = 0, d;
+	unsigned	 n = 0;
+
+	h0 = h = atomic_load_explicit(&ctl->head, memory_order_relaxed);
+	while (n < max && !*stop) {
+		c = lane_cell(l, h);
+		seq = atomic_load_explicit(&c->seq, memory_order_acquire);
+		if (seq == h + 1) {
+			m = c->msg;	/* one copy, checked, then used */
+			if (!msg_sane(&m, mb->payload_max)) {
+				garbled(a, idx, lane, &m);
+			} else {
+				if ((n & 63) == 0)
+					now = shm_now_ns();
+				count_wait(mb->m, now, m.enq_ns);
+				if (fn(arg, (enum shm_lane)lane, &m,
+				    c->payload) != 0)
+					*stop = 1;
+				n++;
+			}
+			atomic_store_explicit(&c->seq, h + l->cap,
+			    memory_order_release);
+			h++;
+			continue;
+		}
+		if ((seq & SEQ_FLAGS) != 0 && (seq & ~SEQ_FLAGS) == h + 1) {
+			free_flagged(c, seq, h + l->cap);
+			h++;
+			continue;
+		}
+		if (seq == h + l->cap) {
+			/* Freed by a consumer that died before moving head. */
+			h++;
+			continue;
+		}
+		if (seq == h)
+			break;		/* empty, or being written */
+		t = atomic_load(&ctl->tail);
+		if (t <= h) {
+			/* A free cell with a wild number: repair it. */
+			if (atomic_compare_exchange_strong(&c->seq, &seq, h))
+				atomic_fetch_add(&mb->m->garbled, 1);
+			break;
+		}
+		m = c->msg;
+		garbled(a, idx, lane, &m);
+		atomic_store_explicit(&c->seq, h + l->cap, memory_order_release);
+		h++;
+	}
+	if (h != h0) {
+		atomic_store_explicit(&ctl->head, h, memory_order_release);
+		atomic_store_explicit(&ctl->dequeued, atomic_load_explicit(
+		    &ctl->dequeued, memory_order_relaxed) + n,
+		    memory_order_relaxed);
+		t = atomic_load_explicit(&ctl->tail, memory_order_relaxed);
+		d = t - h0;
+		if (d > atomic_load_explicit(&ctl->depth_hwm,
+		    memory_order_relaxed) && d <= l->cap)
+			atomic_store_explicit(&ctl->depth_hwm, d,
+			    memory_order_relaxed);
+		shm_wake_senders(mb->m);
+	}
+	return (int)n;
+}
+
+/*
+ * The consumer of a drop_oldest lane: senders may take the head cell too,
+ * so each cell is copied, marked TAKEN by CAS, head advanced, cell freed,
+ * and only then handed over from the copy.
+ */
+static int
+drain_take(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
+    shm_handler fn, void *arg, int *stop)
+{
+	struct shm_mbox_local *mb = &a->mb[idx];
+	struct shm_lane_local *l = &mb->lane[lane];
+	struct shm_lane_ctl *ctl = l->ctl;
+	struct shm_cell	*c;
+	struct shm_msg	 m;
+	unsigned char	 stackbuf[COPYBUF_STACK], *buf = stackbuf;
+	uint64_t	 h, seq, expect, hh, t, now;
+	unsigned	 n = 0, moved = 0;
+
+	if (mb->payload_max > sizeof(stackbuf) &&
+	    (buf = malloc(mb->payload_max)) == NULL)
+		return 0;
+	while (n < max && !*stop) {
+		h = atomic_load(&ctl->head);
+		c = lane_cell(l, h);
+		seq = atomic_load(&c->seq);
+		if (atomic_load(&ctl->head) != h)
+			continue;	/* a sender took it meanwhile */
+		if ((seq & SEQ_FLAGS) != 0 && (seq & ~SEQ_FLAGS) == h + 1) {
+			hh = h;
+			atomic_compare_exchange_strong(&ctl->head, &hh, h + 1);
+			free_flagged(c, seq, h + l->cap);
+			moved++;
+			continue;
+		}
+		if (seq == h + l->cap) {
+			hh = h;
+			atomic_compare_exchange_strong(&ctl->head, &hh, h + 1);
+			continue;
+		}
+		if (seq == h)
+			break;
+		if (seq != h + 1) {
+			t = atomic_load(&ctl->tail);
+			if (t <= h) {
+				if (atomic_compare_exchange_strong(&c->seq,
+				    &seq, h))
+					atomic_fetch_add(&mb->m->garbled, 1);
+				break;
+			}
+			m = c->msg;
+			expect = seq;
+			if (atomic_compare_exchange_strong(&c->seq, &expect,
+			    (h + 1) | SEQ_TAKEN))
+				garbled(a, idx, lane, &m);
+			continue;	/* the flagged path frees it */
+		}
+		m = c->msg;
+		if (msg_sane(&m, mb->payload_max))
+			memcpy(buf, c->payload, m.len);
+		expect = h + 1;
+		if (!atomic_compare_exchange_strong(&c->seq, &expect,
+		    (h + 1) | SEQ_TAKEN))
+			continue;	/* a sender took it first */
+		hh = h;
+		atomic_compare_exchange_strong(&ctl->head, &hh, h + 1);
+		free_flagged(c, (h + 1) | SEQ_TAKEN, h + l->cap);
+		moved++;
+		shm_wake_senders(mb->m);
+		if (!msg_sane(&m, mb->payload_max)) {
+			garbled(a, idx, lane, &m);
+			continue;
+		}
+		now = shm_now_ns();
+		count_wait(mb->m, now, m.enq_ns);
+		n++;
+		atomic_store_explicit(&ctl->dequeued, atomic_load_explicit(
+		    &ctl->dequeued, memory_order_relaxed) + 1,
+		    memory_order_relaxed);
+		if (fn(arg, (enum shm_lane)lane, &m, buf) != 0)
+			*stop = 1;
+	}
+	if (moved > 0)
+		shm_wake_senders(mb->m);
+	if (buf != stackbuf)
+		free(buf);
+	return (int)n;
+}
+
+static int
+copy_handler(void *arg, enum shm_lane lane, const struct shm_msg *m,
+    const void *payload)
+{
+	struct copy_arg *ca = arg;
+	size_t	 n = m->len < ca->buflen ? m->len : ca->buflen;
+
+	*ca->msg = *m;
+	if (n > 0)
+		memcpy(ca->buf, payload, n);
+	if (ca->lane != NULL)
+		*ca->lane = lane;
+	return 1;
+}
+
+int
+shm_recv(struct shm_arena *a, uint32_t idx, unsigned lanes,
+    struct shm_msg *msg, void *buf, size_t buflen, enum shm_lane *lane)
+{
+	struct copy_arg ca = { msg, buf, buflen, lane };
+	int	 n;
+
+	if (buf == NULL && buflen > 0)
+		return SHM_EINVAL;
+	n = shm_drain(a, idx, lanes, 1, copy_handler, &ca);
+	if (n < 0)
+		return n;
+	return n == 0 ? SHM_EEMPTY : 0;
+}
+
+/*
+ * Free what a dead consumer took and did not free: cells below head still
+ * holding the number of their own lap.  Only while no consumer runs.
+ */
+int
+shm_consumer_recover(struct shm_arena *a, uint32_t idx)
+{
+	struct shm_lane_local *l;
+	struct shm_cell	*c;
+	uint64_t	 h, p, seq;
+	unsigned	 k;
+	int		 fixed = 0;
+
+	if (idx >= a->n)
+		return SHM_EBADINDEX;
+	for (k = 0; k < SHM_NLANES; k++) {
+		l = &a->mb[idx].lane[k];
+		h = atomic_load(&l->ctl->head);
+		for (p = h > l->cap ? h - l->cap : 0; p < h; p++) {
+			c = lane_cell(l, p);
+			seq = atomic_load(&c->seq);
+			if ((seq & ~SEQ_FLAGS) == p + 1 &&
+			    free_flagged(c, seq, p + l->cap))
+				fixed++;
+		}
+	}
+	if (fixed > 0)
+		shm_wake_senders_force(a->mb[idx].m);
+	return fixed;
+}

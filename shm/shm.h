@@ -1,0 +1,333 @@
+/*
+ * shm.h: the shared-memory arena and its mailboxes, the whole public API of
+ * shm/.  One arena is one sealed memfd that actord creates before it forks
+ * anything; every process of the tree maps it and talks through it.
+ *
+ * Who owns what (one file per responsibility):
+ *   arena.c     create, attach, validate, detach; the actor table
+ *   ring.c      the lanes: claim, publish, consume, overflow policies
+ *   wait.c      futex wait/wake, spin-then-sleep, the epoll doorbell
+ *   producer.c  producer slots, claim records, shm_reap()
+ *   deadletter.c the dead-letter ring
+ *   counters.c  per-mailbox counters, the wait histogram
+ *   shm_err.c   error and reason names
+ *
+ * Nothing here logs, allocates on the hot path, takes a lock or makes a
+ * system call while the peer is awake.  Every length, index and offset read
+ * from shared memory is checked before use: another process may scribble
+ * on the arena, and the reader must survive it.
+ *
+ * Return values: functions returning int return 0 (or a count) on success,
+ * or a negative SHM_E* code.  SHM_ESYS means a system call failed and errno
+ * says why.  shm_strerror() names each code.
+ */
+#ifndef ACTORD_SHM_H
+#define ACTORD_SHM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define SHM_MAGIC		0x4d52414452544341ULL	/* "ACTRDARM" */
+#define SHM_VERSION		1
+#define SHM_ENV_FD		"ACTORD_ARENA_FD"	/* decimal fd number */
+#define SHM_PATH_MAX		256	/* actor path, NUL included */
+#define SHM_ERRBUF		256	/* size of an error-text buffer */
+#define SHM_MAX_MAILBOXES	65536
+#define SHM_MAX_PRODUCERS	4096
+#define SHM_CELL_MIN		64	/* smallest cell, header included */
+#define SHM_CELL_MAX		(1u << 20)
+#define SHM_CAPACITY_MAX	(1u << 24)
+#define SHM_HIST_BUCKETS	40	/* log2 buckets of ns: [2^i, 2^(i+1)) */
+#define SHM_DL_PAYLOAD		64	/* payload bytes kept in a dead letter */
+#define SHM_NO_TIMEOUT		(-1)	/* timeout_ns: wait for ever */
+#define SHM_TIMEOUT_DEFAULT	(-2)	/* shm_send: the mailbox's block_timeout */
+
+/* Errors: always negative. */
+enum shm_err {
+	SHM_OK		= 0,
+	SHM_EFULL	= -1,	/* the lane is full (reject, or block timed out) */
+	SHM_EEMPTY	= -2,	/* nothing to receive */
+	SHM_ETIMEDOUT	= -3,	/* a wait ran out of time */
+	SHM_EOVERSIZE	= -4,	/* payload larger than the cell */
+	SHM_EGARBLED	= -5,	/* a garbled cell or record was refused */
+	SHM_ECORRUPT	= -6,	/* the arena is foreign, truncated or corrupt */
+	SHM_EBADINDEX	= -7,	/* no such mailbox, lane or slot */
+	SHM_ESYS	= -8,	/* a system call failed: see errno */
+	SHM_EAGAIN	= -9,	/* shm_reap: ambiguous claim, call again later */
+	SHM_ENOSLOT	= -10,	/* every producer slot is taken */
+	SHM_EINVAL	= -11,	/* bad argument (layout, path, ...) */
+	SHM_EDROPPED	= -12,	/* drop_newest: this message was dropped */
+	SHM_ENOENT	= -13,	/* no actor has that path */
+	SHM_ELOST	= -14	/* the message was released before publish */
+};
+
+/*
+ * Overflow policies: the values map 1:1 to enum mailbox_overflow in
+ * supervisor/spec.h (OVERFLOW_BLOCK, _REJECT, _DROP_OLDEST, _DROP_NEWEST).
+ */
+enum shm_overflow {
+	SHM_OVERFLOW_BLOCK = 0,		/* the sender waits, with a timeout */
+	SHM_OVERFLOW_REJECT = 1,	/* SHM_EFULL at once */
+	SHM_OVERFLOW_DROP_OLDEST = 2,	/* the oldest queued message goes */
+	SHM_OVERFLOW_DROP_NEWEST = 3	/* the message being sent goes */
+};
+
+/* Lanes of a mailbox.  The masks select lanes in receive and wait calls. */
+enum shm_lane {
+	SHM_LANE_MAIN = 0,		/* ordinary traffic; the overflow policy */
+	SHM_LANE_SYSTEM = 1,		/* Terminated, Stop, ...: drained first */
+	SHM_LANE_REPLY = 2,		/* answers to this actor's asks */
+	SHM_NLANES = 3
+};
+#define SHM_LANE_BIT(l)		(1u << (l))
+#define SHM_LANES_INBOX		(SHM_LANE_BIT(SHM_LANE_MAIN) | \
+				 SHM_LANE_BIT(SHM_LANE_SYSTEM))
+#define SHM_LANES_ALL		(SHM_LANES_INBOX | SHM_LANE_BIT(SHM_LANE_REPLY))
+
+/*
+ * How a receiver waits.  SPIN polls for ever (benchmarks, dedicated CPUs);
+ * SPIN_SLEEP polls for spin_ns then sleeps on the futex; SLEEP goes to the
+ * futex at once.
+ */
+enum shm_wait_mode {
+	SHM_WAIT_SPIN = 0,
+	SHM_WAIT_SPIN_SLEEP = 1,
+	SHM_WAIT_SLEEP = 2
+};
+#define SHM_SPIN_NS_DEFAULT	20000	/* 20 us of polling before a sleep */
+
+/* The layout of one mailbox, fixed when the arena is created. */
+struct shm_mailbox_layout {
+	uint32_t	 capacity;	/* cells in the main lane, a power of two */
+	uint32_t	 cell;		/* bytes per cell, header included; x 64 */
+	uint32_t	 sys_capacity;	/* cells in the system lane, power of two */
+	uint32_t	 reply_capacity;/* cells in the reply lane, power of two */
+	enum shm_overflow overflow;	/* main lane; the other lanes reject */
+	uint32_t	 block_timeout_ms; /* default wait of a blocked sender */
+	uint32_t	 state_size;	/* bytes of the state region; 0: none */
+};
+
+/* The layout of a whole arena. */
+struct shm_layout {
+	uint32_t	 nmailboxes;	/* also the size of the actor table */
+	const struct shm_mailbox_layout *mailboxes;	/* nmailboxes of them */
+	uint32_t	 nproducers;	/* producer slots (one per thread) */
+	uint32_t	 dl_capacity;	/* dead-letter entries, a power of two */
+};
+
+/* A reference to an actor: index in the table and its incarnation. */
+struct shm_ref {
+	uint32_t	 index;
+	uint32_t	 incarnation;
+};
+
+/* Message flags.  The high byte is reserved for shm itself. */
+#define SHM_MSG_ASK		0x0001u	/* the sender waits for a reply */
+#define SHM_MSG_REPLY		0x0002u	/* an answer; corr names the ask */
+#define SHM_MSG_ERROR		0x0004u	/* a reply that reports an error */
+#define SHM_MSG_REDELIVERED	0x0008u	/* taken from an in-hand slot */
+#define SHM_MSG_USER_MASK	0x00ffffffu
+
+/* The header of every message: 40 bytes, followed by the payload. */
+struct shm_msg {
+	uint32_t	 tag;		/* application message type */
+	uint32_t	 len;		/* payload bytes */
+	struct shm_ref	 sender;	/* who sent it; {0, 0} for actord */
+	uint64_t	 corr;		/* correlation id of an ask, or 0 */
+	uint64_t	 enq_ns;	/* CLOCK_MONOTONIC at enqueue (set by shm) */
+	uint32_t	 attempts;	/* deliveries so far */
+	uint32_t	 flags;		/* SHM_MSG_* */
+};
+#define SHM_CELL_HDR		48	/* sequence number + struct shm_msg */
+
+/* Actor states in the actor table. */
+enum shm_actor_state {
+	SHM_ACTOR_DOWN = 0,
+	SHM_ACTOR_STARTING = 1,
+	SHM_ACTOR_UP = 2,
+	SHM_ACTOR_STOPPING = 3
+};
+
+/* Why a message became a dead letter. */
+enum shm_dl_reason {
+	SHM_DL_NO_ACTOR = 0,		/* no such actor */
+	SHM_DL_STALE_REF = 1,		/* reference to a stopped incarnation */
+	SHM_DL_FULL = 2,		/* mailbox full (reject, block timed out) */
+	SHM_DL_DROPPED_OLDEST = 3,	/* dropped as oldest */
+	SHM_DL_DROPPED_NEWEST = 4,	/* dropped as newest */
+	SHM_DL_POISON = 5,		/* too many delivery attempts */
+	SHM_DL_SENDER_DIED = 6,		/* sender died mid-send */
+	SHM_DL_SHUTDOWN = 7,		/* system shutting down */
+	SHM_DL_OVERSIZE = 8,		/* payload larger than the cell */
+	SHM_DL_UNREACHABLE = 9,		/* node unreachable */
+	SHM_DL_GARBLED = 10,		/* garbled cell */
+	SHM_DL_ASK_FAILED = 11,		/* ask failed: the actor is down */
+	SHM_DL_NREASONS = 12
+};
+
+/* One dead letter, as read back. */
+struct shm_dead_letter {
+	uint64_t	 seq;		/* position in the dead-letter ring */
+	uint64_t	 time_ns;	/* CLOCK_MONOTONIC when it was written */
+	struct shm_msg	 msg;		/* the message header */
+	uint32_t	 recipient;	/* intended mailbox index */
+	uint32_t	 reason;	/* enum shm_dl_reason */
+	uint32_t	 lane;		/* enum shm_lane it was meant for */
+	uint32_t	 payload_len;	/* bytes of payload kept below */
+	uint8_t		 payload[SHM_DL_PAYLOAD];
+};
+
+/* Per-mailbox counters: a consistent-enough snapshot, read lock-free. */
+struct shm_counters {
+	uint64_t	 enqueued;	/* published into any lane */
+	uint64_t	 dequeued;	/* handed to the consumer */
+	uint64_t	 depth;		/* claimed but not yet consumed, all lanes */
+	uint64_t	 depth_hwm;	/* highest depth seen by the consumer */
+	uint64_t	 dropped;	/* by the overflow policy */
+	uint64_t	 dead_lettered;	/* every message of this mailbox dead-lettered */
+	uint64_t	 garbled;	/* cells refused as garbled */
+	uint64_t	 released;	/* claims released by shm_reap */
+	uint64_t	 full;		/* sends refused or timed out as full */
+	uint64_t	 wakeups;	/* futex wakes or doorbells sent */
+	uint64_t	 wait_hist[SHM_HIST_BUCKETS]; /* enqueue->dequeue ns, log2 */
+};
+
+struct shm_arena;		/* process-local handle of a mapped arena */
+struct shm_producer;		/* a claimed producer slot (one thread) */
+
+/*
+ * The handler of shm_drain(): called once per message; payload is valid only
+ * during the call (the cell is reused afterwards).  Return 0 to go on, non-0
+ * to stop after this message (the message counts as consumed).
+ */
+typedef int (*shm_handler)(void *arg, enum shm_lane lane,
+    const struct shm_msg *msg, const void *payload);
+
+/* arena.c */
+int	 shm_layout_check(const struct shm_layout *, char *err, size_t errlen);
+size_t	 shm_layout_size(const struct shm_layout *);	/* 0 if invalid */
+int	 shm_create(const struct shm_layout *, const char *name,
+	    struct shm_arena **, char *err, size_t errlen);
+int	 shm_attach_fd(int fd, struct shm_arena **, char *err, size_t errlen);
+int	 shm_attach_env(struct shm_arena **, char *err, size_t errlen);
+void	 shm_detach(struct shm_arena *);	/* unmaps; closes the fd */
+int	 shm_fd(const struct shm_arena *);
+size_t	 shm_size(const struct shm_arena *);
+uint32_t shm_nmailboxes(const struct shm_arena *);
+uint64_t shm_arena_id(const struct shm_arena *);
+int	 shm_mailbox_layout(const struct shm_arena *, uint32_t idx,
+	    struct shm_mailbox_layout *);
+size_t	 shm_payload_max(const struct shm_arena *, uint32_t idx); /* 0: bad idx */
+
+/* arena.c: the actor table (index = mailbox index) */
+int	 shm_actor_set_path(struct shm_arena *, uint32_t idx, const char *path);
+int	 shm_actor_path(const struct shm_arena *, uint32_t idx, char *buf,
+	    size_t buflen);
+int	 shm_lookup(const struct shm_arena *, const char *path); /* idx or <0 */
+uint32_t shm_actor_incarnation(const struct shm_arena *, uint32_t idx);
+uint32_t shm_actor_bump_incarnation(struct shm_arena *, uint32_t idx);
+pid_t	 shm_actor_pid(const struct shm_arena *, uint32_t idx);
+void	 shm_actor_set_pid(struct shm_arena *, uint32_t idx, pid_t);
+enum shm_actor_state shm_actor_state(const struct shm_arena *, uint32_t idx);
+void	 shm_actor_set_state(struct shm_arena *, uint32_t idx,
+	    enum shm_actor_state);
+struct shm_ref shm_actor_ref(const struct shm_arena *, uint32_t idx);
+/* Raw regions for libactor: one cell-sized in-hand slot, the state region. */
+void	*shm_inhand(struct shm_arena *, uint32_t idx, size_t *len);
+void	*shm_state(struct shm_arena *, uint32_t idx, size_t *len);
+
+/*
+ * producer.c.  A producer slot belongs to one thread of one process (its pid
+ * is recorded); a forked child opens its own.  shm_reap() is called by
+ * whoever reaped a process (actord, or a test after waitpid): it releases
+ * that pid's claimed-but-unpublished cells (each one a dead letter "sender
+ * died mid-send"), frees its slots and wakes waiters.  It returns the number
+ * of slots freed, or SHM_EAGAIN when a claim is ambiguous (a live producer
+ * records the same cell): call it again a little later (bounded).
+ */
+int	 shm_producer_open(struct shm_arena *, struct shm_producer **);
+void	 shm_producer_close(struct shm_producer *);
+int	 shm_reap(struct shm_arena *, pid_t pid, unsigned *released);
+/* Test hook: called between claim and publish (NULL: none). */
+void	 shm_producer_set_hook(struct shm_producer *,
+	    void (*hook)(void *arg), void *arg);
+
+/*
+ * ring.c: sending.  Copies the header (enq_ns is set here) and payload into
+ * one cell of the lane and publishes it.  The main lane follows the mailbox
+ * overflow policy: block waits up to timeout_ns (SHM_TIMEOUT_DEFAULT: the
+ * layout's block_timeout_ms, SHM_NO_TIMEOUT: for ever, 0: not at all) and
+ * then fails SHM_EFULL; reject fails SHM_EFULL at once; drop_oldest
+ * dead-letters the oldest queued message and returns 0; drop_newest
+ * dead-letters this one and returns SHM_EDROPPED.  System and reply lanes
+ * reject.  Every message not delivered is counted and dead-lettered.
+ */
+int	 shm_send(struct shm_producer *, uint32_t idx, enum shm_lane,
+	    const struct shm_msg *, const void *payload, int64_t timeout_ns);
+int	 shm_send_default(struct shm_producer *, uint32_t idx,
+	    const struct shm_msg *, const void *payload);
+
+/*
+ * ring.c: receiving (one consumer per mailbox and lane).  The system lane is
+ * always taken before the main lane.  shm_recv copies one message (payload
+ * truncated to buflen; msg->len is the full length) and returns 0, or
+ * SHM_EEMPTY.  shm_drain hands up to max messages (0: all published) to the
+ * handler, straight from the cells, and returns how many it handled.
+ */
+int	 shm_recv(struct shm_arena *, uint32_t idx, unsigned lanes,
+	    struct shm_msg *, void *buf, size_t buflen, enum shm_lane *lane);
+int	 shm_drain(struct shm_arena *, uint32_t idx, unsigned lanes,
+	    unsigned max, shm_handler, void *arg);
+bool	 shm_pending(struct shm_arena *, uint32_t idx, unsigned lanes);
+/*
+ * A new consumer (the next incarnation, before it receives) or actord (after
+ * it reaped the consumer) frees cells a dead consumer had taken but not yet
+ * freed.  Only while no consumer of that mailbox runs.
+ */
+int	 shm_consumer_recover(struct shm_arena *, uint32_t idx);
+
+/*
+ * wait.c.  shm_wait returns 0 once one of the lanes has a message, or
+ * SHM_ETIMEDOUT.  A consumer in an event loop opens a doorbell (a datagram
+ * socket, non-blocking, close-on-exec, to put in epoll), calls
+ * shm_doorbell_arm before epoll_wait (1: messages are pending, do not
+ * sleep; 0: armed), and shm_doorbell_disarm after waking.  shm_wake_all
+ * wakes the consumer and blocked senders of a mailbox (actord, shutdown).
+ */
+int	 shm_wait(struct shm_arena *, uint32_t idx, unsigned lanes,
+	    enum shm_wait_mode, int64_t spin_ns, int64_t timeout_ns);
+int	 shm_recv_wait(struct shm_arena *, uint32_t idx, unsigned lanes,
+	    enum shm_wait_mode, int64_t spin_ns, int64_t timeout_ns,
+	    struct shm_msg *, void *buf, size_t buflen, enum shm_lane *lane);
+int	 shm_doorbell_open(struct shm_arena *, uint32_t idx);	/* an fd */
+int	 shm_doorbell_arm(struct shm_arena *, uint32_t idx, unsigned lanes);
+void	 shm_doorbell_disarm(struct shm_arena *, uint32_t idx, int fd);
+void	 shm_wake_all(struct shm_arena *, uint32_t idx);
+
+/* counters.c */
+int	 shm_counters(const struct shm_arena *, uint32_t idx,
+	    struct shm_counters *);
+
+/*
+ * deadletter.c.  Writers never block: a full ring overwrites its oldest
+ * entry.  shm_dl_read reads the entry at *cursor and advances it; a cursor
+ * that fell behind jumps to the oldest entry still kept.  Returns 1 with an
+ * entry, 0 when the cursor has caught up.
+ */
+int	 shm_dl_put(struct shm_arena *, uint32_t recipient, enum shm_lane,
+	    enum shm_dl_reason, const struct shm_msg *, const void *payload);
+int	 shm_dl_read(const struct shm_arena *, uint64_t *cursor,
+	    struct shm_dead_letter *);
+uint64_t shm_dl_head(const struct shm_arena *);	/* next position written */
+uint64_t shm_dl_lost(const struct shm_arena *);	/* overwritten unread */
+uint64_t shm_dl_total(const struct shm_arena *);
+
+/* shm_err.c */
+const char *shm_strerror(int err);
+const char *shm_reason_name(enum shm_dl_reason);
+const char *shm_lane_name(enum shm_lane);
+uint64_t shm_now_ns(void);		/* CLOCK_MONOTONIC in ns */
+
+#endif /* ACTORD_SHM_H */

@@ -1,0 +1,231 @@
+/*
+ * shm_impl.h: what shm/ files share among themselves and nobody else: the
+ * layout of the arena in memory and the process-local handles.  Never
+ * include this outside shm/ (tests may, to scribble on cells on purpose).
+ *
+ * Everything in the arena is read as untrusted: offsets and sizes are read
+ * once, at attach, validated, and copied into the process-local handle;
+ * per-message lengths and sequence numbers are checked on every use.
+ */
+#ifndef ACTORD_SHM_IMPL_H
+#define ACTORD_SHM_IMPL_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "shm/shm.h"
+
+#define SHM_CL			64	/* cache line */
+#define SHM_ALIGN(x, a)		(((x) + (a) - 1) & ~((uint64_t)(a) - 1))
+
+/*
+ * Cell sequence numbers (Vyukov): for position p, seq == p means free for
+ * p (or claimed and not yet published), p + 1 published, p + capacity
+ * consumed (free for the next lap).  SEQ_RELEASED marks a claim released by
+ * shm_reap: (p + 1) | SEQ_RELEASED is skipped by the consumer.  Positions
+ * are 64-bit and never come near bit 63.
+ */
+#define SEQ_RELEASED		(1ULL << 63)
+#define SEQ_TAKEN		(1ULL << 62)	/* drop_oldest: taken off the head */
+#define SEQ_FLAGS		(SEQ_RELEASED | SEQ_TAKEN)
+
+/* Claim records: rec_ring = ring id << 2 | kind. */
+#define REC_NONE		0u
+#define REC_INTENT		1u	/* claiming rec_pos of that ring */
+#define REC_STEAL		2u	/* drop_oldest: taking rec_pos off the head */
+#define REC_KIND(r)		((unsigned)((r) & 3))
+#define REC_RING(r)		((r) >> 2)
+
+/* Producer slot states. */
+#define SLOT_FREE		0u
+#define SLOT_LIVE		1u
+#define SLOT_DEAD		2u	/* its process died; being reaped */
+
+/* The consumer's "sleeping" word: lane bits, plus how to wake it. */
+#define SLEEP_DOORBELL		0x100u	/* ring the doorbell, not the futex */
+
+struct shm_hdr {
+	uint64_t	 magic;
+	uint32_t	 version;
+	uint32_t	 hdr_size;	/* sizeof(struct shm_hdr) */
+	uint64_t	 total_size;	/* bytes of the memfd */
+	uint64_t	 arena_id;	/* random: doorbell names */
+	uint64_t	 checksum;	/* FNV-1a of header (this zero) + descs */
+	uint32_t	 nmailboxes;
+	uint32_t	 nproducers;
+	uint32_t	 dl_capacity;
+	uint32_t	 pad0;
+	uint64_t	 desc_off;
+	uint64_t	 actors_off;
+	uint64_t	 slots_off;
+	uint64_t	 dl_off;
+	uint64_t	 dl_entries_off;
+	uint64_t	 mbox_off;	/* first mailbox region */
+	uint8_t		 pad1[88];
+};
+
+/* One mailbox descriptor: immutable after create. */
+struct shm_desc {
+	uint32_t	 capacity[SHM_NLANES];
+	uint32_t	 cell;
+	uint32_t	 overflow;
+	uint32_t	 block_timeout_ms;
+	uint32_t	 state_size;
+	uint32_t	 pad0;
+	uint64_t	 ctl_off;
+	uint64_t	 cells_off[SHM_NLANES];
+	uint64_t	 inhand_off;
+	uint64_t	 state_off;
+	uint8_t		 pad1[48];
+};
+
+struct shm_actor {
+	char		 path[SHM_PATH_MAX];
+	_Atomic uint32_t incarnation;
+	_Atomic int32_t	 pid;
+	_Atomic uint32_t state;
+	uint8_t		 pad[52];
+};
+
+struct shm_slot {
+	_Atomic int32_t	 pid;		/* the claim: 0 when free */
+	_Atomic uint32_t state;		/* SLOT_* */
+	_Atomic uint64_t rec_ring;	/* ring id << 2 | REC_* */
+	_Atomic uint64_t rec_pos;
+	uint8_t		 pad[40];
+};
+
+struct shm_cell {
+	_Atomic uint64_t seq;
+	struct shm_msg	 msg;
+	unsigned char	 payload[];
+};
+
+/* One lane's control block: producers' line, consumer's line. */
+struct shm_lane_ctl {
+	_Alignas(SHM_CL) _Atomic uint64_t tail;	/* next position to claim */
+	_Alignas(SHM_CL) _Atomic uint64_t head;	/* next position to consume */
+	_Atomic uint64_t dequeued;	/* written by the consumer only */
+	_Atomic uint64_t depth_hwm;
+};
+
+struct shm_mbox {
+	struct shm_lane_ctl lane[SHM_NLANES];
+	/* The consumer's wake-up line: producers only read it while busy. */
+	_Alignas(SHM_CL) _Atomic uint32_t wake_word;	/* futex */
+	_Atomic uint32_t sleeping;	/* lane bits | SLEEP_DOORBELL, 0: awake */
+	/* Blocked senders. */
+	_Alignas(SHM_CL) _Atomic uint32_t space_word;	/* futex */
+	_Atomic uint32_t space_waiters;
+	/* Rare-path counters (atomic adds). */
+	_Alignas(SHM_CL) _Atomic uint64_t dropped;
+	_Atomic uint64_t dead_lettered;
+	_Atomic uint64_t garbled;
+	_Atomic uint64_t released;
+	_Atomic uint64_t full;
+	_Atomic uint64_t wakeups;
+	/* Written by the consumer only. */
+	_Alignas(SHM_CL) _Atomic uint64_t hist[SHM_HIST_BUCKETS];
+};
+
+struct shm_dl_ctl {
+	_Alignas(SHM_CL) _Atomic uint64_t tail;
+	_Atomic uint64_t total;
+};
+
+struct shm_dl_entry {
+	_Atomic uint64_t seq;		/* 2p + 1 writing, 2p + 2 written */
+	uint64_t	 check;		/* FNV-1a of the body below */
+	uint64_t	 time_ns;
+	struct shm_msg	 msg;
+	uint32_t	 recipient;
+	uint32_t	 reason;
+	uint32_t	 lane;
+	uint32_t	 payload_len;
+	uint8_t		 payload[SHM_DL_PAYLOAD];
+	uint8_t		 pad[48];
+};
+
+/* Process-local, validated view of one lane and one mailbox. */
+struct shm_lane_local {
+	struct shm_lane_ctl *ctl;
+	unsigned char	*cells;
+	uint64_t	 mask;
+	uint32_t	 cap;
+	uint32_t	 cell;
+	uint64_t	 ring_id;	/* idx * SHM_NLANES + lane + 1 */
+};
+
+struct shm_mbox_local {
+	struct shm_mbox	*m;
+	struct shm_lane_local lane[SHM_NLANES];
+	struct shm_mailbox_layout lay;
+	struct shm_actor *actor;
+	void		*inhand;
+	void		*state;
+	uint32_t	 payload_max;
+};
+
+struct shm_arena {
+	unsigned char	*base;
+	size_t		 size;
+	int		 fd;
+	uint64_t	 id;
+	uint32_t	 n;
+	struct shm_mbox_local *mb;
+	struct shm_slot	*slots;
+	uint32_t	 nslots;
+	struct shm_dl_ctl *dl;
+	struct shm_dl_entry *dl_entries;
+	uint32_t	 dl_cap;
+};
+
+struct shm_producer {
+	struct shm_arena *a;
+	struct shm_slot	*slot;
+	pid_t		 pid;
+	int		 bellfd;	/* datagram socket for doorbells, or -1 */
+	void		(*hook)(void *);
+	void		*hook_arg;
+};
+
+_Static_assert(sizeof(struct shm_hdr) % SHM_CL == 0, "hdr");
+_Static_assert(sizeof(struct shm_desc) % SHM_CL == 0, "desc");
+_Static_assert(sizeof(struct shm_actor) % SHM_CL == 0, "actor");
+_Static_assert(sizeof(struct shm_slot) == SHM_CL, "slot");
+_Static_assert(sizeof(struct shm_cell) == SHM_CELL_HDR, "cell");
+_Static_assert(sizeof(struct shm_msg) == 40, "msg");
+_Static_assert(sizeof(struct shm_dl_entry) % SHM_CL == 0, "dl entry");
+
+static inline struct shm_cell *
+lane_cell(const struct shm_lane_local *l, uint64_t pos)
+{
+	return (struct shm_cell *)(void *)(l->cells + (pos & l->mask) * l->cell);
+}
+
+static inline void
+cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+/* arena.c */
+uint64_t shm_fnv(uint64_t, const void *, size_t);
+
+/* wait.c */
+int	 shm_futex_wait(_Atomic uint32_t *, uint32_t, int64_t timeout_ns);
+void	 shm_futex_wake(_Atomic uint32_t *, int n);
+void	 shm_wake_consumer(struct shm_arena *, uint32_t idx, unsigned lane,
+	    int *bellfd);
+void	 shm_wake_senders(struct shm_mbox *);
+void	 shm_wake_senders_force(struct shm_mbox *);
+
+
+/* counters.c */
+void	 shm_count_dl(struct shm_arena *, uint32_t idx);
+
+#endif /* ACTORD_SHM_IMPL_H */

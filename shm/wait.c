@@ -1,0 +1,300 @@
+/*
+ * wait.c: sleeping and waking: the consumer's futex word and "sleeping"
+ * word, blocked senders' futex, spin-then-sleep, and the epoll doorbell.
+ *
+ * Owns: every futex and doorbell system call of shm/.  Must never make one
+ * unless somebody is really asleep (producers look at "sleeping" first).
+ * Futexes are shared between processes, so FUTEX_PRIVATE_FLAG is never
+ * used.
+ *
+ * No lost wake-up (consumer C, producer P, all seq_cst):
+ *   C: w = wake_word; sleeping = lanes; if (pending) stop; futex_wait(w)
+ *   P: publish (CAS on seq); if (sleeping & lane) { CAS sleeping -> 0;
+ *      wake_word++; FUTEX_WAKE }
+ * If P reads sleeping == 0, its publish comes before C's store to sleeping
+ * in the single total order, so C's pending check sees the message.  If P
+ * reads the lane bit, it bumps wake_word after C read w, so futex_wait
+ * either returns at once (the word changed) or is woken.  Only the
+ * producer that clears "sleeping" makes the system call.
+ *
+ * The doorbell: a consumer waiting in epoll binds an abstract AF_UNIX
+ * datagram socket named after the arena id and its mailbox index, arms
+ * "sleeping" with SLEEP_DOORBELL, and a producer that finds it asleep sends
+ * it one byte (non-blocking; errors are ignored because the consumer looks
+ * at its lanes after every wake-up anyway).
+ */
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+
+#include <linux/futex.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shm/shm_impl.h"
+
+#define SPIN_CLOCK_EVERY	64	/* polls between clock reads */
+
+static socklen_t bell_name(const struct shm_arena *, uint32_t,
+		    struct sockaddr_un *);
+static void	 ring_bell(struct shm_arena *, uint32_t, int *);
+static int	 spin(struct shm_arena *, uint32_t, unsigned, int64_t);
+
+int
+shm_futex_wait(_Atomic uint32_t *w, uint32_t val, int64_t timeout_ns)
+{
+	struct timespec ts, *tp = NULL;
+
+	if (timeout_ns >= 0) {
+		ts.tv_sec = timeout_ns / 1000000000;
+		ts.tv_nsec = timeout_ns % 1000000000;
+		tp = &ts;
+	}
+	if (syscall(SYS_futex, w, FUTEX_WAIT, val, tp, NULL, 0) == -1)
+		return -errno;
+	return 0;
+}
+
+void
+shm_futex_wake(_Atomic uint32_t *w, int n)
+{
+	syscall(SYS_futex, w, FUTEX_WAKE, n, NULL, NULL, 0);
+}
+
+void
+shm_wake_consumer(struct shm_arena *a, uint32_t idx, unsigned lane,
+    int *bellfd)
+{
+	struct shm_mbox	*m = a->mb[idx].m;
+	uint32_t	 s = atomic_load(&m->sleeping);
+
+	while (s & SHM_LANE_BIT(lane)) {
+		if (!atomic_compare_exchange_weak(&m->sleeping, &s, 0))
+			continue;
+		atomic_fetch_add_explicit(&m->wakeups, 1, memory_order_relaxed);
+		if (s & SLEEP_DOORBELL) {
+			ring_bell(a, idx, bellfd);
+		} else {
+			atomic_fetch_add(&m->wake_word, 1);
+			shm_futex_wake(&m->wake_word, INT_MAX);
+		}
+		return;
+	}
+}
+
+/* After freeing cells: wake blocked senders, if there are any. */
+void
+shm_wake_senders(struct shm_mbox *m)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load(&m->space_waiters) > 0)
+		shm_wake_senders_force(m);
+}
+
+void
+shm_wake_senders_force(struct shm_mbox *m)
+{
+	atomic_fetch_add(&m->space_word, 1);
+	shm_futex_wake(&m->space_word, INT_MAX);
+}
+
+void
+shm_wake_all(struct shm_arena *a, uint32_t idx)
+{
+	struct shm_mbox	*m;
+	uint32_t	 s;
+	int		 fd = -1;
+
+	if (idx >= a->n)
+		return;
+	m = a->mb[idx].m;
+	s = atomic_exchange(&m->sleeping, 0);
+	if (s & SLEEP_DOORBELL)
+		ring_bell(a, idx, &fd);
+	atomic_fetch_add(&m->wake_word, 1);
+	shm_futex_wake(&m->wake_word, INT_MAX);
+	shm_wake_senders_force(m);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Poll the lanes; 0 when something came, SHM_ETIMEDOUT at deadline. */
+static int
+spin(struct shm_arena *a, uint32_t idx, unsigned lanes, int64_t deadline)
+{
+	unsigned i;
+
+	for (;;) {
+		for (i = 0; i < SPIN_CLOCK_EVERY; i++) {
+			if (shm_pending(a, idx, lanes))
+				return 0;
+			cpu_relax();
+		}
+		if ((int64_t)shm_now_ns() >= deadline)
+			return SHM_ETIMEDOUT;
+	}
+}
+
+int
+shm_wait(struct shm_arena *a, uint32_t idx, unsigned lanes,
+    enum shm_wait_mode mode, int64_t spin_ns, int64_t timeout_ns)
+{
+	struct shm_mbox	*m;
+	int64_t		 now, deadline, sd;
+	uint32_t	 w;
+	int		 rc;
+
+	if (idx >= a->n)
+		return SHM_EBADINDEX;
+	if ((lanes & SHM_LANES_ALL) == 0)
+		return SHM_EINVAL;
+	if (shm_pending(a, idx, lanes))
+		return 0;
+	m = a->mb[idx].m;
+	now = (int64_t)shm_now_ns();
+	deadline = timeout_ns < 0 ? INT64_MAX : now + timeout_ns;
+	if (mode == SHM_WAIT_SPIN)
+		return spin(a, idx, lanes, deadline);
+	if (mode == SHM_WAIT_SPIN_SLEEP) {
+		if (spin_ns < 0)
+			spin_ns = SHM_SPIN_NS_DEFAULT;
+		sd = now + spin_ns < deadline ? now + spin_ns : deadline;
+		if (spin(a, idx, lanes, sd) == 0)
+			return 0;
+	}
+	for (;;) {
+		w = atomic_load(&m->wake_word);
+		atomic_store(&m->sleeping, lanes & SHM_LANES_ALL);
+		if (shm_pending(a, idx, lanes)) {
+			atomic_store(&m->sleeping, 0);
+			return 0;
+		}
+		now = (int64_t)shm_now_ns();
+		if (now >= deadline) {
+			atomic_store(&m->sleeping, 0);
+			return SHM_ETIMEDOUT;
+		}
+		rc = shm_futex_wait(&m->wake_word, w, deadline == INT64_MAX ?
+		    -1 : deadline - now);
+		atomic_store(&m->sleeping, 0);
+		if (rc == -EINTR || rc == -EAGAIN || rc == -ETIMEDOUT ||
+		    rc == 0) {
+			if (shm_pending(a, idx, lanes))
+				return 0;
+			continue;
+		}
+		errno = -rc;
+		return SHM_ESYS;
+	}
+}
+
+int
+shm_recv_wait(struct shm_arena *a, uint32_t idx, unsigned lanes,
+    enum shm_wait_mode mode, int64_t spin_ns, int64_t timeout_ns,
+    struct shm_msg *msg, void *buf, size_t buflen, enum shm_lane *lane)
+{
+	int64_t	 deadline, now;
+	int	 rc;
+
+	deadline = timeout_ns < 0 ? INT64_MAX :
+	    (int64_t)shm_now_ns() + timeout_ns;
+	for (;;) {
+		rc = shm_recv(a, idx, lanes, msg, buf, buflen, lane);
+		if (rc != SHM_EEMPTY)
+			return rc;
+		now = deadline == INT64_MAX ? 0 : (int64_t)shm_now_ns();
+		if (deadline != INT64_MAX && now >= deadline)
+			return SHM_ETIMEDOUT;
+		rc = shm_wait(a, idx, lanes, mode, spin_ns,
+		    deadline == INT64_MAX ? -1 : deadline - now);
+		if (rc < 0 && rc != SHM_ETIMEDOUT)
+			return rc;
+	}
+}
+
+static socklen_t
+bell_name(const struct shm_arena *a, uint32_t idx, struct sockaddr_un *sun)
+{
+	int	 n;
+
+	memset(sun, 0, sizeof(*sun));
+	sun->sun_family = AF_UNIX;
+	/* Abstract namespace: sun_path[0] stays NUL. */
+	n = snprintf(sun->sun_path + 1, sizeof(sun->sun_path) - 1,
+	    "actord-%016llx-%u", (unsigned long long)a->id, idx);
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+}
+
+static void
+ring_bell(struct shm_arena *a, uint32_t idx, int *bellfd)
+{
+	struct sockaddr_un sun;
+	socklen_t len;
+	char	 b = 1;
+
+	if (*bellfd < 0) {
+		*bellfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK |
+		    SOCK_CLOEXEC, 0);
+		if (*bellfd < 0)
+			return;
+	}
+	len = bell_name(a, idx, &sun);
+	(void)sendto(*bellfd, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL,
+	    (struct sockaddr *)&sun, len);
+}
+
+int
+shm_doorbell_open(struct shm_arena *a, uint32_t idx)
+{
+	struct sockaddr_un sun;
+	socklen_t len;
+	int	 fd, saved;
+
+	if (idx >= a->n)
+		return SHM_EBADINDEX;
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd == -1)
+		return SHM_ESYS;
+	len = bell_name(a, idx, &sun);
+	if (bind(fd, (struct sockaddr *)&sun, len) == -1) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return SHM_ESYS;
+	}
+	return fd;
+}
+
+int
+shm_doorbell_arm(struct shm_arena *a, uint32_t idx, unsigned lanes)
+{
+	struct shm_mbox	*m;
+
+	if (idx >= a->n)
+		return SHM_EBADINDEX;
+	m = a->mb[idx].m;
+	atomic_store(&m->sleeping, (lanes & SHM_LANES_ALL) | SLEEP_DOORBELL);
+	if (shm_pending(a, idx, lanes)) {
+		atomic_store(&m->sleeping, 0);
+		return 1;
+	}
+	return 0;
+}
+
+void
+shm_doorbell_disarm(struct shm_arena *a, uint32_t idx, int fd)
+{
+	char	 buf[64];
+
+	if (idx >= a->n)
+		return;
+	atomic_store(&a->mb[idx].m->sleeping, 0);
+	if (fd >= 0)
+		while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+			continue;
+}

@@ -1,0 +1,648 @@
+/*
+ * check_shm.c: the arena and mailboxes across real processes (fork): order
+ * and exactly-once delivery, overflow policies, lanes, the doorbell, dead
+ * letters, counters, the actor table, attach validation and seals.
+ *
+ * Crash safety (a producer killed mid-send, ambiguous claims, garbage in
+ * cells) and the wake-up stress test are in check_shm_crash.c.
+ */
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shm/shm.h"
+#include "tests/check_shm_util.h"
+
+START_TEST(test_layout_check)
+{
+	struct shm_mailbox_layout m = shm_test_mbox(8, 128,
+	    SHM_OVERFLOW_REJECT);
+	struct shm_layout l = { 1, &m, 4, 16 };
+	char	 err[SHM_ERRBUF];
+
+	ck_assert_int_eq(shm_layout_check(&l, err, sizeof(err)), 0);
+	m.capacity = 12;
+	ck_assert_int_eq(shm_layout_check(&l, err, sizeof(err)), SHM_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "power of two"));
+	m.capacity = 8;
+	m.cell = 100;
+	ck_assert_int_eq(shm_layout_check(&l, err, sizeof(err)), SHM_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "cell size"));
+	m.cell = 128;
+	l.nproducers = 0;
+	ck_assert_int_eq(shm_layout_check(&l, err, sizeof(err)), SHM_EINVAL);
+	ck_assert_uint_eq(shm_layout_size(&l), 0);
+}
+END_TEST
+
+/* N producer processes x M messages: all delivered once, each in order. */
+START_TEST(test_order_exactly_once)
+{
+	enum { NPROD = 4 };
+	struct shm_arena *a = shm_test_arena(1, 64, 128, SHM_OVERFLOW_BLOCK);
+	struct shm_counters c;
+	struct shm_msg	 m;
+	uint32_t	 next[NPROD] = { 0 }, body[2];
+	unsigned	 M = 50000 / shm_test_scale(), got = 0, i;
+	pid_t		 pids[NPROD];
+	int		 rc;
+
+	for (i = 0; i < NPROD; i++)
+		pids[i] = shm_test_spawn_sender(a, 0, i, M, 0);
+	while (got < NPROD * M) {
+		rc = shm_recv_wait(a, 0, SHM_LANES_INBOX, SHM_WAIT_SPIN_SLEEP,
+		    2000, 10 * 1000000000LL, &m, body, sizeof(body), NULL);
+		ck_assert_msg(rc == 0, "recv after %u: %s", got,
+		    shm_strerror(rc));
+		ck_assert_uint_eq(m.len, sizeof(body));
+		ck_assert_uint_lt(body[0], NPROD);
+		ck_assert_msg(body[1] == next[body[0]], "producer %u: got %u, "
+		    "expected %u", body[0], body[1], next[body[0]]);
+		ck_assert_uint_eq(m.tag, 7);
+		next[body[0]]++;
+		got++;
+	}
+	for (i = 0; i < NPROD; i++)
+		ck_assert_int_eq(shm_test_wait_exit(pids[i]), 0);
+	ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_ALL, &m, body,
+	    sizeof(body), NULL), SHM_EEMPTY);
+	ck_assert_int_eq(shm_counters(a, 0, &c), 0);
+	ck_assert_uint_eq(c.enqueued, NPROD * M);
+	ck_assert_uint_eq(c.dequeued, NPROD * M);
+	ck_assert_uint_eq(c.depth, 0);
+	ck_assert_uint_le(c.depth_hwm, 64);
+	ck_assert_uint_eq(c.dead_lettered, 0);
+	shm_detach(a);
+}
+END_TEST
+
+/* Fill a 4-cell lane with tags 0..n-1 from this process. */
+static void
+fill(struct shm_producer *p, uint32_t idx, unsigned n, int expect_last)
+{
+	struct shm_msg	 m;
+	unsigned	 i;
+	int		 rc;
+
+	for (i = 0; i < n; i++) {
+		memset(&m, 0, sizeof(m));
+		m.tag = i;
+		m.len = sizeof(i);
+		rc = shm_send(p, idx, SHM_LANE_MAIN, &m, &i, 0);
+		if (i + 1 < n || expect_last == 0)
+			ck_assert_msg(rc == 0, "send %u: %s", i,
+			    shm_strerror(rc));
+		else
+			ck_assert_int_eq(rc, expect_last);
+	}
+}
+
+static void
+expect_tags(struct shm_arena *a, uint32_t idx, unsigned from, unsigned to)
+{
+	struct shm_msg	 m;
+	unsigned	 i, v;
+
+	for (i = from; i < to; i++) {
+		ck_assert_int_eq(shm_recv(a, idx, SHM_LANES_INBOX, &m, &v,
+		    sizeof(v), NULL), 0);
+		ck_assert_uint_eq(m.tag, i);
+		ck_assert_uint_eq(v, i);
+	}
+	ck_assert_int_eq(shm_recv(a, idx, SHM_LANES_INBOX, &m, &v, sizeof(v),
+	    NULL), SHM_EEMPTY);
+}
+
+static void
+expect_dl(struct shm_arena *a, uint64_t *cur, enum shm_dl_reason r,
+    uint32_t tag)
+{
+	struct shm_dead_letter d;
+
+	ck_assert_int_eq(shm_dl_read(a, cur, &d), 1);
+	ck_assert_msg(d.reason == (uint32_t)r, "reason %s, expected %s",
+	    shm_reason_name(d.reason), shm_reason_name(r));
+	ck_assert_uint_eq(d.msg.tag, tag);
+}
+
+START_TEST(test_overflow_reject)
+{
+	struct shm_arena *a = shm_test_arena(1, 4, 128, SHM_OVERFLOW_REJECT);
+	struct shm_producer *p;
+	struct shm_counters c;
+	uint64_t	 cur = 0;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	fill(p, 0, 5, SHM_EFULL);
+	expect_dl(a, &cur, SHM_DL_FULL, 4);
+	expect_tags(a, 0, 0, 4);
+	shm_counters(a, 0, &c);
+	ck_assert_uint_eq(c.full, 1);
+	ck_assert_uint_eq(c.dead_lettered, 1);
+	fill(p, 0, 4, 0);		/* room again */
+	expect_tags(a, 0, 0, 4);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
+START_TEST(test_overflow_drop_newest)
+{
+	struct shm_arena *a = shm_test_arena(1, 4, 128,
+	    SHM_OVERFLOW_DROP_NEWEST);
+	struct shm_producer *p;
+	struct shm_counters c;
+	uint64_t	 cur = 0;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	fill(p, 0, 5, SHM_EDROPPED);
+	expect_dl(a, &cur, SHM_DL_DROPPED_NEWEST, 4);
+	expect_tags(a, 0, 0, 4);
+	shm_counters(a, 0, &c);
+	ck_assert_uint_eq(c.dropped, 1);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
+START_TEST(test_overflow_drop_oldest)
+{
+	struct shm_arena *a = shm_test_arena(1, 4, 128,
+	    SHM_OVERFLOW_DROP_OLDEST);
+	struct shm_producer *p;
+	struct shm_counters c;
+	struct shm_dead_letter d;
+	uint64_t	 cur = 0;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	fill(p, 0, 6, 0);
+	expect_dl(a, &cur, SHM_DL_DROPPED_OLDEST, 0);
+	expect_dl(a, &cur, SHM_DL_DROPPED_OLDEST, 1);
+	ck_assert_int_eq(shm_dl_read(a, &cur, &d), 0);
+	expect_tags(a, 0, 2, 6);
+	shm_counters(a, 0, &c);
+	ck_assert_uint_eq(c.dropped, 2);
+	ck_assert_uint_eq(c.dequeued, 4);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
+/* drop_oldest under a real consumer and producer: none twice, order kept. */
+START_TEST(test_drop_oldest_concurrent)
+{
+	struct shm_arena *a = shm_test_arena(1, 8, 128,
+	    SHM_OVERFLOW_DROP_OLDEST);
+	struct shm_counters c;
+	struct shm_msg	 m;
+	uint32_t	 body[2], last = 0;
+	unsigned	 M = 200000 / shm_test_scale(), got = 0;
+	pid_t		 pid;
+	int		 rc, first = 1;
+
+	pid = shm_test_spawn_sender(a, 0, 0, M, 0);
+	for (;;) {
+		rc = shm_recv_wait(a, 0, SHM_LANES_INBOX, SHM_WAIT_SPIN_SLEEP,
+		    1000, 200000000LL, &m, body, sizeof(body), NULL);
+		if (rc == SHM_ETIMEDOUT)
+			break;
+		ck_assert_int_eq(rc, 0);
+		ck_assert_msg(first || body[1] > last, "%u after %u", body[1],
+		    last);
+		first = 0;
+		last = body[1];
+		got++;
+	}
+	ck_assert_int_eq(shm_test_wait_exit(pid), 0);
+	shm_counters(a, 0, &c);
+	ck_assert_uint_eq(c.garbled, 0);
+	ck_assert_uint_eq(got + c.dropped, M);
+	ck_assert_uint_eq(last, M - 1);	/* the newest is never dropped */
+	shm_detach(a);
+}
+END_TEST
+
+/* block: a timeout gives SHM_EFULL; a consumer that frees a cell wakes it. */
+START_TEST(test_overflow_block)
+{
+	struct shm_arena *a = shm_test_arena(1, 4, 128, SHM_OVERFLOW_BLOCK);
+	struct shm_producer *p;
+	struct shm_msg	 m;
+	uint64_t	 cur = 0;
+	unsigned	 v = 4;
+	uint32_t	 body[2];
+	pid_t		 pid;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	fill(p, 0, 4, 0);
+	memset(&m, 0, sizeof(m));
+	m.tag = 4;
+	m.len = sizeof(v);
+	ck_assert_int_eq(shm_send(p, 0, SHM_LANE_MAIN, &m, &v, 50000000),
+	    SHM_EFULL);
+	expect_dl(a, &cur, SHM_DL_FULL, 4);
+	/* A child blocks without a timeout until the parent takes one. */
+	pid = shm_test_spawn_sender(a, 0, 0, 1, 1);
+	ck_assert_int_eq(shm_test_sleeping_senders(a, 0, 5000), 1);
+	ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_INBOX, &m, &v, sizeof(v),
+	    NULL), 0);
+	ck_assert_uint_eq(m.tag, 0);
+	ck_assert_int_eq(shm_test_wait_exit(pid), 0);
+	for (v = 1; v < 4; v++) {
+		ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_INBOX, &m, body,
+		    sizeof(body), NULL), 0);
+		ck_assert_uint_eq(m.tag, v);
+	}
+	/* The child's message comes last. */
+	ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_INBOX, &m, body,
+	    sizeof(body), NULL), 0);
+	ck_assert_uint_eq(m.tag, 7);
+	ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_INBOX, &m, body,
+	    sizeof(body), NULL), SHM_EEMPTY);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
+START_TEST(test_oversize)
+{
+	struct shm_arena *a = shm_test_arena(1, 4, 128, SHM_OVERFLOW_REJECT);
+	struct shm_producer *p;
+	struct shm_msg	 m;
+	char		 big[200];
+	uint64_t	 cur = 0;
+
+	ck_assert_uint_eq(shm_payload_max(a, 0), 128 - SHM_CELL_HDR);
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	memset(&m, 0, sizeof(m));
+	memset(big, 'x', sizeof(big));
+	m.tag = 9;
+	m.len = 128 - SHM_CELL_HDR + 1;
+	ck_assert_int_eq(shm_send(p, 0, SHM_LANE_MAIN, &m, big, 0),
+	    SHM_EOVERSIZE);
+	expect_dl(a, &cur, SHM_DL_OVERSIZE, 9);
+	m.len = 128 - SHM_CELL_HDR;
+	ck_assert_int_eq(shm_send(p, 0, SHM_LANE_MAIN, &m, big, 0), 0);
+	ck_assert_int_eq(shm_send(p, 5, SHM_LANE_MAIN, &m, big, 0),
+	    SHM_EBADINDEX);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
+/* The system lane is drained first; the reply lane only when asked for. */
+START_TEST(test_lanes)
+{
+	struct shm_arena *a = shm_test_arena(1, 4, 128, SHM_OVERFLOW_REJECT);
+	struct shm_producer *p;
+	struct shm_msg	 m;
+	enum shm_lane	 lane;
+	unsigned	 v = 0;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	memset(&m, 0, sizeof(m));
+	m.tag = 1;
+	ck_assert_int_eq(shm_send(p, 0, SHM_LANE_MAIN, &m, NULL, 0), 0);
+	m.tag = 2;
+	ck_assert_int_eq(shm_send(p, 0, SHM_LANE_REPLY, &m, NULL, 0), 0);
+	m.tag = 3;
+	ck_assert_int_eq(shm_send(p, 0, SHM_LANE_SYSTEM, &m, NULL, 0), 0);
+	ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_INBOX, &m, &v, sizeof(v),
+	    &lane), 0);
+	ck_assert_uint_eq(m.tag, 3);
+	ck_assert_int_eq(lane, SHM_LANE_SYSTEM);
+	ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_INBOX, &m, &v, sizeof(v),
+	    &lane), 0);
+	ck_assert_uint_eq(m.tag, 1);
+	ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_INBOX, &m, &v, sizeof(v),
+	    &lane), SHM_EEMPTY);
+	ck_assert(shm_pending(a, 0, SHM_LANE_BIT(SHM_LANE_REPLY)));
+	ck_assert_int_eq(shm_recv(a, 0, SHM_LANE_BIT(SHM_LANE_REPLY), &m, &v,
+	    sizeof(v), &lane), 0);
+	ck_assert_uint_eq(m.tag, 2);
+	ck_assert_int_eq(lane, SHM_LANE_REPLY);
+	ck_assert(!shm_pending(a, 0, SHM_LANES_ALL));
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
+static int
+count_handler(void *arg, enum shm_lane lane, const struct shm_msg *m,
+    const void *payload)
+{
+	unsigned *n = arg;
+
+	(void)lane;
+	(void)payload;
+	ck_assert_uint_eq(m->tag, *n);
+	(*n)++;
+	return 0;
+}
+
+START_TEST(test_drain_batch)
+{
+	struct shm_arena *a = shm_test_arena(1, 16, 128, SHM_OVERFLOW_REJECT);
+	struct shm_producer *p;
+	unsigned	 n = 0;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	fill(p, 0, 10, 0);
+	ck_assert_int_eq(shm_drain(a, 0, SHM_LANES_INBOX, 4, count_handler,
+	    &n), 4);
+	ck_assert_int_eq(shm_drain(a, 0, SHM_LANES_INBOX, 0, count_handler,
+	    &n), 6);
+	ck_assert_uint_eq(n, 10);
+	ck_assert_int_eq(shm_drain(a, 0, SHM_LANES_INBOX, 0, count_handler,
+	    &n), 0);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
+/* A consumer in epoll is rung by a producer in another process. */
+START_TEST(test_doorbell)
+{
+	struct shm_arena *a = shm_test_arena(1, 16, 128, SHM_OVERFLOW_BLOCK);
+	struct epoll_event ev = { .events = EPOLLIN }, out;
+	struct shm_msg	 m;
+	unsigned	 v;
+	int		 bell, ep, n;
+	pid_t		 pid;
+
+	ck_assert_int_ge(bell = shm_doorbell_open(a, 0), 0);
+	ck_assert_int_ge(ep = epoll_create1(EPOLL_CLOEXEC), 0);
+	ck_assert_int_eq(epoll_ctl(ep, EPOLL_CTL_ADD, bell, &ev), 0);
+	ck_assert_int_eq(shm_doorbell_arm(a, 0, SHM_LANES_INBOX), 0);
+	pid = shm_test_spawn_sender(a, 0, 0, 1, 0);
+	n = epoll_wait(ep, &out, 1, 10000);
+	ck_assert_int_eq(n, 1);
+	shm_doorbell_disarm(a, 0, bell);
+	ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_INBOX, &m, &v, sizeof(v),
+	    NULL), 0);
+	ck_assert_int_eq(shm_test_wait_exit(pid), 0);
+	/* Armed with something pending: do not sleep. */
+	pid = shm_test_spawn_sender(a, 0, 0, 1, 0);
+	ck_assert_int_eq(shm_test_wait_exit(pid), 0);
+	ck_assert_int_eq(shm_doorbell_arm(a, 0, SHM_LANES_INBOX), 1);
+	close(ep);
+	close(bell);
+	shm_detach(a);
+}
+END_TEST
+
+START_TEST(test_dead_letters)
+{
+	struct shm_arena *a = shm_test_arena(1, 4, 128, SHM_OVERFLOW_REJECT);
+	struct shm_dead_letter d;
+	struct shm_msg	 m;
+	uint64_t	 cur = 0;
+	unsigned	 i, j;
+	char		 pl[100];
+
+	for (i = 0; i < SHM_DL_NREASONS; i++) {
+		ck_assert_str_ne(shm_reason_name(i), "unknown reason");
+		for (j = 0; j < i; j++)
+			ck_assert_str_ne(shm_reason_name(i),
+			    shm_reason_name(j));
+	}
+	ck_assert_str_eq(shm_reason_name(SHM_DL_SENDER_DIED),
+	    "sender died mid-send");
+	memset(&m, 0, sizeof(m));
+	memset(pl, 'p', sizeof(pl));
+	m.len = sizeof(pl);
+	/* The test arena keeps 16 dead letters: write 20, 4 are lost. */
+	for (i = 0; i < 20; i++) {
+		m.tag = i;
+		ck_assert_int_eq(shm_dl_put(a, 0, SHM_LANE_MAIN,
+		    i % SHM_DL_NREASONS, &m, pl), 0);
+	}
+	ck_assert_uint_eq(shm_dl_total(a), 20);
+	ck_assert_uint_eq(shm_dl_lost(a), 4);
+	for (i = 4; i < 20; i++) {
+		ck_assert_int_eq(shm_dl_read(a, &cur, &d), 1);
+		ck_assert_uint_eq(d.msg.tag, i);
+		ck_assert_uint_eq(d.seq, i);
+		ck_assert_uint_eq(d.reason, i % SHM_DL_NREASONS);
+		ck_assert_uint_eq(d.payload_len, SHM_DL_PAYLOAD);
+		ck_assert_uint_eq(d.payload[0], 'p');
+	}
+	ck_assert_int_eq(shm_dl_read(a, &cur, &d), 0);
+	ck_assert_uint_eq(cur, 20);
+	ck_assert_int_eq(shm_dl_put(a, 0, SHM_LANE_MAIN, SHM_DL_NREASONS, &m,
+	    NULL), SHM_EINVAL);
+	ck_assert_str_eq(shm_strerror(SHM_EFULL), "mailbox full");
+	ck_assert_str_eq(shm_strerror(-999), "unknown shm error");
+	shm_detach(a);
+}
+END_TEST
+
+START_TEST(test_actor_table)
+{
+	struct shm_arena *a = shm_test_arena(3, 4, 128, SHM_OVERFLOW_REJECT);
+	char	 buf[SHM_PATH_MAX];
+	char	 longp[SHM_PATH_MAX + 1];
+	size_t	 len;
+	void	*r;
+
+	ck_assert_int_eq(shm_actor_set_path(a, 1, "/web/frontend/1"), 0);
+	ck_assert_int_eq(shm_actor_set_path(a, 2, "/db"), 0);
+	ck_assert_int_eq(shm_lookup(a, "/db"), 2);
+	ck_assert_int_eq(shm_lookup(a, "/web/frontend/1"), 1);
+	ck_assert_int_eq(shm_lookup(a, "/web"), SHM_ENOENT);
+	ck_assert_int_eq(shm_actor_path(a, 1, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "/web/frontend/1");
+	memset(longp, 'a', SHM_PATH_MAX);
+	longp[SHM_PATH_MAX] = '\0';
+	ck_assert_int_eq(shm_actor_set_path(a, 0, longp), SHM_EINVAL);
+	ck_assert_int_eq(shm_actor_set_path(a, 3, "/x"), SHM_EBADINDEX);
+	ck_assert_uint_eq(shm_actor_incarnation(a, 1), 0);
+	ck_assert_uint_eq(shm_actor_bump_incarnation(a, 1), 1);
+	ck_assert_uint_eq(shm_actor_ref(a, 1).incarnation, 1);
+	shm_actor_set_pid(a, 1, 1234);
+	ck_assert_int_eq(shm_actor_pid(a, 1), 1234);
+	shm_actor_set_state(a, 1, SHM_ACTOR_UP);
+	ck_assert_int_eq(shm_actor_state(a, 1), SHM_ACTOR_UP);
+	r = shm_inhand(a, 1, &len);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(len, 128);
+	ck_assert_uint_eq((uintptr_t)r % 64, 0);
+	r = shm_state(a, 1, &len);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(len, 1000);
+	ck_assert_uint_eq((uintptr_t)r % 64, 0);
+	memset(r, 0xab, len);		/* all of it is ours */
+	ck_assert_ptr_null(shm_inhand(a, 9, &len));
+	shm_detach(a);
+}
+END_TEST
+
+/* Attach refuses a wrong magic, version, size, an unsealed fd, garbage. */
+START_TEST(test_attach_refuses)
+{
+	struct shm_arena *a = shm_test_arena(2, 8, 128, SHM_OVERFLOW_REJECT);
+	struct shm_arena *b;
+	unsigned char	*base;
+	uint64_t	 saved64;
+	uint32_t	 saved32;
+	char		 err[SHM_ERRBUF];
+	size_t		 size = shm_size(a);
+	int		 fd;
+
+	ck_assert_int_eq(shm_attach_fd(shm_fd(a), &b, err, sizeof(err)), 0);
+	ck_assert_uint_eq(shm_nmailboxes(b), 2);
+	ck_assert_uint_eq(shm_arena_id(b), shm_arena_id(a));
+	shm_detach(b);
+	base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, shm_fd(a),
+	    0);
+	ck_assert_ptr_ne(base, MAP_FAILED);
+
+	memcpy(&saved64, base, 8);
+	memset(base, 'Z', 8);
+	ck_assert_int_eq(shm_attach_fd(shm_fd(a), &b, err, sizeof(err)),
+	    SHM_ECORRUPT);
+	ck_assert_msg(strstr(err, "magic") != NULL, "%s", err);
+	memcpy(base, &saved64, 8);
+
+	memcpy(&saved32, base + 8, 4);
+	memset(base + 8, 0x7f, 4);
+	ck_assert_int_eq(shm_attach_fd(shm_fd(a), &b, err, sizeof(err)),
+	    SHM_ECORRUPT);
+	ck_assert_msg(strstr(err, "version") != NULL, "%s", err);
+	memcpy(base + 8, &saved32, 4);
+
+	/* An offset off by 64: the recomputed layout disagrees. */
+	memcpy(&saved64, base + 64, 8);
+	*(uint64_t *)(void *)(base + 64) = saved64 + 64;
+	ck_assert_int_eq(shm_attach_fd(shm_fd(a), &b, err, sizeof(err)),
+	    SHM_ECORRUPT);
+	ck_assert_msg(strstr(err, "corrupt") != NULL, "%s", err);
+	memcpy(base + 64, &saved64, 8);
+
+	/* A copy in a bigger and in a smaller sealed memfd. */
+	fd = shm_test_copy(base, size, size + 4096, 1);
+	ck_assert_int_eq(shm_attach_fd(fd, &b, err, sizeof(err)),
+	    SHM_ECORRUPT);
+	ck_assert_msg(strstr(err, "bytes") != NULL, "%s", err);
+	close(fd);
+	fd = shm_test_copy(base, size, size - 4096, 1);
+	ck_assert_int_eq(shm_attach_fd(fd, &b, err, sizeof(err)),
+	    SHM_ECORRUPT);
+	close(fd);
+	fd = shm_test_copy(base, size, 16, 1);
+	ck_assert_int_eq(shm_attach_fd(fd, &b, err, sizeof(err)),
+	    SHM_ECORRUPT);
+	close(fd);
+	/* Same size but not sealed. */
+	fd = shm_test_copy(base, size, size, 0);
+	ck_assert_int_eq(shm_attach_fd(fd, &b, err, sizeof(err)),
+	    SHM_ECORRUPT);
+	ck_assert_msg(strstr(err, "sealed") != NULL, "%s", err);
+	close(fd);
+	/* Not a memory file at all. */
+	fd = open("/dev/null", O_RDWR);
+	ck_assert_int_lt(shm_attach_fd(fd, &b, err, sizeof(err)), 0);
+	close(fd);
+	/* Intact again. */
+	ck_assert_int_eq(shm_attach_fd(shm_fd(a), &b, err, sizeof(err)), 0);
+	shm_detach(b);
+	munmap(base, size);
+	shm_detach(a);
+}
+END_TEST
+
+START_TEST(test_attach_env)
+{
+	struct shm_arena *a = shm_test_arena(2, 8, 128, SHM_OVERFLOW_REJECT);
+	struct shm_arena *b;
+	char	 err[SHM_ERRBUF], num[16];
+
+	unsetenv(SHM_ENV_FD);
+	ck_assert_int_eq(shm_attach_env(&b, err, sizeof(err)), SHM_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, SHM_ENV_FD));
+	setenv(SHM_ENV_FD, "12x", 1);
+	ck_assert_int_eq(shm_attach_env(&b, err, sizeof(err)), SHM_EINVAL);
+	snprintf(num, sizeof(num), "%d", shm_fd(a));
+	setenv(SHM_ENV_FD, num, 1);
+	ck_assert_int_eq(shm_attach_env(&b, err, sizeof(err)), 0);
+	ck_assert_uint_eq(shm_nmailboxes(b), 2);
+	shm_detach(b);
+	shm_detach(a);
+}
+END_TEST
+
+/* A child can neither shrink nor grow the arena. */
+START_TEST(test_sealed)
+{
+	struct shm_arena *a = shm_test_arena(1, 8, 128, SHM_OVERFLOW_REJECT);
+	size_t	 size = shm_size(a);
+	pid_t	 pid;
+	int	 fd = shm_fd(a), st;
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int bad = 0;
+
+		if (ftruncate(fd, (off_t)size / 2) != -1 || errno != EPERM)
+			bad |= 1;
+		if (ftruncate(fd, (off_t)size * 2) != -1 || errno != EPERM)
+			bad |= 2;
+		if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE) != -1)
+			bad |= 4;
+		_exit(bad);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: %#x",
+	    st);
+	shm_detach(a);
+}
+END_TEST
+
+static Suite *
+shm_suite(void)
+{
+	Suite	*s = suite_create("shm");
+	TCase	*tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_layout_check);
+	tcase_add_test(tc, test_order_exactly_once);
+	tcase_add_test(tc, test_overflow_reject);
+	tcase_add_test(tc, test_overflow_drop_newest);
+	tcase_add_test(tc, test_overflow_drop_oldest);
+	tcase_add_test(tc, test_drop_oldest_concurrent);
+	tcase_add_test(tc, test_overflow_block);
+	tcase_add_test(tc, test_oversize);
+	tcase_add_test(tc, test_lanes);
+	tcase_add_test(tc, test_drain_batch);
+	tcase_add_test(tc, test_doorbell);
+	tcase_add_test(tc, test_dead_letters);
+	tcase_add_test(tc, test_actor_table);
+	tcase_add_test(tc, test_attach_refuses);
+	tcase_add_test(tc, test_attach_env);
+	tcase_add_test(tc, test_sealed);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner	*sr = srunner_create(shm_suite());
+	int	 nf;
+
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

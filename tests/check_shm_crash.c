@@ -1,0 +1,396 @@
+/*
+ * check_shm_crash.c: the mailboxes while processes die and memory is
+ * scribbled on, and wake-ups under stress.  A producer is SIGKILLed between
+ * claim and publish (stopped there by the test hook), an ambiguous claim is
+ * not released, garbage in cells is refused and counted, and two processes
+ * sleep and wake each other a few million times without losing one.
+ */
+#include <sys/wait.h>
+
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shm/shm.h"
+#include "tests/check_shm_util.h"
+
+#define SEC	1000000000LL
+
+static void
+stop_self(void *arg)
+{
+	(void)arg;
+	raise(SIGSTOP);
+}
+
+/* A child that sends tags [from, to) then tag `hooked` with the hook set. */
+static pid_t
+spawn_stopper(struct shm_arena *a, unsigned from, unsigned to,
+    unsigned hooked)
+{
+	struct shm_producer *p;
+	struct shm_msg	 m;
+	unsigned	 i;
+	pid_t		 pid;
+	int		 st;
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (shm_producer_open(a, &p) != 0)
+			_exit(10);
+		memset(&m, 0, sizeof(m));
+		for (i = from; i < to; i++) {
+			m.tag = i;
+			if (shm_send(p, 0, SHM_LANE_MAIN, &m, NULL, 0) != 0)
+				_exit(11);
+		}
+		shm_producer_set_hook(p, stop_self, NULL);
+		m.tag = hooked;
+		_exit(shm_send(p, 0, SHM_LANE_MAIN, &m, NULL, 0) == 0 ? 0 :
+		    12);
+	}
+	/* Wait until it stopped in the hook, i.e. holds a claimed cell. */
+	ck_assert_int_eq(waitpid(pid, &st, WUNTRACED), pid);
+	ck_assert_msg(WIFSTOPPED(st), "child did not stop: %#x", st);
+	return pid;
+}
+
+static void
+send_tag(struct shm_producer *p, unsigned tag)
+{
+	struct shm_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.tag = tag;
+	ck_assert_int_eq(shm_send(p, 0, SHM_LANE_MAIN, &m, NULL, 0), 0);
+}
+
+/* A consumer child: receives exactly these tags in order, then exits 0. */
+static pid_t
+spawn_consumer(struct shm_arena *a, const unsigned *tags, unsigned n)
+{
+	struct shm_msg	 m;
+	unsigned	 i;
+	pid_t		 pid;
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid != 0)
+		return pid;
+	for (i = 0; i < n; i++) {
+		if (shm_recv_wait(a, 0, SHM_LANES_INBOX, SHM_WAIT_SLEEP, 0,
+		    20 * SEC, &m, NULL, 0, NULL) != 0)
+			_exit(20 + i);
+		if (m.tag != tags[i])
+			_exit(50 + i);
+	}
+	_exit(0);
+}
+
+static unsigned
+count_dl(struct shm_arena *a, enum shm_dl_reason r)
+{
+	struct shm_dead_letter d;
+	uint64_t cur = 0;
+	unsigned n = 0;
+
+	while (shm_dl_read(a, &cur, &d) == 1)
+		if (d.reason == (uint32_t)r)
+			n++;
+	return n;
+}
+
+/*
+ * A producer killed between claim and publish wedges the lane until
+ * shm_reap releases the cell; then everything after it is delivered, and
+ * the sleeping consumer is woken.
+ */
+START_TEST(test_kill_mid_send)
+{
+	static const unsigned tags[] = { 0, 1, 2, 3, 4 };
+	struct shm_arena *a = shm_test_arena(1, 16, 128, SHM_OVERFLOW_BLOCK);
+	struct shm_producer *p;
+	struct shm_counters c;
+	struct shm_msg	 m;
+	unsigned	 released;
+	pid_t		 sender, consumer;
+	int		 rc, i;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	sender = spawn_stopper(a, 0, 3, 99);
+	/* Behind the claimed cell: published, but not deliverable yet. */
+	send_tag(p, 3);
+	send_tag(p, 4);
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_INBOX, &m, NULL, 0,
+		    NULL), 0);
+		ck_assert_uint_eq(m.tag, (unsigned)i);
+	}
+	/* 3 and 4 are published, but wait behind the claimed cell. */
+	ck_assert(!shm_pending(a, 0, SHM_LANES_INBOX));
+	ck_assert_int_eq(shm_wait(a, 0, SHM_LANES_INBOX, SHM_WAIT_SLEEP, 0,
+	    SEC / 10), SHM_ETIMEDOUT);
+	consumer = spawn_consumer(a, tags + 3, 2);
+	ck_assert_int_eq(kill(sender, SIGKILL), 0);
+	ck_assert_int_eq(shm_test_wait_exit(sender), 128 + SIGKILL);
+	ck_assert_int_eq(count_dl(a, SHM_DL_SENDER_DIED), 0);
+	for (i = 0; i < 100; i++) {
+		rc = shm_reap(a, sender, &released);
+		if (rc != SHM_EAGAIN)
+			break;
+		usleep(10000);
+	}
+	ck_assert_int_ge(rc, 1);
+	ck_assert_uint_eq(released, 1);
+	ck_assert_int_eq(shm_test_wait_exit(consumer), 0);
+	ck_assert_int_eq(count_dl(a, SHM_DL_SENDER_DIED), 1);
+	shm_counters(a, 0, &c);
+	ck_assert_uint_eq(c.released, 1);
+	ck_assert_uint_eq(c.dequeued, 5);
+	ck_assert_uint_eq(c.depth, 0);
+	/* The lane goes on working, on the cells of the next lap too. */
+	for (i = 0; i < 40; i++) {
+		send_tag(p, 100 + i);
+		ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_INBOX, &m, NULL, 0,
+		    NULL), 0);
+		ck_assert_uint_eq(m.tag, 100 + i);
+	}
+	/* Reaping again finds nothing. */
+	ck_assert_int_eq(shm_reap(a, sender, &released), 0);
+	ck_assert_uint_eq(released, 0);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
+/*
+ * A dead producer whose record names the same cell as a live producer's is
+ * ambiguous: the cell is not released, and reap says try again.  Once the
+ * live one publishes, the retry frees the slot and releases nothing.
+ */
+START_TEST(test_ambiguous_claim)
+{
+	struct shm_arena *a = shm_test_arena(1, 16, 128, SHM_OVERFLOW_BLOCK);
+	struct shm_slot	*live = NULL, *dead = NULL;
+	struct shm_msg	 m;
+	unsigned	 released, i;
+	pid_t		 owner, ghost;
+	int		 rc;
+
+	owner = spawn_stopper(a, 0, 0, 50);
+	ghost = fork();
+	ck_assert_int_ge(ghost, 0);
+	if (ghost == 0) {
+		struct shm_producer *p;
+
+		_exit(shm_producer_open(a, &p) == 0 ? 0 : 1);
+	}
+	ck_assert_int_eq(shm_test_wait_exit(ghost), 0);
+	for (i = 0; i < a->nslots; i++) {
+		if (atomic_load(&a->slots[i].pid) == owner)
+			live = &a->slots[i];
+		if (atomic_load(&a->slots[i].pid) == ghost)
+			dead = &a->slots[i];
+	}
+	ck_assert_ptr_nonnull(live);
+	ck_assert_ptr_nonnull(dead);
+	ck_assert_uint_eq(REC_KIND(atomic_load(&live->rec_ring)), REC_INTENT);
+	/* The ghost died as a CAS loser on the very same cell. */
+	atomic_store(&dead->rec_pos, atomic_load(&live->rec_pos));
+	atomic_store(&dead->rec_ring, atomic_load(&live->rec_ring));
+	ck_assert_int_eq(shm_reap(a, ghost, &released), SHM_EAGAIN);
+	ck_assert_uint_eq(released, 0);
+	ck_assert_uint_eq(atomic_load(&lane_cell(&a->mb[0].lane[0], 0)->seq),
+	    0);
+	ck_assert_uint_eq(shm_dl_total(a), 0);
+	/* The owner goes on and publishes. */
+	ck_assert_int_eq(kill(owner, SIGCONT), 0);
+	ck_assert_int_eq(shm_test_wait_exit(owner), 0);
+	rc = shm_reap(a, ghost, &released);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_uint_eq(released, 0);
+	ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_INBOX, &m, NULL, 0, NULL),
+	    0);
+	ck_assert_uint_eq(m.tag, 50);
+	ck_assert_uint_eq(shm_dl_total(a), 0);
+	shm_detach(a);
+}
+END_TEST
+
+/*
+ * Garbage in cells: a length past the cell, a wild sequence number in a
+ * published cell, reserved flags, a wild number in a free cell.  Each is
+ * refused and counted, the consumer survives and delivers the rest.
+ */
+START_TEST(test_garbage)
+{
+	static const unsigned tags[] = { 0, 4, 5, 6, 7 };
+	struct shm_arena *a = shm_test_arena(1, 16, 128, SHM_OVERFLOW_BLOCK);
+	struct shm_lane_local *l = &a->mb[0].lane[SHM_LANE_MAIN];
+	struct shm_producer *p;
+	struct shm_counters c;
+	struct shm_msg	 m;
+	unsigned	 i;
+	pid_t		 consumer;
+	int		 rc;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	for (i = 0; i < 5; i++)
+		send_tag(p, i);
+	lane_cell(l, 1)->msg.len = 100000;
+	atomic_store(&lane_cell(l, 2)->seq, 0xdeadbeefULL);
+	lane_cell(l, 3)->msg.flags = 0xff000000u;
+	atomic_store(&lane_cell(l, 7)->seq, 12345);	/* free, ahead */
+	send_tag(p, 5);
+	send_tag(p, 6);
+	memset(&m, 0, sizeof(m));
+	m.tag = 7;
+	ck_assert_int_eq(shm_send(p, 0, SHM_LANE_MAIN, &m, NULL, 0),
+	    SHM_EGARBLED);
+	consumer = spawn_consumer(a, tags, 5);
+	/* The consumer repairs the free cell when it gets there. */
+	for (i = 0; i < 2000; i++) {
+		rc = shm_send(p, 0, SHM_LANE_MAIN, &m, NULL, 0);
+		if (rc != SHM_EGARBLED)
+			break;
+		usleep(5000);
+	}
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq(shm_test_wait_exit(consumer), 0);
+	shm_counters(a, 0, &c);
+	ck_assert_uint_ge(c.garbled, 5);
+	ck_assert_uint_eq(c.dequeued, 5);
+	ck_assert_int_eq(count_dl(a, SHM_DL_GARBLED), 3);
+	/* Still a working lane. */
+	for (i = 0; i < 40; i++) {
+		send_tag(p, 200 + i);
+		ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_INBOX, &m, NULL, 0,
+		    NULL), 0);
+		ck_assert_uint_eq(m.tag, 200 + i);
+	}
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
+/*
+ * Wake-ups under stress, streaming: a producer floods a small lane in
+ * bursts, the consumer never spins (it sleeps whenever the lane is empty)
+ * and the producer sleeps whenever it is full.  Every message must arrive
+ * in order; a lost wake-up shows as a wait running out (fail).
+ */
+START_TEST(test_wake_stream)
+{
+	struct shm_arena *a = shm_test_arena(1, 8, 64, SHM_OVERFLOW_BLOCK);
+	struct shm_counters c;
+	struct shm_msg	 m;
+	uint32_t	 body[2];
+	unsigned	 N = 600000 / shm_test_scale(), i;
+	pid_t		 pid;
+	int		 rc;
+
+	uint64_t	 t0 = shm_now_ns();
+
+	pid = shm_test_spawn_sender(a, 0, 3, N, 0);
+	for (i = 0; i < N; i++) {
+		rc = shm_recv_wait(a, 0, SHM_LANES_INBOX, SHM_WAIT_SLEEP, 0,
+		    5 * SEC, &m, body, sizeof(body), NULL);
+		ck_assert_msg(rc == 0, "message %u: %s", i, shm_strerror(rc));
+		ck_assert_uint_eq(body[1], i);
+	}
+	ck_assert_int_eq(shm_test_wait_exit(pid), 0);
+	shm_counters(a, 0, &c);
+	ck_assert_uint_eq(c.dequeued, N);
+	fprintf(stderr, "wake_stream: %u messages, %llu consumer wake-ups, "
+	    "%.2f s\n", N, (unsigned long long)c.wakeups,
+	    (double)(shm_now_ns() - t0) / 1e9);
+	ck_assert_uint_gt(c.wakeups, 0);
+	shm_detach(a);
+}
+END_TEST
+
+/*
+ * Wake-ups under stress, ping-pong: every message finds the other side
+ * asleep on its futex (pure sleep mode), request in one mailbox, answer in
+ * the other's reply lane.
+ */
+START_TEST(test_wake_pingpong)
+{
+	struct shm_arena *a = shm_test_arena(2, 8, 64, SHM_OVERFLOW_BLOCK);
+	struct shm_producer *p;
+	struct shm_msg	 m;
+	unsigned	 N = 30000 / shm_test_scale(), i;
+	uint64_t	 t0 = shm_now_ns();
+	pid_t		 pid;
+	int		 rc;
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (shm_producer_open(a, &p) != 0)
+			_exit(10);
+		for (i = 0; i < N; i++) {
+			if (shm_recv_wait(a, 1, SHM_LANES_INBOX,
+			    SHM_WAIT_SLEEP, 0, 5 * SEC, &m, NULL, 0,
+			    NULL) != 0)
+				_exit(11);
+			if (m.tag != i)
+				_exit(12);
+			if (shm_send(p, 0, SHM_LANE_REPLY, &m, NULL, 0) != 0)
+				_exit(13);
+		}
+		_exit(0);
+	}
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	memset(&m, 0, sizeof(m));
+	for (i = 0; i < N; i++) {
+		m.tag = i;
+		ck_assert_int_eq(shm_send(p, 1, SHM_LANE_MAIN, &m, NULL, 0), 0);
+		rc = shm_recv_wait(a, 0, SHM_LANE_BIT(SHM_LANE_REPLY),
+		    SHM_WAIT_SLEEP, 0, 5 * SEC, &m, NULL, 0, NULL);
+		ck_assert_msg(rc == 0, "round %u: %s", i, shm_strerror(rc));
+		ck_assert_uint_eq(m.tag, i);
+	}
+	ck_assert_int_eq(shm_test_wait_exit(pid), 0);
+	fprintf(stderr, "wake_pingpong: %u round trips, %.2f s\n", N,
+	    (double)(shm_now_ns() - t0) / 1e9);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
+static Suite *
+crash_suite(void)
+{
+	Suite	*s = suite_create("shm_crash");
+	TCase	*tc = tcase_create("crash");
+	TCase	*ts = tcase_create("stress");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_kill_mid_send);
+	tcase_add_test(tc, test_ambiguous_claim);
+	tcase_add_test(tc, test_garbage);
+	suite_add_tcase(s, tc);
+	tcase_set_timeout(ts, 60);
+	tcase_add_test(ts, test_wake_stream);
+	tcase_add_test(ts, test_wake_pingpong);
+	suite_add_tcase(s, ts);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner	*sr = srunner_create(crash_suite());
+	int	 nf;
+
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

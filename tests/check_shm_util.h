@@ -1,0 +1,146 @@
+/*
+ * check_shm_util.h: helpers shared by the shm tests (check_shm*.c): small
+ * arenas, sender processes, waiting for children.  Static, so each test
+ * binary has its own copy; never used outside tests.
+ */
+#ifndef ACTORD_CHECK_SHM_UTIL_H
+#define ACTORD_CHECK_SHM_UTIL_H
+
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include <check.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shm/shm_impl.h"
+
+#define UNUSED	__attribute__((unused))
+
+/* Sanitizers are slower: run fewer iterations under SAN=1. */
+static UNUSED unsigned
+shm_test_scale(void)
+{
+	const char *s = getenv("SAN");
+
+	return s != NULL && strcmp(s, "1") == 0 ? 10 : 1;
+}
+
+static UNUSED struct shm_mailbox_layout
+shm_test_mbox(uint32_t cap, uint32_t cell, enum shm_overflow pol)
+{
+	struct shm_mailbox_layout m = {
+		.capacity = cap, .cell = cell, .sys_capacity = 8,
+		.reply_capacity = 8, .overflow = pol,
+		.block_timeout_ms = 1000, .state_size = 1000
+	};
+
+	return m;
+}
+
+static UNUSED struct shm_arena *
+shm_test_arena(uint32_t n, uint32_t cap, uint32_t cell, enum shm_overflow pol)
+{
+	struct shm_mailbox_layout m[8];
+	struct shm_layout l = { n, m, 16, 16 };
+	struct shm_arena *a;
+	char	 err[SHM_ERRBUF];
+	uint32_t i;
+
+	ck_assert_uint_le(n, 8);
+	for (i = 0; i < n; i++)
+		m[i] = shm_test_mbox(cap, cell, pol);
+	ck_assert_msg(shm_create(&l, "check-shm", &a, err, sizeof(err)) == 0,
+	    "shm_create: %s", err);
+	return a;
+}
+
+/* Exit status of a child (128 + signal if killed), -1 on error. */
+static UNUSED int
+shm_test_wait_exit(pid_t pid)
+{
+	int	 st;
+
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return -1;
+}
+
+/*
+ * A child that sends M messages {id, i} (tag 7) to mailbox idx, waiting
+ * as long as it takes when the lane is full.  Exits 0 when all went in.
+ */
+static UNUSED pid_t
+shm_test_spawn_sender(struct shm_arena *a, uint32_t idx, uint32_t id,
+    unsigned M, int unused)
+{
+	struct shm_producer *p;
+	struct shm_msg	 m;
+	uint32_t	 body[2];
+	unsigned	 i;
+	pid_t		 pid;
+	int		 rc;
+
+	(void)unused;
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid != 0)
+		return pid;
+	if (shm_producer_open(a, &p) != 0)
+		_exit(10);
+	memset(&m, 0, sizeof(m));
+	m.tag = 7;
+	m.len = sizeof(body);
+	m.sender.index = id;
+	for (i = 0; i < M; i++) {
+		body[0] = id;
+		body[1] = i;
+		rc = shm_send(p, idx, SHM_LANE_MAIN, &m, body, SHM_NO_TIMEOUT);
+		if (rc != 0)
+			_exit(11);
+	}
+	shm_producer_close(p);
+	_exit(0);
+}
+
+/* Wait until a sender sleeps on mailbox idx being full (1), or not (0). */
+static UNUSED int
+shm_test_sleeping_senders(struct shm_arena *a, uint32_t idx, unsigned ms)
+{
+	struct timespec ts = { 0, 1000000 };
+	unsigned i;
+
+	for (i = 0; i < ms; i++) {
+		if (atomic_load(&a->mb[idx].m->space_waiters) > 0)
+			return 1;
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+/* A memfd of newsize bytes holding a copy of base, sealed or not. */
+static UNUSED int
+shm_test_copy(const void *base, size_t size, size_t newsize, int seal)
+{
+	int	 fd = memfd_create("check-copy", MFD_CLOEXEC |
+		    MFD_ALLOW_SEALING);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)newsize), 0);
+	ck_assert_int_eq(pwrite(fd, base, size < newsize ? size : newsize, 0),
+	    (ssize_t)(size < newsize ? size : newsize));
+	if (seal)
+		ck_assert_int_eq(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK |
+		    F_SEAL_GROW | F_SEAL_SEAL), 0);
+	return fd;
+}
+
+#endif /* ACTORD_CHECK_SHM_UTIL_H */
