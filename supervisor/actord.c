@@ -73,14 +73,13 @@ actord_new(struct actord_spec *spec, char *err, size_t errlen)
 	if (ready_socket_open(ad) == -1)
 		log_warn("%s: notify socket; sd_notify readiness is off",
 		    __func__);
-	/*
-	 * TODO(shm): create the arena from the tree's mailbox specs here,
-	 * before anything is forked, and keep its fd in ad->arena_fd.
-	 */
 	if ((ad->root = tree_build(ad, spec)) == NULL) {
 		snprintf(err, errlen, "building the tree: %s", strerror(errno));
 		goto fail;
 	}
+	/* The arena exists before anything is forked; every child gets it. */
+	if (mailboxes_setup(ad, err, errlen) == -1)
+		goto fail;
 	return ad;
 fail:
 	ad->spec = NULL;	/* the caller keeps its spec on failure */
@@ -112,6 +111,7 @@ actord_free(struct actord *ad)
 	tree_release(ad);
 	output_flush_all(ad);
 	ready_socket_close(ad);
+	mailboxes_close(ad);
 	if (ad->sigfd != -1) {
 		loop_del(&ad->loop, &ad->sig_ev);
 		close(ad->sigfd);
@@ -242,8 +242,9 @@ actord_reap(struct actord *ad)
 
 	ready_socket_drain(ad);
 	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
-		/* TODO(shm): the arena's reap function, for every pid. */
-		if ((n = node_by_pid(ad, pid)) == NULL) {
+		n = node_by_pid(ad, pid);
+		mailboxes_reaped(ad, pid, n);
+		if (n == NULL) {
 			log_debug("reaped pid %d, an orphan", (int)pid);
 			continue;
 		}

@@ -142,6 +142,7 @@ struct node {
 	bool		 dynamic;	/* added at run time */
 
 	/* Worker process. */
+	int32_t		 mbox;		/* mailbox index in the arena, or -1 */
 	pid_t		 pid;		/* also its process group */
 	uint64_t	 incarnation;
 	int		 wstatus;	/* from waitpid */
@@ -300,6 +301,20 @@ void	 actord_walk(struct actord *, walk_fn, void *arg);
 int	 actord_reload(struct actord *, struct actord_spec *, char *err,
 	    size_t errlen);
 
+/* --- mailboxes.c: actord's side of the shared-memory arena ---------------- */
+
+struct shm_arena;
+struct reap_retry {
+	pid_t		 pid;
+	unsigned	 tries;
+};
+
+int	 mailboxes_setup(struct actord *, char *err, size_t errlen);
+void	 mailboxes_close(struct actord *);
+void	 mailboxes_prespawn(struct node *);
+void	 mailboxes_state(struct node *, int state);
+void	 mailboxes_reaped(struct actord *, pid_t, struct node *);
+
 /* --- actord.c: the daemon state, signals, reaping, shutdown ---------------- */
 
 struct actord {
@@ -318,6 +333,10 @@ struct actord {
 	struct ev	 notify_ev;
 	char		 notify_name[108];
 	int		 arena_fd;	/* -1 until the arena exists */
+	struct shm_arena *arena;	/* created before the first fork */
+	struct timer	 reap_timer;	/* shm_reap retries */
+	struct reap_retry *reap_pending;
+	size_t		 nreap_pending;
 	struct output	*outputs;	/* open child output pipes */
 	uint64_t	 rng;
 	bool		 shutting_down;

@@ -125,7 +125,7 @@ build_env(const struct node *n, const struct spawn_fds *fds)
 	size_t i, k = 0;
 	int ok = 1;
 
-	env = calloc(cs->nenv + 8, sizeof(*env));
+	env = calloc(cs->nenv + 9, sizeof(*env));
 	if (env == NULL)
 		return NULL;
 	for (i = 0; i < cs->nenv; i++)
@@ -148,7 +148,9 @@ build_env(const struct node *n, const struct spawn_fds *fds)
 	if (ok && cs->ready == READY_SD_NOTIFY && n->ad->notify_name[0] &&
 	    asprintf(&env[k++], "NOTIFY_SOCKET=%s", n->ad->notify_name) == -1)
 		ok = 0;
-	/* TODO(shm): ACTORD_INDEX=<actor table index> once the arena lands. */
+	if (ok && n->mbox >= 0 && asprintf(&env[k++], "ACTORD_INDEX=%d",
+	    (int)n->mbox) == -1)
+		ok = 0;
 	if (!ok) {
 		env[k > 0 ? k - 1 : 0] = NULL;
 		free_env(env);

@@ -40,6 +40,7 @@ node_alloc(struct actord *ad, struct node *parent, const char *name)
 		log_warnx("%s: path truncated", n->path);
 	n->state = NS_STOPPED;
 	n->exec_fd = n->notify_fd = -1;
+	n->mbox = -1;
 	n->exec_ev.fd = n->notify_ev.fd = -1;
 	timer_init(&n->timer, NULL, n);
 	timer_init(&n->backoff, NULL, n);

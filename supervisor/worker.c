@@ -121,6 +121,7 @@ a_spawn(struct node *n)
 	if (n->timer.fn == NULL)
 		timer_init(&n->timer, on_timer, n);
 	n->incarnation++;
+	mailboxes_prespawn(n);
 	n->we_signalled = false;
 	n->start_failing = false;
 	n->start_cause[0] = '\0';
@@ -156,7 +157,7 @@ a_spawn(struct node *n)
 	n->pid = pid;
 	n->state = NS_STARTING;
 	output_forked(n);
-	/* TODO(shm): actor table entry (path, pid, incarnation, starting). */
+	mailboxes_state(n, NS_STARTING);
 	if (ep[0] != -1) {
 		if (loop_add(&n->ad->loop, &n->exec_ev, ep[0], EPOLLIN, on_exec,
 		    n) == -1)
@@ -235,6 +236,7 @@ a_ready(struct node *n)
 	timer_cancel(&n->ad->loop, &n->timer);
 	ready_release(n);
 	n->state = NS_RUNNING;
+	mailboxes_state(n, NS_RUNNING);
 	n->started_ms = now_ms();
 	n->started_at = time(NULL);
 	log_info("%s: running, pid %d", n->path, (int)n->pid);
@@ -270,6 +272,7 @@ a_start_timeout(struct node *n)
 	n->we_signalled = true;
 	group_kill(n, SIGKILL);
 	n->state = NS_STOPPING;
+	mailboxes_state(n, NS_STOPPING);
 }
 
 static void
@@ -280,6 +283,7 @@ a_term(struct node *n)
 	timer_cancel(&n->ad->loop, &n->timer);
 	n->we_signalled = true;
 	n->state = NS_STOPPING;
+	mailboxes_state(n, NS_STOPPING);
 	if (n->ad->kill_all || sd == SHUTDOWN_BRUTAL_KILL) {
 		group_kill(n, SIGKILL);
 		return;
@@ -306,7 +310,6 @@ a_stopped(struct node *n)
 	group_kill(n, SIGKILL);		/* what it left behind */
 	cleanup(n);
 	log_info("%s: pid %d stopped, %s", n->path, (int)n->pid, desc);
-	/* TODO(shm): actor table entry state = stopped. */
 	n->pid = 0;
 	if (n->start_failing) {
 		n->state = NS_FAILED;

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "shm/shm.h"
 #include "tests/lib/tsup.h"
 
 #define WAIT	10000		/* ms: a bound, never an expectation */
@@ -659,6 +660,63 @@ START_TEST(group_stops_in_parallel)
 }
 END_TEST
 
+/* A mailbox worker: the arena it inherited names it, at its incarnation. */
+static int
+fn_arena_check(void *arg)
+{
+	struct shm_arena *a;
+	char err[256], path[SHM_PATH_MAX];
+	const char *idx = getenv("ACTORD_INDEX");
+	const char *inc = getenv("ACTORD_INCARNATION");
+
+	(void)arg;
+	if (idx == NULL || inc == NULL || shm_attach_env(&a, err,
+	    sizeof(err)) < 0) {
+		ts_record("arena missing");
+		ts_ready();
+	} else if (shm_actor_path(a, (uint32_t)atoi(idx), path,
+	    sizeof(path)) < 0 || strcmp(path, getenv("ACTORD_PATH")) != 0 ||
+	    shm_actor_incarnation(a, (uint32_t)atoi(idx)) !=
+	    (uint32_t)atoi(inc)) {
+		ts_record("arena wrong");
+		ts_ready();
+	} else {
+		ts_record("arena ok");
+		ts_ready();
+	}
+	for (;;)
+		pause();
+	return 0;
+}
+
+START_TEST(arena_table_follows_the_workers)
+{
+	struct actord_spec *spec = ts_spec();
+	struct child_spec *c;
+	struct actord *ad;
+	struct node *n;
+	uint32_t inc;
+
+	ts_add_fn(&spec->root, "plain", ts_fn_run, NULL);
+	c = ts_add_fn(&spec->root, "mb", fn_arena_check, NULL);
+	c->has_mailbox = true;
+	ad = boot(spec);
+	ck_assert_ptr_nonnull(ad->arena);
+	n = actord_find(ad, "/mb");
+	ck_assert_int_eq(n->mbox, 0);
+	ck_assert_int_eq(actord_find(ad, "/plain")->mbox, -1);
+	ck_assert_int_eq(shm_actor_pid(ad->arena, 0), n->pid);
+	ck_assert_int_eq(shm_actor_state(ad->arena, 0), SHM_ACTOR_UP);
+	inc = shm_actor_incarnation(ad->arena, 0);
+	ck_assert_uint_eq(inc, n->incarnation);
+	kill_and_wait_restart(ad, "/mb");
+	ck_assert_uint_eq(shm_actor_incarnation(ad->arena, 0), inc + 1);
+	ck_assert_int_eq(shm_actor_pid(ad->arena, 0), n->pid);
+	ck_assert_int_eq(ts_record_count("arena ok /mb"), 2);
+	actord_free(ad);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -702,6 +760,7 @@ suite(void)
 	tcase_add_test(tc, ready_fd_and_start_timeout);
 	tcase_add_test(tc, api_restart_stop_start_add_remove);
 	tcase_add_test(tc, walk_reports_the_tree);
+	tcase_add_test(tc, arena_table_follows_the_workers);
 	suite_add_tcase(s, tc);
 	return s;
 }
