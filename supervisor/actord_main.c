@@ -120,6 +120,7 @@ main(int argc, char *argv[])
 		spec_free(spec);
 		return ACTORD_EXIT_CONFIG;
 	}
+	log_set_rotation(spec->log.max_size, spec->log.keep);
 	if (ms.pidfile == NULL)
 		ms.pidfile = spec->pidfile;
 	/* A write to a closed pipe is an error return, never a death. */

@@ -192,6 +192,57 @@ START_TEST(reload_diffs_the_tree)
 }
 END_TEST
 
+static bool
+exists(const char *dir, const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+START_TEST(child_log_file_rotates)
+{
+	char path[256], want[64], buf[4096];
+	FILE *f;
+	size_t n;
+	pid_t pid;
+
+	ts_daemon_conf(&d,
+	    "log = { path = \"%s/own.log\"; max_size = 4000; keep = 1; };\n"
+	    HEAD
+	    "    { name = \"spam\"; exec = [\"%s\", \"spam\", \"400\"];\n"
+	    "      env = { TW_DIR = \"%s\"; };\n"
+	    "      log = { path = \"%s/spam.log\"; max_size = 2000; keep = 2; }; }\n"
+	    TAIL, d.dir, ts_progs("tworker"), d.dir, d.dir);
+	ts_daemon_start(&d, NULL);
+	ck_assert(ts_daemon_ready(&d, WAIT));
+	pid = ts_daemon_child(&d, "spam", WAIT);
+	snprintf(path, sizeof(path), "%s/spam.log", d.dir);
+	snprintf(want, sizeof(want), "/spam[%d]: spam line 399", (int)pid);
+	for (;;) {
+		buf[0] = '\0';
+		if ((f = fopen(path, "r")) != NULL) {
+			n = fread(buf, 1, sizeof(buf) - 1, f);
+			buf[n] = '\0';
+			fclose(f);
+		}
+		if (strstr(buf, want) != NULL)
+			break;
+		ts_sleep_ms(5);
+	}
+	ck_assert(exists(d.dir, "spam.log.1"));
+	ck_assert(exists(d.dir, "spam.log.2"));
+	ck_assert(!exists(d.dir, "spam.log.3"));
+	ck_assert_uint_le(strlen(buf), 2000);
+	kill(d.pid, SIGTERM);
+	ck_assert_int_eq(ts_daemon_wait(&d, WAIT), 0);
+	/* actord's own log went to its file, not to stderr. */
+	ck_assert(exists(d.dir, "own.log"));
+	ck_assert(strstr(ts_daemon_log(&d), "tree started") == NULL);
+}
+END_TEST
+
 static long
 ctxt_switches(pid_t pid)
 {
@@ -247,6 +298,7 @@ suite(void)
 	tcase_add_test(tc, sd_notify_start_timeout);
 	tcase_add_test(tc, reload_diffs_the_tree);
 	tcase_add_test(tc, idle_actord_does_nothing);
+	tcase_add_test(tc, child_log_file_rotates);
 	suite_add_tcase(s, tc);
 	return s;
 }
