@@ -259,6 +259,9 @@ static const struct bad bad_configs[] = {
 	  "t.conf:4: supervisor.children[0].env.ACTORD_ARENA_FD: reserved "
 	  "variable \"ACTORD_ARENA_FD\" (actord sets ACTORD_* and "
 	  "NOTIFY_SOCKET)" },
+	{ CHILD("env = { LC_ALL = \"C\"; my-var = \"x\"; };"),
+	  "t.conf:4: supervisor.children[0].env.my-var: expected a variable "
+	  "name of letters, digits and \"_\", got \"my-var\"" },
 	{ CHILD("env = [\"PATH=/bin\"];"),
 	  "t.conf:4: supervisor.children[0].env: expected a group such as "
 	  "{ PATH = \"/usr/bin:/bin\"; }, got an array" },
