@@ -14,6 +14,7 @@
 
 #include <check.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1245,6 +1246,56 @@ START_TEST(demo_conf)
 }
 END_TEST
 
+/*
+ * The first literal block of man/actord.conf.5 is its full example: it
+ * must parse, and with "permanent" misspelt give the error shown there.
+ */
+START_TEST(man_example)
+{
+	struct actord_spec	*spec;
+	const char		*top = getenv("ACTORD_SRCDIR");
+	char			 path[512], err[ERRLEN], line[512], *at;
+	char			 text[8192];
+	size_t			 len = 0;
+	bool			 in = false;
+	FILE			*fp;
+
+	snprintf(path, sizeof(path), "%s/man/actord.conf.5",
+	    top != NULL ? top : ".");
+	fp = fopen(path, "r");
+	ck_assert_msg(fp != NULL, "%s: %s", path, strerror(errno));
+	text[0] = '\0';
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		if (!in && strncmp(line, ".Bd -literal", 12) == 0) {
+			in = true;
+			continue;
+		}
+		if (in && strncmp(line, ".Ed", 3) == 0)
+			break;
+		if (in) {
+			ck_assert_uint_lt(len + strlen(line), sizeof(text));
+			memcpy(text + len, line, strlen(line) + 1);
+			len += strlen(line);
+		}
+	}
+	fclose(fp);
+	ck_assert_uint_gt(len, 0);
+	spec = config_parse_string(text, "/etc/actord.conf", err, sizeof(err));
+	ck_assert_msg(spec != NULL, "%s", err);
+	ck_assert_uint_eq(spec->root.nchildren, 3);
+	ck_assert_uint_eq(spec->root.children[2].instances, 16);
+	spec_free(spec);
+
+	ck_assert_ptr_nonnull(at = strstr(text, "\"permanent\""));
+	memcpy(at, "\"permanant", 10);
+	ck_assert_ptr_null(config_parse_string(text, "/etc/actord.conf", err,
+	    sizeof(err)));
+	ck_assert_str_eq(err, "/etc/actord.conf:16: "
+	    "supervisor.children[0].restart: expected permanent, transient or "
+	    "temporary, got \"permanant\"");
+}
+END_TEST
+
 static Suite *
 config_suite(void)
 {
@@ -1270,6 +1321,7 @@ config_suite(void)
 	tcase_add_test(tc, supervisor_nodes);
 	tcase_add_test(tc, load_files);
 	tcase_add_test(tc, demo_conf);
+	tcase_add_test(tc, man_example);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("spec");
