@@ -354,6 +354,10 @@ static const struct bad bad_configs[] = {
 	  "t.conf:4: syntax error" },
 	{ "log = { path = \"/tmp/a\"; };\nlog = { path = \"/tmp/b\"; };\n",
 	  "t.conf:2: syntax error: duplicate setting name" },
+	/* libconfig leaks the string it was reading here; see config.c. */
+	{ "log = { path = \"/tmp/x\" \"",
+	  "t.conf:1: syntax error" },
+	{ "\"\"", "t.conf:1: syntax error" },
 	{ "# settings\n@include \"other.conf\"\n",
 	  "t.conf:2: syntax error: @include is not supported" },
 	{ "\n\nshutdown_timeout = 99999999999999999999;\n",
