@@ -103,7 +103,7 @@ main(int argc, char *argv[])
 	}
 	if (optind != argc)
 		usage();
-	log_init("actord", verbose);
+	log_init("actord", verbose > 0 ? 2 : 0);	/* -v: debug too */
 
 	if ((spec = config_load(ms.config, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "actord: %s\n", err);
