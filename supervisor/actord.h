@@ -207,6 +207,10 @@ struct node_status {
 	enum strategy	 strategy;		/* supervisors and groups */
 	const char	*cause;			/* why a supervisor failed */
 	unsigned	 depth;
+	uint64_t	 uptime_ms;		/* 0 unless running */
+	int32_t		 mbox;			/* mailbox index, or -1 */
+	unsigned	 intensity;		/* supervisors and groups */
+	unsigned	 period;		/* seconds */
 };
 
 typedef void (*walk_fn)(const struct node_status *, void *arg);
@@ -299,6 +303,8 @@ int	 actord_add_instance(struct actord *, const char *group, done_fn,
 int	 actord_remove_node(struct actord *, const char *path);
 void	 actord_walk(struct actord *, walk_fn, void *arg);
 int	 actord_reload(struct actord *, struct actord_spec *, char *err,
+	    size_t errlen);
+int	 actord_reload_file(struct actord *, const char *path, char *err,
 	    size_t errlen);
 
 /* --- mailboxes.c: actord's side of the shared-memory arena ---------------- */

@@ -41,18 +41,11 @@ static void
 on_hup(struct actord *ad, void *arg)
 {
 	struct main_state *ms = arg;
-	struct actord_spec *spec;
 	char err[1024];
 
 	log_info("SIGHUP: reloading %s", ms->config);
-	if ((spec = config_load(ms->config, err, sizeof(err))) == NULL) {
+	if (actord_reload_file(ad, ms->config, err, sizeof(err)) != 0)
 		log_warnx("reload refused: %s", err);
-		return;
-	}
-	if (actord_reload(ad, spec, err, sizeof(err)) != 0) {
-		log_warnx("reload refused: %s", err);
-		spec_free(spec);
-	}
 }
 
 static int

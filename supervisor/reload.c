@@ -230,3 +230,21 @@ actord_reload(struct actord *ad, struct actord_spec *newspec, char *err,
 	ad->spec = newspec;
 	return 0;
 }
+
+/*
+ * Read path and apply it (SIGHUP, actorctl reload).  An invalid file is
+ * refused with its error and the running tree stays as it was.
+ */
+int
+actord_reload_file(struct actord *ad, const char *path, char *err,
+    size_t errlen)
+{
+	struct actord_spec *spec;
+	int e;
+
+	if ((spec = config_load(path, err, errlen)) == NULL)
+		return EINVAL;
+	if ((e = actord_reload(ad, spec, err, errlen)) != 0)
+		spec_free(spec);
+	return e;
+}

@@ -333,9 +333,14 @@ walk(struct node *n, unsigned depth, walk_fn fn, void *arg)
 	st.incarnation = n->incarnation;
 	st.cause = n->cause;
 	st.depth = depth;
+	st.mbox = n->mbox;
+	if (n->state == NS_RUNNING && n->started_ms != 0)
+		st.uptime_ms = now_ms() - n->started_ms;
 	if (n->kind != NODE_WORKER) {
 		st.restarts_in_period = sup_decisions_in_period(n);
 		st.strategy = n->ss->strategy;
+		st.intensity = n->ss->intensity;
+		st.period = n->ss->period;
 	}
 	fn(&st, arg);
 	for (i = 0; i < n->nkids; i++)
