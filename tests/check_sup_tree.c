@@ -102,7 +102,7 @@ START_TEST(one_for_all_stops_in_reverse_starts_in_order)
 	ts_add_fn(&spec->root, "a", ts_fn_run, NULL);
 	ts_add_fn(&spec->root, "b", ts_fn_run, NULL);
 	ts_add_fn(&spec->root, "c", ts_fn_run, NULL);
-	ts_add_fn(&spec->root, "d", ts_fn_run, NULL);
+	ts_add_fn(&spec->root, "d", ts_fn_slowstop, NULL);
 	ad = boot(spec);
 	a = ts_pid(ad, "/a");
 	ck_assert_str_eq(ts_record_read(),
@@ -331,8 +331,8 @@ START_TEST(shutdown_in_reverse_order)
 	ts_add_fn(&spec->root, "a", ts_fn_run, NULL);
 	s = ts_add_sup(&spec->root, "s", STRATEGY_ONE_FOR_ALL);
 	ts_add_fn(s, "x", ts_fn_run, NULL);
-	ts_add_fn(s, "y", ts_fn_run, NULL);
-	ts_add_fn(&spec->root, "c", ts_fn_run, NULL);
+	ts_add_fn(s, "y", ts_fn_slowstop, NULL);
+	ts_add_fn(&spec->root, "c", ts_fn_slowstop, NULL);
 	ad = boot(spec);
 	ck_assert_str_eq(ts_record_read(),
 	    "start /a\nstart /s/x\nstart /s/y\nstart /c\n");
