@@ -448,11 +448,17 @@ START_TEST(ready_fd_and_start_timeout)
 
 	c = ts_add_fn(&spec->root, "fd", ts_fn_fdready, NULL);
 	c->ready = READY_FD;
+	/* actor: the libactor side says so; for now through the same fd. */
+	c = ts_add_fn(&spec->root, "actor", ts_fn_fdready, NULL);
+	c->ready = READY_ACTOR;
 	ad = ts_actord(spec);
 	actord_boot(ad);
 	ck_assert_int_eq(ts_state(ad, "/fd"), NS_STARTING);
 	ck_assert(ts_wait_state(ad, "/", NS_RUNNING, WAIT));
 	ck_assert_int_eq(ts_state(ad, "/fd"), NS_RUNNING);
+	ck_assert_int_eq(ts_state(ad, "/actor"), NS_RUNNING);
+	/* ready = actor implies a mailbox. */
+	ck_assert_int_eq(actord_find(ad, "/actor")->mbox, 0);
 	actord_free(ad);
 
 	spec = ts_spec();
@@ -717,6 +723,63 @@ START_TEST(arena_table_follows_the_workers)
 }
 END_TEST
 
+/* The tree of the reload test, as a spec. */
+static struct actord_spec *
+reload_spec(bool second)
+{
+	struct actord_spec *spec = ts_spec();
+	struct sup_spec *s;
+	struct child_spec *c;
+
+	ts_add_fn(&spec->root, "same", ts_fn_run, NULL);
+	c = ts_add_fn(&spec->root, "changed", ts_fn_run, NULL);
+	if (second)
+		c->shutdown = 1234;
+	if (!second)
+		ts_add_fn(&spec->root, "gone", ts_fn_run, NULL);
+	s = ts_add_sup(&spec->root, "sub", STRATEGY_ONE_FOR_ONE);
+	ts_add_fn(s, "x", ts_fn_run, NULL);
+	c = ts_add_fn(s, "y", ts_fn_run, NULL);
+	if (second) {
+		c->restart = RESTART_TRANSIENT;
+		s->intensity = 7;
+		ts_add_fn(&spec->root, "new", ts_fn_run, NULL);
+	}
+	return spec;
+}
+
+START_TEST(reload_in_process)
+{
+	struct actord *ad;
+	struct actord_spec *next;
+	char err[256];
+	pid_t same, changed, gone, x, y;
+
+	ad = boot(reload_spec(false));
+	same = ts_pid(ad, "/same");
+	changed = ts_pid(ad, "/changed");
+	gone = ts_pid(ad, "/gone");
+	x = ts_pid(ad, "/sub/x");
+	y = ts_pid(ad, "/sub/y");
+	next = reload_spec(true);
+	ck_assert_int_eq(actord_reload(ad, next, err, sizeof(err)), 0);
+	ck_assert(ts_wait_new_pid(ad, "/changed", changed, WAIT));
+	ck_assert(ts_wait_new_pid(ad, "/sub/y", y, WAIT));
+	ck_assert(ts_wait_state(ad, "/new", NS_RUNNING, WAIT));
+	ck_assert(ts_run_until(ad, gc_dead, &gone, WAIT));
+	ck_assert_ptr_null(actord_find(ad, "/gone"));
+	ck_assert_int_eq(ts_pid(ad, "/same"), same);
+	ck_assert_int_eq(ts_pid(ad, "/sub/x"), x);
+	ck_assert_int_eq(actord_find(ad, "/changed")->cs->shutdown, 1234);
+	ck_assert_uint_eq(actord_find(ad, "/sub")->ss->intensity, 7);
+	/* Start order follows the new file. */
+	ck_assert_ptr_eq(ad->root->kids[3], actord_find(ad, "/new"));
+	/* Reload never counts as restarts. */
+	ck_assert_uint_eq(sup_decisions_in_period(ad->root), 0);
+	actord_free(ad);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -761,6 +824,7 @@ suite(void)
 	tcase_add_test(tc, api_restart_stop_start_add_remove);
 	tcase_add_test(tc, walk_reports_the_tree);
 	tcase_add_test(tc, arena_table_follows_the_workers);
+	tcase_add_test(tc, reload_in_process);
 	suite_add_tcase(s, tc);
 	return s;
 }
