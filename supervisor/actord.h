@@ -189,6 +189,7 @@ struct node {
 	struct timer	 op_timer;
 	uint64_t	*decisions;	/* restart decision times, ms */
 	size_t		 ndecisions;
+	size_t		 decisions_cap;	/* intensity + 1 when allocated */
 	char		 cause[512];	/* why it gave up or failed */
 };
 

@@ -338,11 +338,14 @@ decide(struct node *s, struct node *c)
 	    (uint64_t)s->ss->period * 1000);
 	if (s->ndecisions + 1 > s->ss->intensity)
 		return false;
-	if (s->decisions == NULL) {
-		d = calloc((size_t)s->ss->intensity + 1, sizeof(*d));
+	/* Sized by intensity, which a reload may raise. */
+	if (s->decisions_cap < (size_t)s->ss->intensity + 1) {
+		d = reallocarray(s->decisions, (size_t)s->ss->intensity + 1,
+		    sizeof(*d));
 		if (d == NULL)
-			fatal("%s: calloc", __func__);
+			fatal("%s: reallocarray", __func__);
 		s->decisions = d;
+		s->decisions_cap = (size_t)s->ss->intensity + 1;
 	}
 	s->decisions[s->ndecisions++] = now;
 	c->restarts++;
