@@ -45,6 +45,7 @@ static void	set_prefix(struct output *);
 static void	emit(struct output *, const char *, size_t);
 static void	rotate(struct output *);
 static void	out_close(struct output *);
+static void	flush_lines(struct output *, bool);
 
 /* Open the pipe for a new incarnation; *child_end goes to fds 1 and 2. */
 int

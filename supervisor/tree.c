@@ -20,6 +20,7 @@
 static struct node *node_alloc(struct actord *, struct node *, const char *);
 static int	build_children(struct node *, const struct sup_spec *);
 static void	all_remove(struct node *);
+static void	walk(struct node *, unsigned, walk_fn, void *);
 
 static struct node *
 node_alloc(struct actord *ad, struct node *parent, const char *name)
