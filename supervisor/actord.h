@@ -183,6 +183,7 @@ struct node {
 	size_t		 cursor;	/* next child to start */
 	size_t		 from;		/* first child of the restart set */
 	bool		 report_start;	/* the op started during boot */
+	bool		 giveup_in_boot;	/* its start never completed */
 	bool		 in_stop_next;
 	bool		 stop_again;
 	struct node	*trigger;	/* whose backoff spaces a set restart */

@@ -284,7 +284,11 @@ stop_done(struct node *s)
 		s->started_ms = 0;
 		snprintf(s->last_exit, sizeof(s->last_exit), "gave up: %s",
 		    s->cause);
-		node_exited(s, false, s->last_exit);
+		if (s->giveup_in_boot) {
+			s->giveup_in_boot = false;
+			node_started(s, false, s->last_exit);
+		} else
+			node_exited(s, false, s->last_exit);
 		break;
 	case OP_RESTART:
 		c = s->trigger;
@@ -360,6 +364,8 @@ giveup(struct node *s, struct node *c, const char *cause)
 	    s->ss->intensity, s->ss->period);
 	log_warnx("%s: giving up: %s", s->path, s->cause);
 	timer_cancel(&s->ad->loop, &s->op_timer);
+	/* Its parent still waits for the start: it fails, not exits. */
+	s->giveup_in_boot = s->report_start;
 	s->op = OP_GIVEUP;
 	s->from = 0;
 	s->phase = PH_STOP;

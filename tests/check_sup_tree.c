@@ -780,6 +780,35 @@ START_TEST(reload_in_process)
 }
 END_TEST
 
+/*
+ * A supervisor that gives up while it is still starting (an early child
+ * keeps dying while a later one is not ready yet) fails its start: its
+ * parent's boot does not wait for ever.
+ */
+START_TEST(giving_up_during_boot_fails_the_start)
+{
+	struct actord_spec *spec = ts_spec();
+	struct sup_spec *mid;
+	struct child_spec *c;
+	struct actord *ad;
+
+	mid = ts_add_sup(&spec->root, "mid", STRATEGY_ONE_FOR_ONE);
+	mid->intensity = 2;
+	ts_add_fn(mid, "crashy", ts_fn_crash_later, (void *)(intptr_t)1);
+	c = ts_add_fn(mid, "slow", ts_fn_mute, NULL);
+	c->start_timeout = 20000;
+	ad = ts_actord(spec);
+	actord_boot(ad);
+	ck_assert(ts_wait_done(ad, WAIT));
+	ck_assert_int_eq(ad->status, ACTORD_EXIT_START);
+	ck_assert_msg(strstr(ad->message, "failed to start: /mid: gave up: "
+	    "/mid/crashy exited 1; more than 2 restarts") != NULL,
+	    "message: %s", ad->message);
+	ck_assert_int_eq(ts_pid(ad, "/mid/slow"), 0);
+	actord_free(ad);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -803,6 +832,7 @@ suite(void)
 	tcase_add_test(tc, intensity_one_past_escalates_with_cause);
 	tcase_add_test(tc, escalation_through_nested_supervisor);
 	tcase_add_test(tc, boot_failure_stops_started_skips_rest);
+	tcase_add_test(tc, giving_up_during_boot_fails_the_start);
 	tcase_add_test(tc, stopped_by_hand_in_restart_loop_stays_stopped);
 	suite_add_tcase(s, tc);
 
