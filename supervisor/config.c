@@ -1053,7 +1053,8 @@ key_limits(struct parser *p, const config_setting_t *s, const char *path,
 		else if ((type == CONFIG_TYPE_INT ||
 		    type == CONFIG_TYPE_INT64) &&
 		    config_setting_get_int64(m) >= 0)
-			c->limits[i].value = (rlim_t)config_setting_get_int64(m);
+			c->limits[i].value =
+			    (rlim_t)config_setting_get_int64(m);
 		else
 			return expected(p, m, lpath, what);
 		c->limits[i].resource = l->resource;

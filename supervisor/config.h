@@ -34,7 +34,7 @@
 #define DEFAULT_MAILBOX_STATE		0	/* bytes; no committed state */
 #define DEFAULT_ON_DOWN			ON_DOWN_KEEP
 #define DEFAULT_WHILE_DOWN		WHILE_DOWN_QUEUE
-#define DEFAULT_LOG_MAX_SIZE		10485760	/* bytes before rotation */
+#define DEFAULT_LOG_MAX_SIZE		10485760	/* bytes, then rotate */
 #define DEFAULT_LOG_KEEP		5
 
 /*
