@@ -492,7 +492,7 @@ widen_ints(struct parser *p, const char *text, char **out)
 				*o++ = *s++;
 				*o++ = *s++;
 			}
-		} else if (*s == '@') {
+		} else if (strncmp(s, "@include", 8) == 0) {
 			free(buf);
 			return fail_line(p, line, NULL,
 			    "syntax error: @include is not supported");

@@ -360,6 +360,8 @@ static const struct bad bad_configs[] = {
 	{ "\"\"", "t.conf:1: syntax error" },
 	{ "# settings\n@include \"other.conf\"\n",
 	  "t.conf:2: syntax error: @include is not supported" },
+	{ "shutdown_timeout = 5;\n@other\n",
+	  "t.conf:2: syntax error" },
 	{ "\n\nshutdown_timeout = 99999999999999999999;\n",
 	  "t.conf:3: syntax error: integer 99999999999999999999 is too large" },
 	{ "supervisor = { children = ( { name = \"w\"; exec = [\"a\", 1]; } ); };\n",
