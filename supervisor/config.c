@@ -346,7 +346,7 @@ config_load(const char *path, char *err, size_t errlen)
 
 	if (err != NULL && errlen > 0)
 		err[0] = '\0';
-	if ((fp = fopen(path, "r")) == NULL) {
+	if ((fp = fopen(path, "re")) == NULL) {
 		fail_line(&p, 0, NULL, "%s", strerror(errno));
 		return NULL;
 	}
