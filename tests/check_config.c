@@ -1198,6 +1198,22 @@ START_TEST(load_files)
 	ck_assert_str_eq(err, want);
 	unlink(path);
 
+	/* A comment one byte longer than the limit. */
+	snprintf(path, sizeof(path), "%s/big.conf", dir);
+	{
+		char *big = malloc(1024 * 1024 + 2);
+
+		ck_assert_ptr_nonnull(big);
+		memset(big, '#', 1024 * 1024 + 1);
+		big[1024 * 1024 + 1] = '\0';
+		write_file(path, big);
+		free(big);
+	}
+	ck_assert_ptr_null(config_load(path, err, sizeof(err)));
+	snprintf(want, sizeof(want), "%s: larger than 1048576 bytes", path);
+	ck_assert_str_eq(err, want);
+	unlink(path);
+
 	snprintf(path, sizeof(path), "%s/good.conf", dir);
 	unlink(path);
 	ck_assert_int_eq(rmdir(dir), 0);
