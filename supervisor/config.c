@@ -346,7 +346,7 @@ config_load(const char *path, char *err, size_t errlen)
 
 	if (err != NULL && errlen > 0)
 		err[0] = '\0';
-	if ((fp = fopen(path, "r")) == NULL) {
+	if ((fp = fopen(path, "re")) == NULL) {
 		fail_line(&p, 0, NULL, "%s", strerror(errno));
 		return NULL;
 	}
@@ -492,7 +492,7 @@ widen_ints(struct parser *p, const char *text, char **out)
 				*o++ = *s++;
 				*o++ = *s++;
 			}
-		} else if (*s == '@') {
+		} else if (strncmp(s, "@include", 8) == 0) {
 			free(buf);
 			return fail_line(p, line, NULL,
 			    "syntax error: @include is not supported");
@@ -1053,7 +1053,8 @@ key_limits(struct parser *p, const config_setting_t *s, const char *path,
 		else if ((type == CONFIG_TYPE_INT ||
 		    type == CONFIG_TYPE_INT64) &&
 		    config_setting_get_int64(m) >= 0)
-			c->limits[i].value = (rlim_t)config_setting_get_int64(m);
+			c->limits[i].value =
+			    (rlim_t)config_setting_get_int64(m);
 		else
 			return expected(p, m, lpath, what);
 		c->limits[i].resource = l->resource;

@@ -360,6 +360,8 @@ static const struct bad bad_configs[] = {
 	{ "\"\"", "t.conf:1: syntax error" },
 	{ "# settings\n@include \"other.conf\"\n",
 	  "t.conf:2: syntax error: @include is not supported" },
+	{ "shutdown_timeout = 5;\n@other\n",
+	  "t.conf:2: syntax error" },
 	{ "\n\nshutdown_timeout = 99999999999999999999;\n",
 	  "t.conf:3: syntax error: integer 99999999999999999999 is too large" },
 	{ "supervisor = { children = ( { name = \"w\"; exec = [\"a\", 1]; } ); };\n",
@@ -1193,6 +1195,22 @@ START_TEST(load_files)
 	ck_assert_ptr_null(config_load(path, err, sizeof(err)));
 	snprintf(want, sizeof(want), "%s: not a text file (it holds a NUL "
 	    "byte)", path);
+	ck_assert_str_eq(err, want);
+	unlink(path);
+
+	/* A comment one byte longer than the limit. */
+	snprintf(path, sizeof(path), "%s/big.conf", dir);
+	{
+		char *big = malloc(1024 * 1024 + 2);
+
+		ck_assert_ptr_nonnull(big);
+		memset(big, '#', 1024 * 1024 + 1);
+		big[1024 * 1024 + 1] = '\0';
+		write_file(path, big);
+		free(big);
+	}
+	ck_assert_ptr_null(config_load(path, err, sizeof(err)));
+	snprintf(want, sizeof(want), "%s: larger than 1048576 bytes", path);
 	ck_assert_str_eq(err, want);
 	unlink(path);
 
