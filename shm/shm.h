@@ -136,7 +136,7 @@ struct shm_msg {
 	uint32_t	 len;		/* payload bytes */
 	struct shm_ref	 sender;	/* who sent it; {0, 0} for actord */
 	uint64_t	 corr;		/* correlation id of an ask, or 0 */
-	uint64_t	 enq_ns;	/* CLOCK_MONOTONIC at enqueue (set by shm) */
+	uint64_t	 enq_ns;	/* shm_clock_ns() at enqueue (set by shm) */
 	uint32_t	 attempts;	/* deliveries so far */
 	uint32_t	 flags;		/* SHM_MSG_* */
 };
@@ -329,5 +329,11 @@ const char *shm_strerror(int err);
 const char *shm_reason_name(enum shm_dl_reason);
 const char *shm_lane_name(enum shm_lane);
 uint64_t shm_now_ns(void);		/* CLOCK_MONOTONIC in ns */
+/*
+ * arena.c: the arena clock, CLOCK_MONOTONIC ns extrapolated from the TSC
+ * (calibrated at shm_create; a few ppm off at worst) when the kernel's
+ * clock source is the TSC, else clock_gettime.  Message enq_ns uses it.
+ */
+uint64_t shm_clock_ns(const struct shm_arena *);
 
 #endif /* ACTORD_SHM_H */

@@ -16,6 +16,8 @@
  *
  * Prints a table (absolute figures and ratios to the bare ring, ZeroMQ and
  * the pipe: value / baseline) and writes every case as JSON to $BENCH_JSON.
+ * The machine is shared and noisy: every case runs ROUNDS times, the cases
+ * interleaved round by round, and the median is reported.
  * The parent is always the side that measures (the consumer, or the client
  * of a round trip); the child is the producer or the server.
  */
@@ -44,7 +46,8 @@
 #define MB_CELL		128
 #define CPU_PARENT	0
 #define CPU_CHILD	1
-#define WARMUP		2000
+#define WARMUP		500
+#define ROUNDS		5	/* the median of five runs is reported */
 
 enum unit { UNIT_RATE, UNIT_LATENCY };
 
@@ -98,7 +101,8 @@ static void	 pin(int);
 static uint64_t	 now_ns(void);
 static pid_t	 spawn(struct bench *, side_fn, long);
 static void	 reap(pid_t);
-static void	 run_case(struct bench *, const struct bcase *);
+static void	 run_case(struct bench *, const struct bcase *,
+		    struct result *);
 static void	 emit(struct bench *, const struct bcase *, const char *,
 		    double, const char *, double, double, double);
 static int	 cmp_u64(const void *, const void *);
@@ -153,36 +157,37 @@ static int fds[4];
 
 static const struct bcase cases[] = {
 	{ "bare ring, busy-poll (limit)", "tput_bare_ring", UNIT_RATE,
-	    20000000, bare_prod, bare_cons, 1, 1 },
+	    2000000, bare_prod, bare_cons, 1, 1 },
 	{ "zeromq push/pull ipc", "tput_zmq_ipc", UNIT_RATE,
-	    3000000, zmq_prod, zmq_cons, 1, 2 },
+	    600000, zmq_prod, zmq_cons, 1, 2 },
 	{ "pipe", "tput_pipe", UNIT_RATE,
-	    400000, pipe_prod, pipe_cons, 1, 3 },
+	    150000, pipe_prod, pipe_cons, 1, 3 },
 	{ "mailbox, busy-poll", "tput_mailbox_busy", UNIT_RATE,
-	    20000000, mb_prod, mb_cons_busy, 1, 0 },
+	    2000000, mb_prod, mb_cons_busy, 1, 0 },
 	{ "mailbox, spin-then-sleep", "tput_mailbox_spin_sleep", UNIT_RATE,
-	    20000000, mb_prod, mb_cons_spin, 1, 0 },
+	    2000000, mb_prod, mb_cons_spin, 1, 0 },
 	{ "mailbox, futex sleep", "tput_mailbox_sleep", UNIT_RATE,
-	    10000000, mb_prod, mb_cons_sleep, 1, 0 },
+	    1000000, mb_prod, mb_cons_sleep, 1, 0 },
 	{ "mailbox, 2 producers", "tput_mailbox_2prod", UNIT_RATE,
-	    10000000, mb_prod, mb_cons_two, 2, 0 },
+	    1000000, mb_prod, mb_cons_two, 2, 0 },
 	{ "unix stream socket", "tput_unix_stream", UNIT_RATE,
-	    400000, unix_prod, unix_cons, 1, 0 },
+	    100000, unix_prod, unix_cons, 1, 0 },
 	{ "bare ring ping-pong (limit)", "rtt_bare_ring", UNIT_LATENCY,
-	    300000, bare_pong, bare_ping, 1, 1 },
+	    50000, bare_pong, bare_ping, 1, 1 },
 	{ "zeromq req/rep ipc", "rtt_zmq_ipc", UNIT_LATENCY,
-	    20000, zmq_pong, zmq_ping, 1, 2 },
+	    3000, zmq_pong, zmq_ping, 1, 2 },
 	{ "pipe pair", "rtt_pipe", UNIT_LATENCY,
-	    50000, pipe_pong, pipe_ping, 1, 3 },
+	    6000, pipe_pong, pipe_ping, 1, 3 },
 	{ "mailbox, spin-then-sleep", "rtt_mailbox_spin_sleep", UNIT_LATENCY,
-	    300000, mb_pong_spin, mb_ping_spin, 1, 0 },
+	    50000, mb_pong_spin, mb_ping_spin, 1, 0 },
 	{ "mailbox, futex sleep", "rtt_mailbox_sleep", UNIT_LATENCY,
-	    50000, mb_pong_sleep, mb_ping_sleep, 1, 0 },
+	    6000, mb_pong_sleep, mb_ping_sleep, 1, 0 },
 	{ "unix socket pair", "rtt_unix_socketpair", UNIT_LATENCY,
-	    50000, unix_pong, unix_ping, 1, 0 },
+	    6000, unix_pong, unix_ping, 1, 0 },
 	{ "eventfd ping-pong", "rtt_eventfd", UNIT_LATENCY,
-	    50000, efd_pong, efd_ping, 1, 0 },
+	    6000, efd_pong, efd_ping, 1, 0 },
 };
+#define NCASES	(sizeof(cases) / sizeof(cases[0]))
 
 static void
 pin(int cpu)
@@ -814,7 +819,7 @@ close_fds(void)
 }
 
 static void
-run_case(struct bench *b, const struct bcase *c)
+run_case(struct bench *b, const struct bcase *c, struct result *out)
 {
 	struct result	 r = { 0, 0 };
 	pid_t		 pids[2];
@@ -834,7 +839,7 @@ run_case(struct bench *b, const struct bcase *c)
 	setup_fds(c);
 	if (c->child == zmq_prod) {
 		/* PULL binds first so no message waits for a reconnect. */
-		pids[0] = -1;
+		fflush(NULL);
 		if ((pids[0] = fork()) == 0) {
 			pin(CPU_CHILD);
 			while (atomic_load(&b->sh->ready) == 0)
@@ -850,32 +855,81 @@ run_case(struct bench *b, const struct bcase *c)
 		reap(pids[i]);
 	close_fds();
 	unlink(b->ipc + strlen("ipc://"));
+	*out = r;
+}
+
+static double
+median(double *v, int n)
+{
+	int	 i, j;
+	double	 t;
+
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void
+report(struct bench *b, const struct bcase *c, struct result *rs, int n)
+{
+	double	 v1[ROUNDS], v2[ROUNDS], m1, m2;
+	int	 i;
+
+	for (i = 0; i < n; i++) {
+		v1[i] = rs[i].v1;
+		v2[i] = rs[i].v2;
+	}
+	m1 = median(v1, n);
+	m2 = median(v2, n);
 	if (c->unit == UNIT_RATE) {
-		if (c->baseline == 1)
-			b->bare_rate = r.v1;
-		if (c->baseline == 2)
-			b->zmq_rate = r.v1;
-		if (c->baseline == 3)
-			b->pipe_rate = r.v1;
-		emit(b, c, "", r.v1, "msg/s", b->bare_rate, b->zmq_rate,
+		emit(b, c, "", m1, "msg/s", b->bare_rate, b->zmq_rate,
 		    b->pipe_rate);
 	} else {
-		if (c->baseline == 1) {
-			b->bare_p50 = r.v1;
-			b->bare_p99 = r.v2;
-		}
-		if (c->baseline == 2) {
-			b->zmq_p50 = r.v1;
-			b->zmq_p99 = r.v2;
-		}
-		if (c->baseline == 3) {
-			b->pipe_p50 = r.v1;
-			b->pipe_p99 = r.v2;
-		}
-		emit(b, c, " p50", r.v1, "ns", b->bare_p50, b->zmq_p50,
+		emit(b, c, " p50", m1, "ns", b->bare_p50, b->zmq_p50,
 		    b->pipe_p50);
-		emit(b, c, " p99", r.v2, "ns", b->bare_p99, b->zmq_p99,
+		emit(b, c, " p99", m2, "ns", b->bare_p99, b->zmq_p99,
 		    b->pipe_p99);
+	}
+}
+
+/* The baselines' medians, before any line is printed. */
+static void
+baselines(struct bench *b, struct result (*rs)[ROUNDS])
+{
+	double	 v1[ROUNDS], v2[ROUNDS], m1, m2;
+	size_t	 k;
+	int	 i;
+
+	for (k = 0; k < NCASES; k++) {
+		if (cases[k].baseline == 0)
+			continue;
+		for (i = 0; i < ROUNDS; i++) {
+			v1[i] = rs[k][i].v1;
+			v2[i] = rs[k][i].v2;
+		}
+		m1 = median(v1, ROUNDS);
+		m2 = median(v2, ROUNDS);
+		if (cases[k].unit == UNIT_RATE) {
+			if (cases[k].baseline == 1)
+				b->bare_rate = m1;
+			else if (cases[k].baseline == 2)
+				b->zmq_rate = m1;
+			else
+				b->pipe_rate = m1;
+		} else if (cases[k].baseline == 1) {
+			b->bare_p50 = m1;
+			b->bare_p99 = m2;
+		} else if (cases[k].baseline == 2) {
+			b->zmq_p50 = m1;
+			b->zmq_p99 = m2;
+		} else {
+			b->pipe_p50 = m1;
+			b->pipe_p99 = m2;
+		}
 	}
 }
 
@@ -913,7 +967,9 @@ main(void)
 {
 	struct bench	 b;
 	const char	*path = getenv("BENCH_JSON"), *q = getenv("BENCH_QUICK");
+	static struct result rs[NCASES][ROUNDS];
 	size_t		 i;
+	int		 round;
 
 	memset(&b, 0, sizeof(b));
 	b.scale = q != NULL && *q != '\0' ? atof(q) : 1.0;
@@ -941,8 +997,15 @@ main(void)
 	    "latency: lower is better)\n");
 	printf("%-44s %16s %8s %8s %8s\n", "case", "value", "vs bare",
 	    "vs zmq", "vs pipe");
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		run_case(&b, &cases[i]);
+	for (round = 0; round < ROUNDS; round++) {
+		for (i = 0; i < NCASES; i++)
+			run_case(&b, &cases[i], &rs[i][round]);
+		fprintf(stderr, "bench_ring: round %d of %d done\n",
+		    round + 1, ROUNDS);
+	}
+	baselines(&b, rs);
+	for (i = 0; i < NCASES; i++)
+		report(&b, &cases[i], rs[i], ROUNDS);
 	if (b.json != NULL) {
 		fprintf(b.json, "\n] }\n");
 		fclose(b.json);
