@@ -504,10 +504,14 @@ drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 		atomic_store_explicit(&ctl->dequeued, atomic_load_explicit(
 		    &ctl->dequeued, memory_order_relaxed) + n,
 		    memory_order_relaxed);
-		t = atomic_load_explicit(&ctl->tail, memory_order_relaxed);
-		d = t - h0;
+		/*
+		 * The depth seen by the consumer: what it found published
+		 * in one batch.  Not tail - head: reading tail would pull
+		 * the producers' line over on every batch.
+		 */
+		d = h - h0;
 		if (d > atomic_load_explicit(&ctl->depth_hwm,
-		    memory_order_relaxed) && d <= l->cap)
+		    memory_order_relaxed))
 			atomic_store_explicit(&ctl->depth_hwm, d,
 			    memory_order_relaxed);
 		shm_wake_senders(mb->m);
