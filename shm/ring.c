@@ -146,7 +146,7 @@ shm_send(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	if (p->hook != NULL)
 		p->hook(p->hook_arg);		/* tests: die here */
 	c->msg = *msg;
-	c->msg.enq_ns = shm_now_ns();
+	c->msg.enq_ns = shm_clock(a);
 	c->msg.flags &= SHM_MSG_USER_MASK;
 	if (msg->len > 0)
 		memcpy(c->payload, payload, msg->len);
@@ -463,7 +463,7 @@ drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 				garbled(a, idx, lane, &m);
 			} else {
 				if ((n & 63) == 0)
-					now = shm_now_ns();
+					now = shm_clock(a);
 				count_wait(mb->m, now, m.enq_ns);
 				if (fn(arg, (enum shm_lane)lane, &m,
 				    c->payload) != 0)
@@ -504,10 +504,14 @@ drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 		atomic_store_explicit(&ctl->dequeued, atomic_load_explicit(
 		    &ctl->dequeued, memory_order_relaxed) + n,
 		    memory_order_relaxed);
-		t = atomic_load_explicit(&ctl->tail, memory_order_relaxed);
-		d = t - h0;
+		/*
+		 * The depth seen by the consumer: what it found published
+		 * in one batch.  Not tail - head: reading tail would pull
+		 * the producers' line over on every batch.
+		 */
+		d = h - h0;
 		if (d > atomic_load_explicit(&ctl->depth_hwm,
-		    memory_order_relaxed) && d <= l->cap)
+		    memory_order_relaxed))
 			atomic_store_explicit(&ctl->depth_hwm, d,
 			    memory_order_relaxed);
 		shm_wake_senders(mb->m);
@@ -587,7 +591,7 @@ drain_take(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 			garbled(a, idx, lane, &m);
 			continue;
 		}
-		now = shm_now_ns();
+		now = shm_clock(a);
 		count_wait(mb->m, now, m.enq_ns);
 		n++;
 		atomic_store_explicit(&ctl->dequeued, atomic_load_explicit(

@@ -123,7 +123,11 @@ shm_wake_all(struct shm_arena *a, uint32_t idx)
 		close(fd);
 }
 
-/* Poll the lanes; 0 when something came, SHM_ETIMEDOUT at deadline. */
+/*
+ * Poll the lanes; 0 when something came, SHM_ETIMEDOUT at deadline (arena
+ * clock).  The clock is read only every SPIN_CLOCK_EVERY polls, so a
+ * message that comes during the first polls costs no clock read at all.
+ */
 static int
 spin(struct shm_arena *a, uint32_t idx, unsigned lanes, int64_t deadline)
 {
@@ -135,7 +139,7 @@ spin(struct shm_arena *a, uint32_t idx, unsigned lanes, int64_t deadline)
 				return 0;
 			cpu_relax();
 		}
-		if ((int64_t)shm_now_ns() >= deadline)
+		if ((int64_t)shm_clock(a) >= deadline)
 			return SHM_ETIMEDOUT;
 	}
 }
@@ -156,7 +160,7 @@ shm_wait(struct shm_arena *a, uint32_t idx, unsigned lanes,
 	if (shm_pending(a, idx, lanes))
 		return 0;
 	m = a->mb[idx].m;
-	now = (int64_t)shm_now_ns();
+	now = (int64_t)shm_clock(a);
 	deadline = timeout_ns < 0 ? INT64_MAX : now + timeout_ns;
 	if (mode == SHM_WAIT_SPIN)
 		return spin(a, idx, lanes, deadline);
@@ -174,7 +178,7 @@ shm_wait(struct shm_arena *a, uint32_t idx, unsigned lanes,
 			atomic_store(&m->sleeping, 0);
 			return 0;
 		}
-		now = (int64_t)shm_now_ns();
+		now = (int64_t)shm_clock(a);
 		if (now >= deadline) {
 			atomic_store(&m->sleeping, 0);
 			return SHM_ETIMEDOUT;
