@@ -293,7 +293,20 @@ void	 node_exited(struct node *, bool clean, const char *cause);
 size_t	 sup_decisions_in_period(struct node *);
 void	 node_api_done(struct node *, int error, const char *msg);
 
-/* --- api.c: what the control socket calls ----------------------------------- */
+/*
+ * --- api.c: what the control socket calls -----------------------------------
+ *
+ * Each returns 0 when the operation began, or an errno: ENOENT no such
+ * path, EINVAL the root or a bad argument, EBUSY another operation on the
+ * node or its supervisor is in progress (try again), EALREADY start of a
+ * running node, EAGAIN its supervisor is not running, ESHUTDOWN actord is
+ * stopping, ENOMEM.  On 0, done (if not NULL) is called exactly once, maybe
+ * before the function returns: error 0, or EIO with the start failure as
+ * msg, or ECANCELED.  restart completes when the new incarnation is ready;
+ * stop when the process group is gone.  Manual operations never count
+ * toward restart intensity; a node stopped by hand stays stopped until
+ * started by hand (or restarted with a one_for_all / rest_for_one set).
+ */
 
 struct node *actord_find(struct actord *, const char *path);
 int	 actord_start_node(struct actord *, const char *path, done_fn, void *);
