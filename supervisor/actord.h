@@ -165,6 +165,10 @@ struct node {
 	struct timer	 backoff;	/* one_for_one restart pending */
 	bool		 manual_stopped;
 	char		 last_exit[768];
+	char		*tail;		/* recent output, for actorctl log */
+	size_t		 tail_len;
+	size_t		 tail_cap;
+	uint64_t	 tail_total;	/* bytes ever printed: the cursor */
 
 	/* API operations in flight. */
 	bool		 api_stop;	/* a stop asked by hand */
@@ -282,6 +286,8 @@ int	 output_open(struct node *, int *child_end);
 void	 output_forked(struct node *);
 void	 output_flush_all(struct actord *);
 void	 output_node_gone(struct node *);
+size_t	 output_read(const struct node *, uint64_t cursor, char *buf,
+	    size_t len, uint64_t *next);
 
 /* --- sup.c: strategies, intensity, escalation ------------------------------- */
 
@@ -372,6 +378,8 @@ struct actord {
 	void		(*free_spec)(struct actord_spec *);	/* NULL: not owned */
 	void		(*on_event)(struct actord *, void *);	/* after each turn */
 	void		*event_arg;
+	void		(*on_output)(struct actord *, struct node *, void *);
+	void		*output_arg;	/* on_output: a node printed a line */
 };
 
 struct actord *actord_new(struct actord_spec *, char *err, size_t errlen);

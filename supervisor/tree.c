@@ -214,6 +214,7 @@ tree_release(struct actord *ad)
 		ad->graveyard = n->next_all;
 		free(n->kids);
 		free(n->decisions);
+		free(n->tail);
 		free(n);
 	}
 }

@@ -809,6 +809,62 @@ START_TEST(giving_up_during_boot_fails_the_start)
 }
 END_TEST
 
+static int
+fn_print(void *arg)
+{
+	int i;
+
+	for (i = 0; i < (int)(intptr_t)arg; i++)
+		printf("line %d\n", i);
+	fflush(stdout);
+	ts_record("start");
+	ts_ready();
+	for (;;)
+		pause();
+	return 0;
+}
+
+static bool
+printed(struct actord *ad, void *arg)
+{
+	struct node *n = actord_find(ad, "/p");
+
+	return n->tail != NULL && memmem(n->tail, n->tail_len, arg,
+	    strlen(arg)) != NULL;
+}
+
+START_TEST(output_tail_for_actorctl_log)
+{
+	struct actord_spec *spec = ts_spec();
+	struct actord *ad;
+	struct node *n;
+	char buf[8192], want[64];
+	uint64_t next;
+	size_t k;
+	pid_t pid;
+
+	ts_add_fn(&spec->root, "p", fn_print, (void *)(intptr_t)1000);
+	ad = boot(spec);
+	n = actord_find(ad, "/p");
+	pid = n->pid;
+	snprintf(want, sizeof(want), "/p[%d]: line 999\n", (int)pid);
+	/* 1000 lines of about 16 bytes: more than the 4 kB kept. */
+	ck_assert(ts_run_until(ad, printed, want, WAIT));
+	k = output_read(n, 0, buf, sizeof(buf) - 1, &next);
+	buf[k] = '\0';
+	ck_assert_uint_le(k, 4096);
+	ck_assert_uint_eq(next, n->tail_total);
+	ck_assert_uint_gt(next, 10000);
+	ck_assert_msg(k >= strlen(want) &&
+	    strcmp(buf + k - strlen(want), want) == 0, "tail: %s", buf);
+	/* From the end, nothing new; the last 10 bytes on request. */
+	ck_assert_uint_eq(output_read(n, next, buf, sizeof(buf), &next), 0);
+	ck_assert_uint_eq(output_read(n, UINT64_MAX, buf, 10, &next), 10);
+	ck_assert_uint_eq(next, n->tail_total);
+	actord_free(ad);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -855,6 +911,7 @@ suite(void)
 	tcase_add_test(tc, walk_reports_the_tree);
 	tcase_add_test(tc, arena_table_follows_the_workers);
 	tcase_add_test(tc, reload_in_process);
+	tcase_add_test(tc, output_tail_for_actorctl_log);
 	suite_add_tcase(s, tc);
 	return s;
 }
