@@ -310,6 +310,8 @@ child_exec(struct node *n, const struct spawn_fds *fds,
 	child_fds(fds, exec);
 	if (exec)
 		efd = FD_EXECERR;
+	/* The descriptor limit actord found, not the one it raised. */
+	(void)setrlimit(RLIMIT_NOFILE, &n->ad->nofile);
 	for (i = 0; i < cs->nlimits; i++) {
 		struct rlimit rl;
 
