@@ -67,6 +67,13 @@ START_TEST(check_only)
 	ck_assert_int_eq(ts_daemon_wait(&d, WAIT), 1);
 	ck_assert_msg(strstr(ts_daemon_log(&d), "permanant") != NULL,
 	    "log:\n%s", ts_daemon_log(&d));
+	/* A missing file and a bad option are errors too. */
+	unlink(d.conf);
+	ts_daemon_start(&d, NULL);
+	ck_assert_int_eq(ts_daemon_wait(&d, WAIT), 1);
+	ts_daemon_start(&d, "-x");
+	ck_assert_int_eq(ts_daemon_wait(&d, WAIT), 1);
+	ck_assert(strstr(ts_daemon_log(&d), "usage: actord") != NULL);
 }
 END_TEST
 
