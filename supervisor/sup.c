@@ -443,8 +443,11 @@ static void
 sup_child_started(struct node *s, struct node *c, bool ok, const char *cause)
 {
 	enum start_why why = c->why;
+	char failed[sizeof(c->last_exit) + 32];
 
 	c->why = WHY_NONE;
+	snprintf(failed, sizeof(failed), "failed to start: %s",
+	    cause != NULL ? cause : "?");
 	if (why == WHY_MANUAL) {
 		node_api_done(c, ok ? 0 : EIO, ok ? NULL : cause);
 		if (in_stop_phase(s))
@@ -476,7 +479,7 @@ sup_child_started(struct node *s, struct node *c, bool ok, const char *cause)
 		}
 		/* A restart whose start fails counts, and is retried. */
 		if (!decide(s, c)) {
-			giveup(s, c, cause);
+			giveup(s, c, failed);
 			return;
 		}
 		s->trigger = c;
@@ -489,7 +492,7 @@ sup_child_started(struct node *s, struct node *c, bool ok, const char *cause)
 		if (ok)
 			return;
 		if (!decide(s, c)) {
-			giveup(s, c, cause);
+			giveup(s, c, failed);
 			return;
 		}
 		schedule_restart(s, c);

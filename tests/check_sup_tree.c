@@ -865,6 +865,33 @@ START_TEST(output_tail_for_actorctl_log)
 }
 END_TEST
 
+/* A restart whose start fails counts, and is retried as another decision. */
+START_TEST(failed_restarts_count_and_escalate)
+{
+	struct actord_spec *spec = ts_spec();
+	struct child_spec *c;
+	struct actord *ad;
+	char dir[64];
+
+	snprintf(dir, sizeof(dir), "/tmp/ts-cwd-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	spec->root.intensity = 3;
+	c = ts_add_exec(&spec->root, "w", ts_progs("tworker"), "run", NULL);
+	c->cwd = strdup(dir);
+	ad = boot(spec);
+	ck_assert_int_eq(rmdir(dir), 0);
+	ck_assert_int_eq(kill(ts_pid(ad, "/w"), SIGKILL), 0);
+	ck_assert(ts_wait_done(ad, WAIT));
+	ck_assert_int_eq(ad->status, ACTORD_EXIT_GAVEUP);
+	ck_assert_msg(strstr(ad->message, "/w failed to start: chdir: No such "
+	    "file or directory; more than 3 restarts") != NULL, "message: %s",
+	    ad->message);
+	/* The death, then two failed starts counted; the third went over. */
+	ck_assert_uint_eq(actord_find(ad, "/w")->restarts, 3);
+	actord_free(ad);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -889,6 +916,7 @@ suite(void)
 	tcase_add_test(tc, escalation_through_nested_supervisor);
 	tcase_add_test(tc, boot_failure_stops_started_skips_rest);
 	tcase_add_test(tc, giving_up_during_boot_fails_the_start);
+	tcase_add_test(tc, failed_restarts_count_and_escalate);
 	tcase_add_test(tc, stopped_by_hand_in_restart_loop_stays_stopped);
 	suite_add_tcase(s, tc);
 
