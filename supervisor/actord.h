@@ -299,6 +299,7 @@ void	 node_stopped(struct node *);
 void	 node_exited(struct node *, bool clean, const char *cause);
 size_t	 sup_decisions_in_period(struct node *);
 void	 node_api_done(struct node *, int error, const char *msg);
+void	 node_replace(struct node *);
 
 /*
  * --- api.c: what the control socket calls -----------------------------------

@@ -437,6 +437,31 @@ remove_child(struct node *s, struct node *c)
 	node_free(c);
 }
 
+/*
+ * Put a new node built from n->pending_cs in the place of n (stopped), and
+ * start it if its supervisor runs.  Reload rebuilds groups this way.
+ */
+void
+node_replace(struct node *n)
+{
+	struct node *s = n->parent, *k;
+	const struct child_spec *cs = n->pending_cs;
+	size_t at = node_index(n);
+
+	n->pending_cs = NULL;
+	remove_child(s, n);
+	if ((k = node_new_child(s, cs, cs->name)) == NULL ||
+	    node_insert(s, k, at) == -1) {
+		log_warnx("%s/%s: cannot rebuild", s->parent == NULL ? "" :
+		    s->path, cs->name);
+		if (k != NULL)
+			node_free(k);
+		return;
+	}
+	if (s->state == NS_RUNNING && !s->ad->shutting_down)
+		node_start(k, WHY_MANUAL);
+}
+
 /* --- completions from children ------------------------------------------------ */
 
 static void
@@ -512,7 +537,10 @@ sup_child_stopped(struct node *s, struct node *c)
 		if (c->api_remove) {
 			c->api_remove = false;
 			node_api_done(c, 0, NULL);
-			remove_child(s, c);
+			if (c->pending_cs != NULL)
+				node_replace(c);
+			else
+				remove_child(s, c);
 			if (in_stop_phase(s))
 				stop_next(s);
 			return;

@@ -745,6 +745,7 @@ reload_spec(bool second)
 		s->intensity = 7;
 		ts_add_fn(&spec->root, "new", ts_fn_run, NULL);
 	}
+	ts_add_fn(&spec->root, "g", ts_fn_run, NULL)->instances = second ? 3 : 2;
 	return spec;
 }
 
@@ -753,9 +754,10 @@ START_TEST(reload_in_process)
 	struct actord *ad;
 	struct actord_spec *next;
 	char err[256];
-	pid_t same, changed, gone, x, y;
+	pid_t same, changed, gone, x, y, g0;
 
 	ad = boot(reload_spec(false));
+	g0 = ts_pid(ad, "/g/0");
 	same = ts_pid(ad, "/same");
 	changed = ts_pid(ad, "/changed");
 	gone = ts_pid(ad, "/gone");
@@ -774,6 +776,13 @@ START_TEST(reload_in_process)
 	ck_assert_uint_eq(actord_find(ad, "/sub")->ss->intensity, 7);
 	/* Start order follows the new file. */
 	ck_assert_ptr_eq(ad->root->kids[3], actord_find(ad, "/new"));
+	/* A group with another instance count is rebuilt in its place. */
+	ck_assert(ts_wait_state(ad, "/g/2", NS_RUNNING, WAIT));
+	ck_assert(ts_wait_state(ad, "/g/0", NS_RUNNING, WAIT));
+	ck_assert_int_ne(ts_pid(ad, "/g/0"), g0);
+	ck_assert(!ts_alive(g0));
+	ck_assert_uint_eq(ad->root->nkids, 5);
+	ck_assert_ptr_eq(ad->root->kids[4], actord_find(ad, "/g"));
 	/* Reload never counts as restarts. */
 	ck_assert_uint_eq(sup_decisions_in_period(ad->root), 0);
 	actord_free(ad);
