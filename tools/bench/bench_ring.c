@@ -16,6 +16,8 @@
  *
  * Prints a table (absolute figures and ratios to the bare ring, ZeroMQ and
  * the pipe: value / baseline) and writes every case as JSON to $BENCH_JSON.
+ * BENCH_QUICK=0.1 scales the counts down; BENCH_ONLY=tput runs only the
+ * cases whose JSON name contains that string.
  * The machine is shared and noisy: every case runs ROUNDS times, the cases
  * interleaved round by round, and the median is reported.
  * The parent is always the side that measures (the consumer, or the client
@@ -967,6 +969,7 @@ main(void)
 {
 	struct bench	 b;
 	const char	*path = getenv("BENCH_JSON"), *q = getenv("BENCH_QUICK");
+	const char	*only = getenv("BENCH_ONLY");	/* a key substring */
 	static struct result rs[NCASES][ROUNDS];
 	size_t		 i;
 	int		 round;
@@ -999,13 +1002,15 @@ main(void)
 	    "vs zmq", "vs pipe");
 	for (round = 0; round < ROUNDS; round++) {
 		for (i = 0; i < NCASES; i++)
-			run_case(&b, &cases[i], &rs[i][round]);
+			if (only == NULL || strstr(cases[i].key, only) != NULL)
+				run_case(&b, &cases[i], &rs[i][round]);
 		fprintf(stderr, "bench_ring: round %d of %d done\n",
 		    round + 1, ROUNDS);
 	}
 	baselines(&b, rs);
 	for (i = 0; i < NCASES; i++)
-		report(&b, &cases[i], rs[i], ROUNDS);
+		if (only == NULL || strstr(cases[i].key, only) != NULL)
+			report(&b, &cases[i], rs[i], ROUNDS);
 	if (b.json != NULL) {
 		fprintf(b.json, "\n] }\n");
 		fclose(b.json);
