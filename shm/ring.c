@@ -164,12 +164,13 @@ shm_send(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	 * Publish, then look at "sleeping": a store then a load, which the
 	 * CPU may reorder.  A producer registered for membarrier needs no
 	 * fence here (the consumer issues one on every CPU before it
-	 * sleeps, see wait.c); only an unregistered one pays for it.
+	 * sleeps, see wait.c), unless the consumer asked for fences because
+	 * it sleeps often (fence_mode); an unregistered one always fences.
 	 */
-	if (p->fence)
+	atomic_signal_fence(memory_order_seq_cst);
+	if (p->fence || atomic_load_explicit(&mb->m->fence_mode,
+	    memory_order_relaxed))
 		atomic_thread_fence(memory_order_seq_cst);
-	else
-		atomic_signal_fence(memory_order_seq_cst);
 	sleeping = atomic_load_explicit(&mb->m->sleeping,
 	    memory_order_relaxed);
 	if (sleeping & SHM_LANE_BIT(lane))

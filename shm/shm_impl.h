@@ -119,6 +119,7 @@ struct shm_mbox {
 	/* The consumer's wake-up line: producers only read it while busy. */
 	_Alignas(SHM_CL) _Atomic uint32_t wake_word;	/* futex */
 	_Atomic uint32_t sleeping;	/* lane bits | SLEEP_DOORBELL, 0: awake */
+	_Atomic uint32_t fence_mode;	/* 1: producers fence after publishing */
 	/* Blocked senders. */
 	_Alignas(SHM_CL) _Atomic uint32_t space_word;	/* futex */
 	_Atomic uint32_t space_waiters;

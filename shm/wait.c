@@ -20,8 +20,20 @@
  * FENCE is then only a compiler barrier.  After BARRIER either P's publish
  * is visible to C's pending check, or P's load of sleeping comes after the
  * barrier on P's CPU and sees the lanes.  A producer that could not
- * register uses a real fence (seq_cst); a consumer that cannot issue
- * membarrier while producers rely on it sleeps in slices of 1 ms, so a
+ * register uses a real fence (seq_cst).
+ *
+ * A membarrier costs the sleeper ~1-10 us and interrupts the producers'
+ * CPUs, which is cheap next to a sleep that follows 20 us of fruitless
+ * spinning, but not in pure-sleep mode where the consumer sleeps after
+ * every message.  So a pure sleeper (or a doorbell user) switches its
+ * mailbox to fence_mode: it sets the flag, issues one membarrier (after
+ * which every producer either has its publish visible or reads the flag
+ * and fences), and from then on sleeps with an ordinary fence; producers
+ * pay a fence per message to that mailbox.  A spin-then-sleep consumer
+ * clears the flag (no barrier needed to stop fences).
+ *
+ * A consumer that cannot issue membarrier while producers rely on it
+ * sleeps in slices of 1 ms (a doorbell user is told to poll again), so a
  * wake-up is at worst late, never lost.  If P sees the lane bit, it bumps
  * wake_word after C read w, so futex_wait either returns at once (the word
  * changed) or is woken.  Only the producer that clears "sleeping" makes
@@ -56,6 +68,7 @@ static socklen_t bell_name(const struct shm_arena *, uint32_t,
 static void	 ring_bell(struct shm_arena *, uint32_t, int *);
 static int	 spin(struct shm_arena *, uint32_t, unsigned, int64_t);
 static int	 barrier_all(struct shm_arena *);
+static int	 set_fence_mode(struct shm_arena *, struct shm_mbox *, uint32_t);
 
 #define SLICE_NS		1000000	/* sleep slice without membarrier */
 
@@ -175,6 +188,21 @@ shm_wake_all(struct shm_arena *a, uint32_t idx)
  * clock).  The clock is read only every SPIN_CLOCK_EVERY polls, so a
  * message that comes during the first polls costs no clock read at all.
  */
+/*
+ * Switch a mailbox's fence mode.  Returns -1 if the consumer must sleep in
+ * slices (no membarrier to make producers see the switch).
+ */
+static int
+set_fence_mode(struct shm_arena *a, struct shm_mbox *m, uint32_t on)
+{
+	if (atomic_load_explicit(&m->fence_mode, memory_order_relaxed) == on)
+		return 0;
+	atomic_store(&m->fence_mode, on);
+	if (on)
+		return barrier_all(a);
+	return 0;
+}
+
 static int
 spin(struct shm_arena *a, uint32_t idx, unsigned lanes, int64_t deadline)
 {
@@ -198,7 +226,7 @@ shm_wait(struct shm_arena *a, uint32_t idx, unsigned lanes,
 	struct shm_mbox	*m;
 	int64_t		 now, deadline, sd, rem;
 	uint32_t	 w;
-	int		 rc, sliced;
+	int		 rc, sliced, fenced;
 
 	if (idx >= a->n)
 		return SHM_EBADINDEX;
@@ -218,6 +246,9 @@ shm_wait(struct shm_arena *a, uint32_t idx, unsigned lanes,
 		if (spin(a, idx, lanes, sd) == 0)
 			return 0;
 	}
+	fenced = mode == SHM_WAIT_SLEEP;
+	if (set_fence_mode(a, m, fenced) < 0)
+		fenced = 0;
 	for (;;) {
 		w = atomic_load(&m->wake_word);
 		atomic_store(&m->sleeping, lanes & SHM_LANES_ALL);
@@ -226,7 +257,7 @@ shm_wait(struct shm_arena *a, uint32_t idx, unsigned lanes,
 			atomic_store(&m->sleeping, 0);
 			return 0;
 		}
-		sliced = barrier_all(a) < 0;
+		sliced = fenced ? 0 : barrier_all(a) < 0;
 		if (shm_pending(a, idx, lanes)) {
 			atomic_store(&m->sleeping, 0);
 			return 0;
@@ -337,12 +368,13 @@ shm_doorbell_arm(struct shm_arena *a, uint32_t idx, unsigned lanes)
 	if (idx >= a->n)
 		return SHM_EBADINDEX;
 	m = a->mb[idx].m;
+	if (set_fence_mode(a, m, 1) < 0) {
+		/* Producers may not fence: poll again, do not sleep. */
+		return 1;
+	}
 	atomic_store(&m->sleeping, (lanes & SHM_LANES_ALL) | SLEEP_DOORBELL);
-	/*
-	 * Without the barrier, a wake-up could be lost; the caller's epoll
-	 * has no slice, so say "pending" and let it poll again.
-	 */
-	if (barrier_all(a) < 0 || shm_pending(a, idx, lanes)) {
+	atomic_thread_fence(memory_order_seq_cst);
+	if (shm_pending(a, idx, lanes)) {
 		atomic_store(&m->sleeping, 0);
 		return 1;
 	}
