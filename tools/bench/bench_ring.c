@@ -434,11 +434,8 @@ mb_cons(struct bench *b, long n, struct result *r, enum shm_wait_mode mode,
 		k = shm_drain(b->arena, 0, SHM_LANES_INBOX, 0, mb_handler, &c);
 		if (k > 0)
 			continue;
-		if (busy)
-			__builtin_ia32_pause();
-		else
-			shm_wait(b->arena, 0, SHM_LANES_INBOX, mode,
-			    SHM_SPIN_NS_DEFAULT, -1);
+		shm_wait(b->arena, 0, SHM_LANES_INBOX, busy ? SHM_WAIT_SPIN :
+		    mode, SHM_SPIN_NS_DEFAULT, -1);
 	}
 	r->v1 = (double)(n - 1) * 1e9 / (double)(now_ns() - c.t0);
 }
