@@ -411,6 +411,7 @@ localize(struct shm_arena *a, char *err, size_t errlen)
 	uint32_t i, k;
 
 	a->id = h->arena_id;
+	shm_membarrier_init(a);
 	a->tsc_ok = h->tsc_ok;
 	a->tsc_base = h->tsc_base;
 	a->ns_base = h->ns_base;

@@ -119,6 +119,7 @@ struct shm_mbox {
 	/* The consumer's wake-up line: producers only read it while busy. */
 	_Alignas(SHM_CL) _Atomic uint32_t wake_word;	/* futex */
 	_Atomic uint32_t sleeping;	/* lane bits | SLEEP_DOORBELL, 0: awake */
+	_Atomic uint32_t fence_mode;	/* 1: producers fence after publishing */
 	/* Blocked senders. */
 	_Alignas(SHM_CL) _Atomic uint32_t space_word;	/* futex */
 	_Atomic uint32_t space_waiters;
@@ -183,6 +184,7 @@ struct shm_arena {
 	struct shm_dl_ctl *dl;
 	struct shm_dl_entry *dl_entries;
 	uint32_t	 dl_cap;
+	int		 membarrier;	/* this process may use GLOBAL_EXPEDITED */
 	uint32_t	 tsc_ok;
 	uint64_t	 tsc_base;
 	uint64_t	 ns_base;
@@ -194,6 +196,7 @@ struct shm_producer {
 	struct shm_slot	*slot;
 	pid_t		 pid;
 	int		 bellfd;	/* datagram socket for doorbells, or -1 */
+	int		 fence;		/* not registered for membarrier: fence */
 	void		(*hook)(void *);
 	void		*hook_arg;
 };
@@ -249,6 +252,8 @@ shm_clock(const struct shm_arena *a)
 }
 
 /* wait.c */
+void	 shm_membarrier_init(struct shm_arena *);
+int	 shm_membarrier_register(void);
 int	 shm_futex_wait(_Atomic uint32_t *, uint32_t, int64_t timeout_ns);
 void	 shm_futex_wake(_Atomic uint32_t *, int n);
 void	 shm_wake_consumer(struct shm_arena *, uint32_t idx, unsigned lane,

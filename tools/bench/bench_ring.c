@@ -16,6 +16,8 @@
  *
  * Prints a table (absolute figures and ratios to the bare ring, ZeroMQ and
  * the pipe: value / baseline) and writes every case as JSON to $BENCH_JSON.
+ * BENCH_QUICK=0.1 scales the counts down; BENCH_ONLY=tput runs only the
+ * cases whose JSON name contains that string.
  * The machine is shared and noisy: every case runs ROUNDS times, the cases
  * interleaved round by round, and the median is reported.
  * The parent is always the side that measures (the consumer, or the client
@@ -78,6 +80,7 @@ struct bench {
 	double		 bare_rate, zmq_rate, pipe_rate;
 	double		 bare_p50, zmq_p50, pipe_p50;
 	double		 bare_p99, zmq_p99, pipe_p99;
+	int		 fds[4];	/* the current fd case's, made before fork */
 };
 
 struct result {
@@ -108,6 +111,15 @@ static void	 emit(struct bench *, const struct bcase *, const char *,
 static int	 cmp_u64(const void *, const void *);
 static void	 percentiles(uint64_t *, long, struct result *);
 static void	 arena_new(struct bench *);
+static void	 setup_fds(struct bench *, const struct bcase *);
+static void	 close_fds(struct bench *);
+static int	 full_io(int, void *, size_t, int);
+static int	 mb_handler(void *, enum shm_lane, const struct shm_msg *,
+		    const void *);
+static double	 median(double *, int);
+static void	 report(struct bench *, const struct bcase *, struct result *,
+		    int);
+static void	 baselines(struct bench *, struct result (*)[ROUNDS]);
 
 /* bare ring */
 static void	 bare_put(struct bare_ring *, uint64_t, const void *);
@@ -152,8 +164,6 @@ static void	 zmq_cons(struct bench *, long, struct result *);
 static void	 zmq_pong(struct bench *, long, struct result *);
 static void	 zmq_ping(struct bench *, long, struct result *);
 
-/* The fds of the current fd case, set up before fork. */
-static int fds[4];
 
 static const struct bcase cases[] = {
 	{ "bare ring, busy-poll (limit)", "tput_bare_ring", UNIT_RATE,
@@ -424,11 +434,8 @@ mb_cons(struct bench *b, long n, struct result *r, enum shm_wait_mode mode,
 		k = shm_drain(b->arena, 0, SHM_LANES_INBOX, 0, mb_handler, &c);
 		if (k > 0)
 			continue;
-		if (busy)
-			__builtin_ia32_pause();
-		else
-			shm_wait(b->arena, 0, SHM_LANES_INBOX, mode,
-			    SHM_SPIN_NS_DEFAULT, -1);
+		shm_wait(b->arena, 0, SHM_LANES_INBOX, busy ? SHM_WAIT_SPIN :
+		    mode, SHM_SPIN_NS_DEFAULT, -1);
 	}
 	r->v1 = (double)(n - 1) * 1e9 / (double)(now_ns() - c.t0);
 }
@@ -620,14 +627,14 @@ pipe_prod(struct bench *b, long n, struct result *r)
 {
 	(void)b;
 	(void)r;
-	fd_prod(fds[1], n);
+	fd_prod(b->fds[1], n);
 }
 
 static void
 pipe_cons(struct bench *b, long n, struct result *r)
 {
 	(void)b;
-	fd_cons(fds[0], n, r);
+	fd_cons(b->fds[0], n, r);
 }
 
 static void
@@ -635,62 +642,62 @@ unix_prod(struct bench *b, long n, struct result *r)
 {
 	(void)b;
 	(void)r;
-	fd_prod(fds[1], n);
+	fd_prod(b->fds[1], n);
 }
 
 static void
 unix_cons(struct bench *b, long n, struct result *r)
 {
 	(void)b;
-	fd_cons(fds[0], n, r);
+	fd_cons(b->fds[0], n, r);
 }
 
-/* fds[0] -> fds[1] is the request pipe, fds[2] -> fds[3] the answer. */
+/* b->fds[0] -> b->fds[1] is the request pipe, b->fds[2] -> b->fds[3] the answer. */
 static void
 pipe_pong(struct bench *b, long n, struct result *r)
 {
 	(void)b;
 	(void)r;
-	fd_pong(fds[0], fds[3], n, PAYLOAD);
+	fd_pong(b->fds[0], b->fds[3], n, PAYLOAD);
 }
 
 static void
 pipe_ping(struct bench *b, long n, struct result *r)
 {
 	(void)b;
-	fd_ping(fds[1], fds[2], n, PAYLOAD, r);
+	fd_ping(b->fds[1], b->fds[2], n, PAYLOAD, r);
 }
 
-/* A socket pair: fds[0] is the parent's end, fds[1] the child's. */
+/* A socket pair: b->fds[0] is the parent's end, b->fds[1] the child's. */
 static void
 unix_pong(struct bench *b, long n, struct result *r)
 {
 	(void)b;
 	(void)r;
-	fd_pong(fds[1], fds[1], n, PAYLOAD);
+	fd_pong(b->fds[1], b->fds[1], n, PAYLOAD);
 }
 
 static void
 unix_ping(struct bench *b, long n, struct result *r)
 {
 	(void)b;
-	fd_ping(fds[0], fds[0], n, PAYLOAD, r);
+	fd_ping(b->fds[0], b->fds[0], n, PAYLOAD, r);
 }
 
-/* Two eventfds: fds[0] wakes the child, fds[1] wakes the parent. */
+/* Two eventfds: b->fds[0] wakes the child, b->fds[1] wakes the parent. */
 static void
 efd_pong(struct bench *b, long n, struct result *r)
 {
 	(void)b;
 	(void)r;
-	fd_pong(fds[0], fds[1], n, sizeof(uint64_t));
+	fd_pong(b->fds[0], b->fds[1], n, sizeof(uint64_t));
 }
 
 static void
 efd_ping(struct bench *b, long n, struct result *r)
 {
 	(void)b;
-	fd_ping(fds[0], fds[1], n, sizeof(uint64_t), r);
+	fd_ping(b->fds[0], b->fds[1], n, sizeof(uint64_t), r);
 }
 
 /* --- ZeroMQ ----------------------------------------------------------------- */
@@ -785,37 +792,37 @@ zmq_ping(struct bench *b, long n, struct result *r)
 /* --- running and reporting ---------------------------------------------------- */
 
 static void
-setup_fds(const struct bcase *c)
+setup_fds(struct bench *b, const struct bcase *c)
 {
 	int	 p[2];
 
-	memset(fds, -1, sizeof(fds));
+	memset(b->fds, -1, sizeof(b->fds));
 	if (c->parent == pipe_cons) {
-		if (pipe(fds) == -1)
+		if (pipe(b->fds) == -1)
 			exit(1);
 	} else if (c->parent == unix_cons || c->parent == unix_ping) {
-		if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == -1)
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, b->fds) == -1)
 			exit(1);
 	} else if (c->parent == pipe_ping) {
-		if (pipe(fds) == -1 || pipe(p) == -1)
+		if (pipe(b->fds) == -1 || pipe(p) == -1)
 			exit(1);
-		/* fds[0] read / fds[1] write: request; p: answer */
-		fds[2] = p[0];
-		fds[3] = p[1];
+		/* b->fds[0] read / b->fds[1] write: request; p: answer */
+		b->fds[2] = p[0];
+		b->fds[3] = p[1];
 	} else if (c->parent == efd_ping) {
-		fds[0] = eventfd(0, 0);
-		fds[1] = eventfd(0, 0);
+		b->fds[0] = eventfd(0, 0);
+		b->fds[1] = eventfd(0, 0);
 	}
 }
 
 static void
-close_fds(void)
+close_fds(struct bench *b)
 {
 	int	 i;
 
 	for (i = 0; i < 4; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
+		if (b->fds[i] >= 0)
+			close(b->fds[i]);
 }
 
 static void
@@ -836,7 +843,7 @@ run_case(struct bench *b, const struct bcase *c, struct result *out)
 	arena_new(b);
 	snprintf(b->ipc, sizeof(b->ipc), "ipc:///tmp/actord-bench-%d-%s.ipc",
 	    (int)getpid(), c->key);
-	setup_fds(c);
+	setup_fds(b, c);
 	if (c->child == zmq_prod) {
 		/* PULL binds first so no message waits for a reconnect. */
 		fflush(NULL);
@@ -853,7 +860,7 @@ run_case(struct bench *b, const struct bcase *c, struct result *out)
 	c->parent(b, n, &r);
 	for (i = 0; i < c->nchildren; i++)
 		reap(pids[i]);
-	close_fds();
+	close_fds(b);
 	unlink(b->ipc + strlen("ipc://"));
 	*out = r;
 }
@@ -967,6 +974,7 @@ main(void)
 {
 	struct bench	 b;
 	const char	*path = getenv("BENCH_JSON"), *q = getenv("BENCH_QUICK");
+	const char	*only = getenv("BENCH_ONLY");	/* a key substring */
 	static struct result rs[NCASES][ROUNDS];
 	size_t		 i;
 	int		 round;
@@ -999,13 +1007,15 @@ main(void)
 	    "vs zmq", "vs pipe");
 	for (round = 0; round < ROUNDS; round++) {
 		for (i = 0; i < NCASES; i++)
-			run_case(&b, &cases[i], &rs[i][round]);
+			if (only == NULL || strstr(cases[i].key, only) != NULL)
+				run_case(&b, &cases[i], &rs[i][round]);
 		fprintf(stderr, "bench_ring: round %d of %d done\n",
 		    round + 1, ROUNDS);
 	}
 	baselines(&b, rs);
 	for (i = 0; i < NCASES; i++)
-		report(&b, &cases[i], rs[i], ROUNDS);
+		if (only == NULL || strstr(cases[i].key, only) != NULL)
+			report(&b, &cases[i], rs[i], ROUNDS);
 	if (b.json != NULL) {
 		fprintf(b.json, "\n] }\n");
 		fclose(b.json);
