@@ -637,9 +637,9 @@ client_request(struct control *c, struct client *cl)
 	epoll_set(c, EPOLL_CTL_MOD, cl->fd, EPOLLRDHUP, cl);
 	cl->in_handler = true;
 	st = ctl_backend_call(c->be, c->ctx, &cl->req, r);
-	cl->in_handler = false;
 	if (st == CTL_REPLY_NOW && !r->finished)
 		ctl_reply_finish(r);
+	cl->in_handler = false;
 	if (r->finished)
 		client_send(cl, r, true);
 }

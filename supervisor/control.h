@@ -43,7 +43,10 @@ struct ctl_reply;
  * CTL_E_UNSUPPORTED ("not supported by this actord").  Results follow
  * OTP's supervisor API; the backend chooses status and text, e.g.
  * CTL_E_STATE "running" for start of a running child, CTL_E_EXISTS
- * "exists, not running" for add, CTL_E_NOENT for an unknown path.
+ * "exists, not running" for add, CTL_E_NOENT for an unknown path.  An
+ * error text is the reason alone ("running", "no such path", the exec
+ * error of a failed start): actorctl prefixes the command and the path.
+ * A success may carry a message (ctl_reply_message), e.g. what reload did.
  */
 struct ctl_backend {
 	int	(*status)(void *ctx, const char *path, struct ctl_reply *);
