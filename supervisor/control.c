@@ -453,33 +453,39 @@ accept_clients(struct control *c)
 		    SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd == -1 && (errno == EMFILE || errno == ENFILE)) {
 			/*
-			 * Out of descriptors: the pending connection would
-			 * wake us for ever.  Give back the reserve, take the
+			 * Out of descriptors.  accept fails so before it even
+			 * looks at the queue, and a pending connection would
+			 * wake us for ever: give back the reserve, take the
 			 * connection, refuse it, take the reserve again.
 			 */
-			c->ctr.refused_busy++;
 			if (c->reserve_fd != -1) {
 				close(c->reserve_fd);
-				c->reserve_fd = -1;
 				fd = accept4(c->listen_fd, NULL, NULL,
 				    SOCK_NONBLOCK | SOCK_CLOEXEC);
-				if (fd != -1)
-					refuse(fd, CTL_E_BUSY,
-					    "busy: actord is out of file descriptors");
 				c->reserve_fd = open("/dev/null",
 				    O_RDONLY | O_CLOEXEC);
+				if (fd != -1) {
+					c->ctr.refused_busy++;
+					log_warnx("control: out of descriptors, "
+					    "connection refused");
+					refuse(fd, CTL_E_BUSY,
+					    "busy: actord is out of file descriptors");
+					continue;
+				}
+				if (errno == EAGAIN || errno == EINTR ||
+				    errno == ECONNABORTED)
+					return;
 			}
-			if (c->reserve_fd == -1 && !c->listen_paused) {
-				/* No reserve: rest the listener a while. */
+			/* No reserve left: rest the listener a while. */
+			if (!c->listen_paused) {
 				log_warnx("control: out of descriptors, "
 				    "not accepting for %d ms", PAUSE_MS);
 				epoll_ctl(c->epfd, EPOLL_CTL_DEL, c->listen_fd,
 				    NULL);
 				c->listen_paused = true;
 				c->listen_resume = now_ms() + PAUSE_MS;
-				return;
 			}
-			continue;
+			return;
 		}
 		if (fd == -1) {
 			if (errno != EAGAIN && errno != EINTR &&

@@ -56,6 +56,9 @@ ctltest_start(struct ctltest_server *s, const char *const *extra)
 	memset(s, 0, sizeof(*s));
 	strcpy(s->dir, "/tmp/ctltest.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(s->dir));
+	/* Traversable, so that tests running as nobody reach the socket. */
+	ck_assert_int_eq(chmod(s->dir, 0711), 0);
+	snprintf(s->log, sizeof(s->log), "%s/server.log", s->dir);
 	/* The server creates its runtime directory itself: a subdirectory. */
 	strcat(s->dir, "/rt");
 	snprintf(s->sock, sizeof(s->sock), "%s/control.sock", s->dir);
@@ -73,6 +76,9 @@ ctltest_start(struct ctltest_server *s, const char *const *extra)
 	if (s->pid == 0) {
 		child_setup();
 		dup2(p[1], STDOUT_FILENO);
+		i = open(s->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (i != -1)
+			dup2(i, STDERR_FILENO);
 		execv(prog, (char *const *)(uintptr_t)argv);
 		fprintf(stderr, "exec %s: %s\n", prog, strerror(errno));
 		_exit(127);
@@ -115,6 +121,7 @@ ctltest_stop(struct ctltest_server *s)
 	snprintf(top, sizeof(top), "%s", s->dir);
 	if ((slash = strrchr(top, '/')) != NULL) {
 		*slash = '\0';
+		unlink(s->log);
 		rmdir(top);
 	}
 }

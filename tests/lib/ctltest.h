@@ -20,6 +20,7 @@ struct ctltest_server {
 	pid_t	 pid;
 	char	 dir[64];		/* runtime directory */
 	char	 sock[128];		/* control socket */
+	char	 log[128];		/* the server's stderr */
 	int	 port;			/* metrics port, 0 if none */
 };
 

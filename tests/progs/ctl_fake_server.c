@@ -7,15 +7,17 @@
  * restart, ask, deadletters -f and log -f later, as actord would.
  *
  *	ctl_fake_server -d DIR [-g GROUP] [-m HOST:PORT] [-c MAXCLIENTS]
- *	    [-t TIMEOUT_MS]
+ *	    [-t TIMEOUT_MS] [-n NOFILE]
  *
  * Prints "ready PORT" (the metrics port, 0 without -m) on standard output
- * once it is listening.  Exits 0 on SIGTERM or after `shutdown`.  If
+ * once it is listening.  -n lowers RLIMIT_NOFILE once everything is open,
+ * to exercise running out of descriptors.  Exits 0 on SIGTERM or after `shutdown`.  If
  * DIR/reload-error exists, reload fails with its first line as the error.
  *
  * It owns nothing but its fake tree; it never forks a real worker.
  */
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 
@@ -714,17 +716,19 @@ main(int argc, char **argv)
 	const char		*maddr = NULL;
 	char			 err[512];
 	uint64_t		 ticks, stop_at = 0;
-	int			 ch, ep, sfd, i, n;
+	struct rlimit		 rl;
+	int			 ch, ep, sfd, i, n, nofile = 0;
 
 	memset(&cfg, 0, sizeof(cfg));
 	memset(&f, 0, sizeof(f));
-	while ((ch = getopt(argc, argv, "d:g:m:c:t:")) != -1) {
+	while ((ch = getopt(argc, argv, "d:g:m:c:t:n:")) != -1) {
 		switch (ch) {
 		case 'd': cfg.runtime_dir = optarg; break;
 		case 'g': cfg.group = optarg; break;
 		case 'm': maddr = optarg; break;
 		case 'c': cfg.max_clients = atoi(optarg); break;
 		case 't': cfg.timeout_ms = atoi(optarg); break;
+		case 'n': nofile = atoi(optarg); break;
 		default:
 			fprintf(stderr, "usage: ctl_fake_server -d DIR [-g GROUP] "
 			    "[-m ADDR] [-c MAX] [-t MS]\n");
@@ -766,6 +770,11 @@ main(int argc, char **argv)
 	if (mh != NULL) {
 		ev.data.u32 = 3;
 		epoll_ctl(ep, EPOLL_CTL_ADD, metrics_fd(mh), &ev);
+	}
+	if (nofile > 0) {
+		rl.rlim_cur = rl.rlim_max = nofile;
+		if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+			fatal("setrlimit");
 	}
 	printf("ready %d\n", mh != NULL ? metrics_port(mh) : 0);
 	fflush(stdout);
