@@ -526,7 +526,7 @@ START_TEST(usage_and_errors)
 	expect(&o, ACTORCTL_EXIT_USAGE, "usage: actorctl");
 	ctltest_out_free(&o);
 	RUN(&s, &o, "start");
-	expect(&o, ACTORCTL_EXIT_USAGE, "start PATH");
+	expect(&o, ACTORCTL_EXIT_USAGE, "start path");
 	ctltest_out_free(&o);
 	RUN(&s, &o, "status", "--bogus");
 	expect(&o, ACTORCTL_EXIT_USAGE, "unknown option");

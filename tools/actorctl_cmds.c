@@ -47,20 +47,20 @@ static void	 print_json(struct ctl_buf *);
 static int	 read_data(int, char **, struct ctl_request *, uint8_t **);
 
 static const struct command commands[] = {
-	{ "status", cmd_status, "[PATH]", "the tree, or one subtree" },
-	{ "start", cmd_path, "PATH", "start a stopped child" },
-	{ "stop", cmd_path, "PATH", "stop a child (and its restart loop)" },
-	{ "restart", cmd_path, "PATH", "restart; returns once it runs again" },
-	{ "kill", cmd_kill, "[-s SIGNAL] PATH", "signal a child's process group" },
-	{ "add", cmd_path, "PATH", "a new instance of a worker with instances" },
-	{ "remove", cmd_path, "PATH", "remove a stopped child" },
+	{ "status", cmd_status, "[path]", "the tree, or one subtree" },
+	{ "start", cmd_path, "path", "start a stopped child" },
+	{ "stop", cmd_path, "path", "stop a child (and its restart loop)" },
+	{ "restart", cmd_path, "path", "restart; returns once it runs again" },
+	{ "kill", cmd_kill, "[-s signal] path", "signal a child's process group" },
+	{ "add", cmd_path, "path", "a new instance of a worker with instances" },
+	{ "remove", cmd_path, "path", "remove a stopped child" },
 	{ "reload", cmd_plain, "", "re-read actord.conf (like SIGHUP)" },
-	{ "send", cmd_send, "PATH TAG [DATA]", "send a message" },
-	{ "ask", cmd_send, "[-t MS] PATH TAG [DATA]", "ask, print the answer" },
+	{ "send", cmd_send, "path tag [data]", "send a message" },
+	{ "ask", cmd_send, "[-t ms] path tag [data]", "ask, print the answer" },
 	{ "deadletters", cmd_deadletters, "[-f]", "recent dead letters" },
-	{ "stats", cmd_stats, "[--prometheus] [PATH]", "actor statistics" },
-	{ "top", actorctl_top, "[-n COUNT]", "a live view, q quits" },
-	{ "log", cmd_log, "[-f] PATH", "a child's captured output" },
+	{ "stats", cmd_stats, "[--prometheus] [path]", "actor statistics" },
+	{ "top", actorctl_top, "[-n count]", "a live view, q quits" },
+	{ "log", cmd_log, "[-f] path", "a child's captured output" },
 	{ "shutdown", cmd_plain, "", "stop the tree and actord" },
 	{ "help", cmd_help, "", "this list" },
 };
@@ -72,8 +72,9 @@ actorctl_usage(void)
 {
 	size_t i;
 
-	fprintf(stderr, "usage: actorctl [-S SOCKET] [--json] COMMAND "
-	    "[ARGS]\ncommands:\n");
+	/* As in actorctl(8), SYNOPSIS. */
+	fprintf(stderr, "usage: actorctl [-S socket] [--json] command "
+	    "[argument ...]\ncommands:\n");
 	for (i = 0; i < NCOMMANDS; i++)
 		fprintf(stderr, "    %-12s %-26s %s\n", commands[i].name,
 		    commands[i].args, commands[i].help);
@@ -86,7 +87,7 @@ usage_of(const char *name)
 
 	for (i = 0; i < NCOMMANDS; i++)
 		if (strcmp(commands[i].name, name) == 0)
-			fprintf(stderr, "usage: actorctl [-S SOCKET] [--json] "
+			fprintf(stderr, "usage: actorctl [-S socket] [--json] "
 			    "%s %s\n", name, commands[i].args);
 	return ACTORCTL_EXIT_USAGE;
 }
@@ -272,7 +273,7 @@ actorctl_status_counts(const struct ctl_response *r, unsigned c[5])
 }
 
 #define NCOLS	9
-static const char *const status_hdr[NCOLS] = { "PATH", "KIND", "STATE",
+static const char *const status_hdr[NCOLS] = { "path", "KIND", "STATE",
 	"PID", "UPTIME", "RESTARTS", "LAST EXIT", "MAILBOX", "SUPERVISION" };
 
 static void

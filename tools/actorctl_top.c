@@ -220,12 +220,12 @@ actorctl_top(struct actorctl *a, int argc, char **argv)
 	while ((c = getopt(argc, argv, "+n:")) != -1) {
 		if (c != 'n' || (count = strtol(optarg, &end, 10)) <= 0 ||
 		    *end != '\0') {
-			fprintf(stderr, "usage: actorctl top [-n COUNT]\n");
+			fprintf(stderr, "usage: actorctl top [-n count]\n");
 			return ACTORCTL_EXIT_USAGE;
 		}
 	}
 	if (optind != argc) {
-		fprintf(stderr, "usage: actorctl top [-n COUNT]\n");
+		fprintf(stderr, "usage: actorctl top [-n count]\n");
 		return ACTORCTL_EXIT_USAGE;
 	}
 	memset(&t, 0, sizeof(t));
