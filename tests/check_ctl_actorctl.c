@@ -89,7 +89,8 @@ START_TEST(status_human_and_json)
 	ctltest_start(&s, NULL);
 	RUN(&s, &o, "status");
 	expect(&o, 0, NULL);
-	ck_assert_ptr_nonnull(strstr(o.out, "PATH"));
+	ck_assert_msg(strstr(o.out, "PATH") != NULL, "status printed: [%s] [%s]",
+	    o.out, o.err);
 	ck_assert_ptr_nonnull(strstr(o.out,
 	    "8 specs: 5 running, 1 restarting, 2 supervisors, 6 workers\n"));
 	ck_assert_ptr_nonnull(strstr(o.out, "rest_for_one 1/5 in 10s"));

@@ -273,7 +273,7 @@ actorctl_status_counts(const struct ctl_response *r, unsigned c[5])
 }
 
 #define NCOLS	9
-static const char *const status_hdr[NCOLS] = { "path", "KIND", "STATE",
+static const char *const status_hdr[NCOLS] = { "PATH", "KIND", "STATE",
 	"PID", "UPTIME", "RESTARTS", "LAST EXIT", "MAILBOX", "SUPERVISION" };
 
 static void
