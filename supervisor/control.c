@@ -186,9 +186,13 @@ make_socket(struct control *c, char *err, size_t errlen)
 			snprintf(err, errlen, "%s: exists, not a socket", c->path);
 			return -1;
 		}
-		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		/* Non-blocking: a live actord with a full backlog says EAGAIN. */
+		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
+		    SOCK_NONBLOCK, 0);
 		rc = probe == -1 ? -1 :
 		    connect(probe, (struct sockaddr *)&sun, sizeof(sun));
+		if (rc == -1 && errno == EAGAIN)
+			rc = 0;
 		if (probe != -1)
 			close(probe);
 		if (rc == 0) {

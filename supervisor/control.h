@@ -63,11 +63,16 @@ struct ctl_backend {
 	int	(*ask)(void *ctx, const char *path, uint32_t tag,
 		    const void *data, size_t len, uint32_t timeout_ms,
 		    struct ctl_reply *);
-	/* Entries after cursor; wait: defer until there is one. */
+	/*
+	 * Entries after cursor (UINT64_MAX: the recent ones), and the
+	 * cursor of the last one (ctl_reply_cursor); wait: defer the answer
+	 * until there is one.  deadletters -f and log -f loop on these.
+	 */
 	int	(*deadletters)(void *ctx, uint64_t cursor, bool wait,
 		    struct ctl_reply *);
 	int	(*stats)(void *ctx, const char *path, struct ctl_reply *);
-	/* Output from byte offset cursor (UINT64_MAX: a recent tail). */
+	/* Output from byte offset cursor (UINT64_MAX: a recent tail),
+	 * and the offset after it (ctl_reply_cursor); wait as above. */
 	int	(*log)(void *ctx, const char *path, uint64_t cursor, bool wait,
 		    struct ctl_reply *);
 	int	(*shutdown)(void *ctx, struct ctl_reply *);

@@ -55,6 +55,8 @@ struct metrics_http {
 	struct mev	 listen_ev;
 	struct mev	 timer_ev;
 	unsigned	 nconns;
+	bool		 paused;	/* out of descriptors: listener rests */
+	uint64_t	 resume;	/* ms, monotonic */
 	const struct ctl_backend *be;
 	void		*ctx;
 	const struct ctl_counters *ctr;
@@ -400,6 +402,9 @@ metrics_dispatch(struct metrics_http *m)
 		if (mc->deadline != 0 && mc->deadline <= now)
 			m_close(m, mc);
 	}
+	if (m->paused && m->resume <= now && m_epoll(m, EPOLL_CTL_ADD,
+	    m->listen_fd, EPOLLIN, &m->listen_ev) == 0)
+		m->paused = false;
 	m_arm(m);
 }
 
@@ -413,6 +418,8 @@ m_arm(struct metrics_http *m)
 	TAILQ_FOREACH(mc, &m->conns, entry)
 		if (mc->deadline != 0 && (next == 0 || mc->deadline < next))
 			next = mc->deadline;
+	if (m->paused && (next == 0 || m->resume < next))
+		next = m->resume;
 	memset(&its, 0, sizeof(its));
 	its.it_value.tv_sec = next / 1000;
 	its.it_value.tv_nsec = (next % 1000) * 1000000;
@@ -451,8 +458,14 @@ m_accept(struct metrics_http *m)
 		TAILQ_INSERT_TAIL(&m->conns, mc, entry);
 		m->nconns++;
 	}
-	if (errno == EMFILE || errno == ENFILE)
-		log_warnx("metrics: out of descriptors");
+	if (errno == EMFILE || errno == ENFILE) {
+		/* The pending connection would wake us for ever: rest. */
+		log_warnx("metrics: out of descriptors, not accepting for "
+		    "%d ms", METRICS_PAUSE);
+		epoll_ctl(m->epfd, EPOLL_CTL_DEL, m->listen_fd, NULL);
+		m->paused = true;
+		m->resume = mnow() + METRICS_PAUSE;
+	}
 }
 
 static void

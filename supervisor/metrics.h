@@ -20,6 +20,7 @@
 #define METRICS_MAX_CLIENTS	16
 #define METRICS_MAX_REQUEST	4096	/* bytes of request line and headers */
 #define METRICS_TIMEOUT		5000	/* ms for a whole request */
+#define METRICS_PAUSE		100	/* ms the listener rests on EMFILE */
 
 struct metrics_http;
 

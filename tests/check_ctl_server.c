@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +76,44 @@ START_TEST(socket_modes_group)
 	ck_assert_int_eq(lstat(s.sock, &st), 0);
 	ck_assert_uint_eq(st.st_mode & 07777, 0660);
 	ck_assert_uint_eq(st.st_gid, gr->gr_gid);
+	ctltest_stop(&s);
+}
+END_TEST
+
+/* A socket left by a dead server is replaced; a live one is kept. */
+START_TEST(stale_and_live_socket)
+{
+	struct ctltest_server	 s, t;
+	char			 prog[512];
+	pid_t			 pid;
+	int			 st, devnull;
+
+	ctltest_start(&s, NULL);
+	kill(s.pid, SIGKILL);
+	ck_assert_int_eq(waitpid(s.pid, &st, 0), s.pid);
+	s.pid = 0;
+	ck_assert_int_eq(access(s.sock, F_OK), 0);	/* left behind */
+	ctltest_start_in(&t, s.dir, NULL);
+	assert_answers(&t);
+	/* A second server on the same directory refuses to start. */
+	snprintf(prog, sizeof(prog), "%s/tests/progs/ctl_fake_server",
+	    ctltest_build());
+	pid = fork();
+	ck_assert_int_ne(pid, -1);
+	if (pid == 0) {
+		devnull = open("/dev/null", O_WRONLY);
+		dup2(devnull, 1);
+		dup2(devnull, 2);
+		execl(prog, prog, "-d", t.dir, (char *)NULL);
+		_exit(127);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+	assert_answers(&t);
+	kill(t.pid, SIGTERM);
+	waitpid(t.pid, &st, 0);
+	t.pid = 0;
+	unlink(t.log);
 	ctltest_stop(&s);
 }
 END_TEST
@@ -551,6 +590,7 @@ suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, socket_modes);
 	tcase_add_test(tc, socket_modes_group);
+	tcase_add_test(tc, stale_and_live_socket);
 	tcase_add_loop_test(tc, malformed_requests, 0,
 	    sizeof(badreqs) / sizeof(badreqs[0]));
 	tcase_add_test(tc, several_requests_per_connection);

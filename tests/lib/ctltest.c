@@ -46,6 +46,17 @@ child_setup(void)
 void
 ctltest_start(struct ctltest_server *s, const char *const *extra)
 {
+	ctltest_start_in(s, NULL, extra);
+}
+
+/*
+ * Start the fake server in a fresh runtime directory, or in dir (a
+ * server's dir, reused).  Fails the test unless it says it is ready.
+ */
+void
+ctltest_start_in(struct ctltest_server *s, const char *dir,
+    const char *const *extra)
+{
 	char		 prog[512], line[64];
 	const char	*argv[32];
 	int		 p[2], n = 0, i;
@@ -54,13 +65,18 @@ ctltest_start(struct ctltest_server *s, const char *const *extra)
 	size_t		 got = 0;
 
 	memset(s, 0, sizeof(*s));
-	strcpy(s->dir, "/tmp/ctltest.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(s->dir));
-	/* Traversable, so that tests running as nobody reach the socket. */
-	ck_assert_int_eq(chmod(s->dir, 0711), 0);
-	snprintf(s->log, sizeof(s->log), "%s/server.log", s->dir);
-	/* The server creates its runtime directory itself: a subdirectory. */
-	strcat(s->dir, "/rt");
+	if (dir != NULL) {
+		snprintf(s->dir, sizeof(s->dir), "%s", dir);
+		snprintf(s->log, sizeof(s->log), "%s.log", dir);
+	} else {
+		strcpy(s->dir, "/tmp/ctltest.XXXXXX");
+		ck_assert_ptr_nonnull(mkdtemp(s->dir));
+		/* Traversable, so tests running as nobody reach the socket. */
+		ck_assert_int_eq(chmod(s->dir, 0711), 0);
+		snprintf(s->log, sizeof(s->log), "%s/server.log", s->dir);
+		/* The server creates its runtime directory: a subdirectory. */
+		strcat(s->dir, "/rt");
+	}
 	snprintf(s->sock, sizeof(s->sock), "%s/control.sock", s->dir);
 	snprintf(prog, sizeof(prog), "%s/tests/progs/ctl_fake_server",
 	    ctltest_build());

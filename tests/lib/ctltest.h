@@ -34,6 +34,8 @@ struct ctltest_out {
 /* ctltest.c */
 const char *ctltest_build(void);	/* $ACTORD_BUILD or "build" */
 void	 ctltest_start(struct ctltest_server *, const char *const *extra);
+void	 ctltest_start_in(struct ctltest_server *, const char *dir,
+	    const char *const *extra);
 void	 ctltest_stop(struct ctltest_server *);
 int	 ctltest_connect(const char *sock);	/* -1 on failure */
 void	 ctltest_actorctl(const struct ctltest_server *, const char *input,

@@ -437,6 +437,12 @@ fb_reload(void *ctx, struct ctl_reply *r)
 	return CTL_REPLY_NOW;
 }
 
+static void	answer(struct fake *, struct pend *);
+
+/*
+ * Something new for the followers: answer them at once, from inside the
+ * command that caused it (another client's request), as actord would.
+ */
 static void
 wake(struct fake *f, enum pkind kind, int node)
 {
@@ -444,8 +450,10 @@ wake(struct fake *f, enum pkind kind, int node)
 
 	for (i = 0; i < MAXPEND; i++)
 		if (f->p[i].used && f->p[i].kind == kind &&
-		    (node == -1 || f->p[i].node == node))
-			f->p[i].due = 1;	/* due now: the tick answers */
+		    (node == -1 || f->p[i].node == node)) {
+			f->p[i].used = false;
+			answer(f, &f->p[i]);
+		}
 }
 
 static int
@@ -658,12 +666,37 @@ static const struct ctl_backend fake_backend = {
 	.cancel = fb_cancel,
 };
 
+static void
+answer(struct fake *f, struct pend *p)
+{
+	struct fnode *n;
+
+	switch (p->kind) {
+	case P_RESTART:
+		run(f, &f->n[p->node]);
+		break;
+	case P_ASK:
+		ctl_reply_error(p->reply, CTL_E_TIMEOUT,
+		    "no answer within %u ms", p->timeout);
+		break;
+	case P_DL:
+		dl_answer(f, p->cursor, p->reply);
+		break;
+	case P_LOG:
+		n = &f->n[p->node];
+		ctl_reply_data(p->reply, n->log + p->cursor,
+		    n->loglen - p->cursor);
+		ctl_reply_cursor(p->reply, n->loglen);
+		break;
+	}
+	ctl_reply_finish(p->reply);
+}
+
 /* The tick: answer what is due. */
 static void
 tick(struct fake *f)
 {
 	struct pend	*p;
-	struct fnode	*n;
 	uint64_t	 now = ms_now();
 	int		 i, left = 0;
 
@@ -676,25 +709,7 @@ tick(struct fake *f)
 			continue;
 		}
 		p->used = false;
-		switch (p->kind) {
-		case P_RESTART:
-			run(f, &f->n[p->node]);
-			break;
-		case P_ASK:
-			ctl_reply_error(p->reply, CTL_E_TIMEOUT,
-			    "no answer within %u ms", p->timeout);
-			break;
-		case P_DL:
-			dl_answer(f, p->cursor, p->reply);
-			break;
-		case P_LOG:
-			n = &f->n[p->node];
-			ctl_reply_data(p->reply, n->log + p->cursor,
-			    n->loglen - p->cursor);
-			ctl_reply_cursor(p->reply, n->loglen);
-			break;
-		}
-		ctl_reply_finish(p->reply);
+		answer(f, p);
 	}
 	if (left == 0) {
 		struct itimerspec its;
