@@ -295,7 +295,7 @@ START_TEST(other_uid_refused)
 {
 	struct ctltest_server	 s;
 	struct ctl_counters	 c;
-	char			 dir[64], *slash, logbuf[8192], want[64];
+	char			 dir[64], logbuf[8192], want[64];
 	pid_t			 pid;
 	ssize_t			 n;
 	int			 fd;
@@ -325,7 +325,6 @@ START_TEST(other_uid_refused)
 	snprintf(want, sizeof(want), "refused uid %d pid %d", NOBODY, (int)pid);
 	ck_assert_msg(strstr(logbuf, want) != NULL, "log lacks \"%s\": %s",
 	    want, logbuf);
-	(void)slash;
 	ctltest_stop(&s);
 }
 END_TEST

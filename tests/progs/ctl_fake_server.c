@@ -7,11 +7,12 @@
  * restart, ask, deadletters -f and log -f later, as actord would.
  *
  *	ctl_fake_server -d DIR [-g GROUP] [-m HOST:PORT] [-c MAXCLIENTS]
- *	    [-t TIMEOUT_MS] [-n NOFILE]
+ *	    [-t TIMEOUT_MS] [-n NOFILE] [-w WORKERS]
  *
  * Prints "ready PORT" (the metrics port, 0 without -m) on standard output
  * once it is listening.  -n lowers RLIMIT_NOFILE once everything is open,
- * to exercise running out of descriptors.  Exits 0 on SIGTERM or after `shutdown`.  If
+ * to exercise running out of descriptors; -w adds WORKERS more running
+ * workers under /bulk (for benchmarks: status of a 100-child tree).  Exits 0 on SIGTERM or after `shutdown`.  If
  * DIR/reload-error exists, reload fails with its first line as the error.
  *
  * It owns nothing but its fake tree; it never forks a real worker.
@@ -33,7 +34,7 @@
 #include "supervisor/log.h"
 #include "supervisor/metrics.h"
 
-#define MAXNODES	64
+#define MAXNODES	256
 #define MAXPEND		64
 #define MAXDL		256
 #define LOGMAX		8192
@@ -732,11 +733,11 @@ main(int argc, char **argv)
 	char			 err[512];
 	uint64_t		 ticks, stop_at = 0;
 	struct rlimit		 rl;
-	int			 ch, ep, sfd, i, n, nofile = 0;
+	int			 ch, ep, sfd, i, n, nofile = 0, extra = 0;
 
 	memset(&cfg, 0, sizeof(cfg));
 	memset(&f, 0, sizeof(f));
-	while ((ch = getopt(argc, argv, "d:g:m:c:t:n:")) != -1) {
+	while ((ch = getopt(argc, argv, "d:g:m:c:t:n:w:")) != -1) {
 		switch (ch) {
 		case 'd': cfg.runtime_dir = optarg; break;
 		case 'g': cfg.group = optarg; break;
@@ -744,6 +745,7 @@ main(int argc, char **argv)
 		case 'c': cfg.max_clients = atoi(optarg); break;
 		case 't': cfg.timeout_ms = atoi(optarg); break;
 		case 'n': nofile = atoi(optarg); break;
+		case 'w': extra = atoi(optarg); break;
 		default:
 			fprintf(stderr, "usage: ctl_fake_server -d DIR [-g GROUP] "
 			    "[-m ADDR] [-c MAX] [-t MS]\n");
@@ -755,6 +757,15 @@ main(int argc, char **argv)
 	log_init("ctl_fake_server", 1);
 	f.dir = cfg.runtime_dir;
 	init_tree(&f);
+	if (extra > 0)
+		add_node(&f, "/bulk", true, "running");
+	for (i = 0; i < extra; i++) {
+		char p[32];
+
+		snprintf(p, sizeof(p), "/bulk/w%d", i);
+		if (add_node(&f, p, false, "running") == -1)
+			break;
+	}
 	add_deadletter(&f, "/web/api/1", "/web/frontend", "mailbox full", 7, 12);
 	add_deadletter(&f, "/gone", "/web/frontend", "no such actor", 3, 0);
 	add_deadletter(&f, "/db", "", "actor down", 9, 40);
