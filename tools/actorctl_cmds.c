@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -276,12 +277,14 @@ actorctl_status_counts(const struct ctl_response *r, unsigned c[5])
 static const char *const status_hdr[NCOLS] = { "PATH", "KIND", "STATE",
 	"PID", "UPTIME", "RESTARTS", "LAST EXIT", "MAILBOX", "SUPERVISION" };
 
+/* A node's cells; its path indented by its depth below the top one. */
 static void
-status_cells(const struct ctl_node *n, char cell[NCOLS][CTL_PATH_MAX + 64])
+status_cells(const struct ctl_node *n, int top,
+    char cell[NCOLS][CTL_PATH_MAX + 64])
 {
-	int d = path_depth(n->path);
+	int d = path_depth(n->path) - top;
 
-	snprintf(cell[0], sizeof(cell[0]), "%*s%s", d > 0 ? 2 * (d - 1) : 0, "",
+	snprintf(cell[0], sizeof(cell[0]), "%*s%s", d > 0 ? 2 * d : 0, "",
 	    n->path);
 	snprintf(cell[1], sizeof(cell[1]), "%s", n->kind);
 	snprintf(cell[2], sizeof(cell[2]), "%s", n->state);
@@ -370,7 +373,7 @@ actorctl_print_status(const struct ctl_response *r, bool json)
 	char		(*cells)[NCOLS][CTL_PATH_MAX + 64];
 	size_t		 i, w[NCOLS];
 	unsigned	 c[5];
-	int		 k;
+	int		 k, last, top;
 
 	if (json) {
 		status_json(r);
@@ -384,18 +387,30 @@ actorctl_print_status(const struct ctl_response *r, bool json)
 		snprintf(cells[0][k], sizeof(cells[0][k]), "%s", status_hdr[k]);
 		w[k] = strlen(status_hdr[k]);
 	}
+	for (top = INT_MAX, i = 0; i < r->nnodes; i++)
+		if (path_depth(r->nodes[i].path) < top)
+			top = path_depth(r->nodes[i].path);
 	for (i = 0; i < r->nnodes; i++) {
-		status_cells(&r->nodes[i], cells[i + 1]);
+		status_cells(&r->nodes[i], top, cells[i + 1]);
 		for (k = 0; k < NCOLS; k++)
 			if (strlen(cells[i + 1][k]) > w[k])
 				w[k] = strlen(cells[i + 1][k]);
 	}
 	for (i = 0; i <= r->nnodes; i++) {
-		for (k = 0; k < NCOLS - 1; k++)
-			/* Numbers right-aligned, words left-aligned. */
-			printf(k == 3 || k == 5 || k == 7 ? "%*s  " : "%-*s  ",
-			    (int)w[k], cells[i][k]);
-		printf("%s\n", cells[i][NCOLS - 1]);
+		/* The last non-empty cell ends the line: no trailing blanks. */
+		for (last = NCOLS - 1; last > 0 && cells[i][last][0] == '\0';)
+			last--;
+		for (k = 0; k <= last; k++) {
+			if (k == last && k != 3 && k != 5 && k != 7)
+				printf("%s", cells[i][k]);
+			else
+				/* Numbers right-aligned, words left-aligned. */
+				printf(k == 3 || k == 5 || k == 7 ? "%*s" :
+				    "%-*s", (int)w[k], cells[i][k]);
+			if (k < last)
+				printf("  ");
+		}
+		printf("\n");
 	}
 	free(cells);
 	actorctl_status_counts(r, c);
