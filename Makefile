@@ -146,6 +146,7 @@ $(BUILD)/libactor.pc: Makefile
 # tests/run runs every test binary under a timeout and prints one total.
 check: all $(TESTS) $(PROGS) lint-man
 	BUILD=$(BUILD) SAN=$(SAN) tests/run $(TESTS)
+	BUILD=$(BUILD) FUZZ_SECONDS=10 tests/fuzz/run $(FUZZ_SRC)
 
 lint-man:
 	@if [ -n "$(MANS)" ]; then \

@@ -1,0 +1,999 @@
+/*
+ * control.c: actord's control socket.  It creates the runtime directory
+ * and the socket with safe modes, accepts connections, checks every
+ * peer's credentials, reads requests without blocking, hands well-formed
+ * ones to the backend (control.h) and writes the answers back, possibly
+ * later (deferred replies).  It counts what it refuses.
+ *
+ * It owns one inner epoll descriptor (listener, clients, a timerfd for the
+ * clients' deadlines) and the client table.  It must never block, sleep,
+ * trust a length from a client, keep a client that says nothing past its
+ * deadline, or spin when the process is out of descriptors.  It knows
+ * nothing of the tree: every answer comes from the backend.
+ */
+#include <sys/epoll.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "supervisor/control.h"
+#include "supervisor/log.h"
+
+#define PAUSE_MS	100	/* listener rest when no descriptor is left */
+
+enum ev_kind { EV_LISTEN, EV_TIMER, EV_CLIENT };
+
+enum client_state {
+	C_READ,			/* reading a request (or idle between them) */
+	C_WAIT,			/* the backend holds a deferred reply */
+	C_WRITE			/* writing an answer */
+};
+
+struct ctl_reply {
+	struct ctl_buf	 buf;
+	size_t		 start;		/* of the frame in buf */
+	uint16_t	 cmd;
+	bool		 failed;	/* an error replaced the body */
+	bool		 finished;
+	const struct ctl_counters *counters;	/* appended to stats */
+	ctl_reply_done_fn done;
+	void		*arg;
+};
+
+struct client {
+	enum ev_kind	 kind;		/* EV_CLIENT; first, see struct ev */
+	int		 fd;
+	struct control	*ctl;		/* for replies finished later */
+	enum client_state state;
+	uid_t		 uid;
+	pid_t		 pid;
+	uint8_t		*in;		/* the request being read */
+	size_t		 inlen;
+	uint32_t	 need;		/* whole frame, once the length is read */
+	struct ctl_request req;
+	struct ctl_reply *reply;	/* while C_WAIT */
+	bool		 in_handler;	/* the backend is running for us */
+	struct ctl_buf	 out;
+	size_t		 outoff;
+	bool		 close_after;	/* the answer is an error: then close */
+	uint64_t	 deadline;	/* ms, monotonic; 0: none */
+	TAILQ_ENTRY(client) entry;
+};
+
+struct ev {
+	enum ev_kind	 kind;
+};
+
+struct control {
+	int		 epfd;
+	int		 listen_fd;
+	int		 timer_fd;
+	int		 reserve_fd;	/* spare descriptor for EMFILE */
+	struct ev	 listen_ev;
+	struct ev	 timer_ev;
+	bool		 listen_paused;
+	uint64_t	 listen_resume;	/* ms, monotonic */
+	char		 path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	bool		 has_group;
+	gid_t		 gid;
+	unsigned	 max_clients;
+	unsigned	 timeout_ms;
+	const struct ctl_backend *be;
+	void		*ctx;
+	struct ctl_counters ctr;
+	TAILQ_HEAD(, client) clients;
+};
+
+static uint64_t	 now_ms(void);
+static int	 make_dir(const char *, bool, gid_t, char *, size_t);
+static int	 make_socket(struct control *, char *, size_t);
+static int	 epoll_set(struct control *, int, int, uint32_t, void *);
+static void	 accept_clients(struct control *);
+static void	 refuse(int, uint16_t, const char *);
+static bool	 peer_allowed(const struct control *, uid_t, gid_t);
+static void	 client_read(struct control *, struct client *);
+static void	 client_request(struct control *, struct client *);
+static void	 client_write(struct control *, struct client *);
+static void	 client_answer_error(struct control *, struct client *,
+		    uint16_t, const char *);
+static void	 client_close(struct control *, struct client *);
+static void	 client_reply_done(struct ctl_reply *, void *);
+static void	 client_send(struct client *, struct ctl_reply *, bool);
+static void	 expire(struct control *);
+static void	 arm_timer(struct control *);
+static void	 count_refusal(struct control *, int);
+static int	 unsupported(struct ctl_reply *);
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* --- setting up ---------------------------------------------------------- */
+
+/*
+ * The runtime directory: created 0700 (0710 and our group when a control
+ * group must reach the socket).  An existing one must be ours (or root's)
+ * and is given the same mode, so a directory another user prepared cannot
+ * expose the socket.
+ */
+static int
+make_dir(const char *dir, bool group, gid_t gid, char *err, size_t errlen)
+{
+	struct stat	 st;
+	mode_t		 mode = group ? 0710 : 0700;
+
+	if (mkdir(dir, mode) == -1 && errno != EEXIST) {
+		snprintf(err, errlen, "mkdir %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (lstat(dir, &st) == -1 || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a directory", dir);
+		return -1;
+	}
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		snprintf(err, errlen, "%s: owned by uid %u, not by us", dir,
+		    (unsigned)st.st_uid);
+		return -1;
+	}
+	if (group && chown(dir, (uid_t)-1, gid) == -1) {
+		snprintf(err, errlen, "chgrp %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (chmod(dir, mode) == -1) {
+		snprintf(err, errlen, "chmod %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Bind the socket under a umask that leaves it 0600 from the first
+ * instant, then chmod/chgrp.  A socket file left by a dead actord is
+ * removed; one that still answers belongs to a live actord and is kept.
+ */
+static int
+make_socket(struct control *c, char *err, size_t errlen)
+{
+	struct sockaddr_un	 sun;
+	struct stat		 st;
+	mode_t			 old;
+	int			 fd, probe, rc;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	memcpy(sun.sun_path, c->path, sizeof(sun.sun_path));
+	if (lstat(c->path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			snprintf(err, errlen, "%s: exists, not a socket", c->path);
+			return -1;
+		}
+		/* Non-blocking: a live actord with a full backlog says EAGAIN. */
+		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
+		    SOCK_NONBLOCK, 0);
+		rc = probe == -1 ? -1 :
+		    connect(probe, (struct sockaddr *)&sun, sizeof(sun));
+		if (rc == -1 && errno == EAGAIN)
+			rc = 0;
+		if (probe != -1)
+			close(probe);
+		if (rc == 0) {
+			snprintf(err, errlen, "%s: another actord is listening",
+			    c->path);
+			return -1;
+		}
+		unlink(c->path);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd == -1) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -1;
+	}
+	old = umask(0177);
+	rc = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
+	umask(old);
+	if (rc == -1) {
+		snprintf(err, errlen, "bind %s: %s", c->path, strerror(errno));
+		goto bad;
+	}
+	if (c->has_group && chown(c->path, (uid_t)-1, c->gid) == -1) {
+		snprintf(err, errlen, "chgrp %s: %s", c->path, strerror(errno));
+		goto bad;
+	}
+	if (chmod(c->path, c->has_group ? 0660 : 0600) == -1) {
+		snprintf(err, errlen, "chmod %s: %s", c->path, strerror(errno));
+		goto bad;
+	}
+	if (listen(fd, 64) == -1) {
+		snprintf(err, errlen, "listen %s: %s", c->path, strerror(errno));
+		goto bad;
+	}
+	c->listen_fd = fd;
+	return 0;
+bad:
+	close(fd);
+	unlink(c->path);
+	return -1;
+}
+
+static int
+epoll_set(struct control *c, int op, int fd, uint32_t events, void *ptr)
+{
+	struct epoll_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.events = events;
+	ev.data.ptr = ptr;
+	return epoll_ctl(c->epfd, op, fd, &ev);
+}
+
+struct control *
+control_open(const struct control_config *cfg, const struct ctl_backend *be,
+    void *ctx, char *err, size_t errlen)
+{
+	struct control	*c;
+	struct group	*gr;
+	int		 n;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		snprintf(err, errlen, "control: %s", strerror(errno));
+		return NULL;
+	}
+	c->epfd = c->listen_fd = c->timer_fd = c->reserve_fd = -1;
+	c->listen_ev.kind = EV_LISTEN;
+	c->timer_ev.kind = EV_TIMER;
+	c->be = be;
+	c->ctx = ctx;
+	c->max_clients = cfg->max_clients ? cfg->max_clients :
+	    CONTROL_MAX_CLIENTS;
+	c->timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : CONTROL_TIMEOUT;
+	TAILQ_INIT(&c->clients);
+	n = snprintf(c->path, sizeof(c->path), "%s/%s", cfg->runtime_dir,
+	    cfg->socket_name ? cfg->socket_name : CONTROL_SOCKET_NAME);
+	if (n < 0 || (size_t)n >= sizeof(c->path)) {
+		snprintf(err, errlen, "%s: socket path too long",
+		    cfg->runtime_dir);
+		goto bad;
+	}
+	if (cfg->group != NULL) {
+		if ((gr = getgrnam(cfg->group)) == NULL) {
+			snprintf(err, errlen, "control_group %s: no such group",
+			    cfg->group);
+			goto bad;
+		}
+		c->has_group = true;
+		c->gid = gr->gr_gid;
+	}
+	if (make_dir(cfg->runtime_dir, c->has_group, c->gid, err, errlen) == -1)
+		goto bad;
+	if ((c->epfd = epoll_create1(EPOLL_CLOEXEC)) == -1 ||
+	    (c->timer_fd = timerfd_create(CLOCK_MONOTONIC,
+	    TFD_NONBLOCK | TFD_CLOEXEC)) == -1 ||
+	    (c->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "control: %s", strerror(errno));
+		goto bad;
+	}
+	if (make_socket(c, err, errlen) == -1)
+		goto bad;
+	if (epoll_set(c, EPOLL_CTL_ADD, c->listen_fd, EPOLLIN,
+	    &c->listen_ev) == -1 ||
+	    epoll_set(c, EPOLL_CTL_ADD, c->timer_fd, EPOLLIN,
+	    &c->timer_ev) == -1) {
+		snprintf(err, errlen, "control: epoll: %s", strerror(errno));
+		goto bad;
+	}
+	return c;
+bad:
+	control_close(c);
+	return NULL;
+}
+
+int
+control_fd(const struct control *c)
+{
+	return c->epfd;
+}
+
+const struct ctl_counters *
+control_counters(const struct control *c)
+{
+	return &c->ctr;
+}
+
+const char *
+control_socket_path(const struct control *c)
+{
+	return c->path;
+}
+
+void
+control_close(struct control *c)
+{
+	struct client *cl;
+
+	if (c == NULL)
+		return;
+	while ((cl = TAILQ_FIRST(&c->clients)) != NULL)
+		client_close(c, cl);
+	if (c->listen_fd != -1) {
+		close(c->listen_fd);
+		unlink(c->path);
+	}
+	if (c->timer_fd != -1)
+		close(c->timer_fd);
+	if (c->reserve_fd != -1)
+		close(c->reserve_fd);
+	if (c->epfd != -1)
+		close(c->epfd);
+	free(c);
+}
+
+/* --- the loop ------------------------------------------------------------ */
+
+void
+control_dispatch(struct control *c)
+{
+	struct epoll_event	 evs[32];
+	struct ev		*ev;
+	struct client		*cl;
+	uint64_t		 ticks;
+	int			 i, n;
+
+	n = epoll_wait(c->epfd, evs, 32, 0);
+	for (i = 0; i < n; i++) {
+		ev = evs[i].data.ptr;
+		if (ev->kind == EV_LISTEN) {
+			accept_clients(c);
+			continue;
+		}
+		if (ev->kind == EV_TIMER) {
+			(void)!read(c->timer_fd, &ticks, sizeof(ticks));
+			continue;
+		}
+		cl = (struct client *)(void *)ev;
+		if (cl->state == C_WAIT) {
+			/* Hung up while the backend works for it. */
+			if (evs[i].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+				client_close(c, cl);
+		} else if (cl->state == C_WRITE)
+			client_write(c, cl);
+		else
+			client_read(c, cl);
+		/*
+		 * A client is only ever closed while handling its own event
+		 * (or in expire, after this loop), and epoll_wait reports one
+		 * event per descriptor: no later event names a freed client.
+		 */
+	}
+	expire(c);
+	arm_timer(c);
+}
+
+static void
+count_refusal(struct control *c, int status)
+{
+	switch (status) {
+	case CTL_E_VERSION:
+		c->ctr.bad_version++;
+		break;
+	case CTL_E_UNKNOWN:
+		c->ctr.unknown_command++;
+		break;
+	case CTL_E_TOOBIG:
+		c->ctr.oversized++;
+		break;
+	default:
+		c->ctr.malformed++;
+		break;
+	}
+}
+
+/* Send a short error to a connection we will not keep, and close it. */
+static void
+refuse(int fd, uint16_t status, const char *text)
+{
+	struct ctl_buf	 b;
+
+	ctl_buf_init(&b, 4096);
+	if (ctl_error_frame(&b, status, text) == 0)
+		(void)!send(fd, b.data, b.len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	ctl_buf_free(&b);
+	close(fd);
+}
+
+static bool
+peer_allowed(const struct control *c, uid_t uid, gid_t gid)
+{
+	struct passwd	 pw, *res = NULL;
+	char		 pwbuf[4096];
+	gid_t		 groups[256];
+	int		 i, ngroups = 256;
+
+	if (uid == 0 || uid == geteuid())
+		return true;
+	if (!c->has_group)
+		return false;
+	if (gid == c->gid)
+		return true;
+	if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &res) != 0 ||
+	    res == NULL)
+		return false;
+	if (getgrouplist(pw.pw_name, pw.pw_gid, groups, &ngroups) == -1)
+		return false;
+	for (i = 0; i < ngroups; i++)
+		if (groups[i] == c->gid)
+			return true;
+	return false;
+}
+
+static void
+accept_clients(struct control *c)
+{
+	struct client	*cl;
+	struct ucred	 cred;
+	socklen_t	 len;
+	int		 fd;
+
+	for (;;) {
+		fd = accept4(c->listen_fd, NULL, NULL,
+		    SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd == -1 && (errno == EMFILE || errno == ENFILE)) {
+			/*
+			 * Out of descriptors.  accept fails so before it even
+			 * looks at the queue, and a pending connection would
+			 * wake us for ever: give back the reserve, take the
+			 * connection, refuse it, take the reserve again.
+			 */
+			if (c->reserve_fd != -1) {
+				close(c->reserve_fd);
+				fd = accept4(c->listen_fd, NULL, NULL,
+				    SOCK_NONBLOCK | SOCK_CLOEXEC);
+				c->reserve_fd = open("/dev/null",
+				    O_RDONLY | O_CLOEXEC);
+				if (fd != -1) {
+					c->ctr.refused_busy++;
+					log_warnx("control: out of descriptors, "
+					    "connection refused");
+					refuse(fd, CTL_E_BUSY,
+					    "busy: actord is out of file descriptors");
+					continue;
+				}
+				if (errno == EAGAIN || errno == EINTR ||
+				    errno == ECONNABORTED)
+					return;
+			}
+			/* No reserve left: rest the listener a while. */
+			if (!c->listen_paused) {
+				log_warnx("control: out of descriptors, "
+				    "not accepting for %d ms", PAUSE_MS);
+				epoll_ctl(c->epfd, EPOLL_CTL_DEL, c->listen_fd,
+				    NULL);
+				c->listen_paused = true;
+				c->listen_resume = now_ms() + PAUSE_MS;
+			}
+			return;
+		}
+		if (fd == -1) {
+			if (errno != EAGAIN && errno != EINTR &&
+			    errno != ECONNABORTED)
+				log_warn("control: accept");
+			return;
+		}
+		c->ctr.accepted++;
+		len = sizeof(cred);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1) {
+			log_warn("control: SO_PEERCRED");
+			close(fd);
+			continue;
+		}
+		if (!peer_allowed(c, cred.uid, cred.gid)) {
+			c->ctr.refused_perm++;
+			log_warnx("control: refused uid %u pid %d: "
+			    "permission denied", (unsigned)cred.uid,
+			    (int)cred.pid);
+			refuse(fd, CTL_E_PERM, "permission denied");
+			continue;
+		}
+		if (c->ctr.clients >= c->max_clients) {
+			c->ctr.refused_busy++;
+			log_warnx("control: refused uid %u pid %d: "
+			    "too many clients (%u)", (unsigned)cred.uid,
+			    (int)cred.pid, c->max_clients);
+			refuse(fd, CTL_E_BUSY, "busy: too many clients");
+			continue;
+		}
+		if ((cl = calloc(1, sizeof(*cl))) == NULL) {
+			log_warn("control: client");
+			refuse(fd, CTL_E_BUSY, "busy: out of memory");
+			continue;
+		}
+		cl->kind = EV_CLIENT;
+		cl->ctl = c;
+		cl->fd = fd;
+		cl->uid = cred.uid;
+		cl->pid = cred.pid;
+		cl->state = C_READ;
+		cl->deadline = now_ms() + c->timeout_ms;
+		ctl_buf_init(&cl->out, CTL_MAX_RESPONSE);
+		if (epoll_set(c, EPOLL_CTL_ADD, fd, EPOLLIN, cl) == -1) {
+			log_warn("control: epoll");
+			close(fd);
+			free(cl);
+			continue;
+		}
+		TAILQ_INSERT_TAIL(&c->clients, cl, entry);
+		c->ctr.clients++;
+	}
+}
+
+/* --- clients ------------------------------------------------------------- */
+
+static void
+client_read(struct control *c, struct client *cl)
+{
+	uint8_t	*p;
+	size_t	 want;
+	ssize_t	 n;
+	int	 rc;
+
+	for (;;) {
+		want = cl->need ? cl->need - cl->inlen : 4 - cl->inlen;
+		if (cl->in == NULL && (cl->in = malloc(4)) == NULL) {
+			client_close(c, cl);
+			return;
+		}
+		n = recv(cl->fd, cl->in + cl->inlen, want, 0);
+		if (n == -1) {
+			if (errno == EAGAIN || errno == EINTR)
+				return;
+			client_close(c, cl);
+			return;
+		}
+		if (n == 0) {
+			if (cl->inlen > 0) {
+				c->ctr.truncated++;
+				client_answer_error(c, cl, CTL_E_PROTO,
+				    "truncated request");
+			} else
+				client_close(c, cl);
+			return;
+		}
+		if (cl->inlen == 0 && cl->need == 0)
+			/* A request begins: it has timeout_ms to arrive. */
+			cl->deadline = now_ms() + c->timeout_ms;
+		cl->inlen += n;
+		if (cl->need == 0 && cl->inlen == 4) {
+			rc = ctl_frame_length(cl->in, 4, CTL_MAX_REQUEST,
+			    &cl->need);
+			if (rc == -2) {
+				c->ctr.oversized++;
+				client_answer_error(c, cl, CTL_E_TOOBIG,
+				    "request too large");
+				return;
+			}
+			if (rc != 1) {
+				c->ctr.malformed++;
+				client_answer_error(c, cl, CTL_E_PROTO,
+				    "malformed frame length");
+				return;
+			}
+			if ((p = realloc(cl->in, cl->need)) == NULL) {
+				client_close(c, cl);
+				return;
+			}
+			cl->in = p;
+		}
+		if (cl->need != 0 && cl->inlen == cl->need) {
+			client_request(c, cl);
+			return;
+		}
+	}
+}
+
+static void
+client_request(struct control *c, struct client *cl)
+{
+	struct ctl_reply *r;
+	struct ucred	 cred;
+	socklen_t	 len = sizeof(cred);
+	char		 err[256];
+	int		 st;
+
+	st = ctl_request_decode(cl->in, cl->inlen, &cl->req, err, sizeof(err));
+	if (st != CTL_OK) {
+		count_refusal(c, st);
+		log_debug("control: uid %u pid %d: %s", (unsigned)cl->uid,
+		    (int)cl->pid, err);
+		client_answer_error(c, cl, st, err);
+		return;
+	}
+	/* Credentials are checked again per request, as they are cheap. */
+	if (getsockopt(cl->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1 ||
+	    !peer_allowed(c, cred.uid, cred.gid)) {
+		c->ctr.refused_perm++;
+		log_warnx("control: refused uid %u pid %d: permission denied",
+		    (unsigned)cl->uid, (int)cl->pid);
+		client_answer_error(c, cl, CTL_E_PERM, "permission denied");
+		return;
+	}
+	c->ctr.requests++;
+	if ((r = ctl_reply_new(cl->req.cmd, client_reply_done, cl)) == NULL) {
+		client_answer_error(c, cl, CTL_E_FAILED, "out of memory");
+		return;
+	}
+	if (cl->req.cmd == CTL_CMD_STATS)
+		ctl_reply_counters(r, &c->ctr);
+	cl->reply = r;
+	cl->state = C_WAIT;
+	cl->deadline = 0;	/* the backend's own timeouts apply */
+	epoll_set(c, EPOLL_CTL_MOD, cl->fd, EPOLLRDHUP, cl);
+	cl->in_handler = true;
+	st = ctl_backend_call(c->be, c->ctx, &cl->req, r);
+	if (st == CTL_REPLY_NOW && !r->finished)
+		ctl_reply_finish(r);
+	cl->in_handler = false;
+	if (r->finished)
+		client_send(cl, r, true);
+}
+
+/* A reply is finished: send it now, unless the handler is still running. */
+static void
+client_reply_done(struct ctl_reply *r, void *arg)
+{
+	struct client *cl = arg;
+
+	if (cl->in_handler)
+		return;		/* client_request sends it */
+	/*
+	 * Finished from outside this client's event (a timer, another
+	 * client's command): only ask for EPOLLOUT, so that a failed write
+	 * cannot free a client that a pending event still names.
+	 */
+	client_send(cl, r, false);
+	arm_timer(cl->ctl);
+}
+
+/* Move the finished frame to the output and start writing it. */
+static void
+client_send(struct client *cl, struct ctl_reply *r, bool write_now)
+{
+	struct control *c = cl->ctl;
+
+	cl->reply = NULL;
+	ctl_buf_free(&cl->out);
+	cl->out = r->buf;		/* take the bytes */
+	ctl_buf_init(&r->buf, 0);
+	cl->outoff = 0;
+	ctl_reply_free(r);
+	free(cl->in);
+	cl->in = NULL;
+	cl->inlen = cl->need = 0;
+	cl->state = C_WRITE;
+	cl->deadline = now_ms() + c->timeout_ms;
+	cl->close_after = false;
+	if (write_now)
+		client_write(c, cl);
+	else
+		epoll_set(c, EPOLL_CTL_MOD, cl->fd, EPOLLOUT, cl);
+}
+
+/* Answer a refused request with an error, then close the connection. */
+static void
+client_answer_error(struct control *c, struct client *cl, uint16_t status,
+    const char *text)
+{
+	ctl_buf_reset(&cl->out);
+	ctl_error_frame(&cl->out, status, text);
+	cl->outoff = 0;
+	free(cl->in);
+	cl->in = NULL;
+	cl->inlen = cl->need = 0;
+	cl->state = C_WRITE;
+	cl->close_after = true;
+	cl->deadline = now_ms() + c->timeout_ms;
+	client_write(c, cl);
+}
+
+static void
+client_write(struct control *c, struct client *cl)
+{
+	ssize_t n;
+
+	while (cl->outoff < cl->out.len) {
+		n = send(cl->fd, cl->out.data + cl->outoff,
+		    cl->out.len - cl->outoff, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN) {
+				epoll_set(c, EPOLL_CTL_MOD, cl->fd, EPOLLOUT, cl);
+				return;
+			}
+			client_close(c, cl);
+			return;
+		}
+		cl->outoff += n;
+	}
+	if (cl->close_after) {
+		client_close(c, cl);
+		return;
+	}
+	/* Done: idle until the next request, which has timeout_ms. */
+	ctl_buf_free(&cl->out);
+	cl->outoff = 0;
+	cl->state = C_READ;
+	cl->deadline = now_ms() + c->timeout_ms;
+	epoll_set(c, EPOLL_CTL_MOD, cl->fd, EPOLLIN, cl);
+}
+
+static void
+client_close(struct control *c, struct client *cl)
+{
+	if (cl->reply != NULL) {
+		/* The backend holds it: tell it to forget the reply. */
+		if (c->be->cancel != NULL)
+			c->be->cancel(c->ctx, cl->reply);
+		ctl_reply_free(cl->reply);
+	}
+	epoll_ctl(c->epfd, EPOLL_CTL_DEL, cl->fd, NULL);
+	close(cl->fd);
+	free(cl->in);
+	ctl_buf_free(&cl->out);
+	TAILQ_REMOVE(&c->clients, cl, entry);
+	c->ctr.clients--;
+	free(cl);
+}
+
+/* Drop the clients past their deadline; resume a rested listener. */
+static void
+expire(struct control *c)
+{
+	struct client	*cl, *next;
+	uint64_t	 now = now_ms();
+
+	for (cl = TAILQ_FIRST(&c->clients); cl != NULL; cl = next) {
+		next = TAILQ_NEXT(cl, entry);
+		if (cl->deadline == 0 || cl->deadline > now)
+			continue;
+		/* An idle connection between requests just closes. */
+		if (cl->state != C_READ || cl->inlen > 0)
+			c->ctr.timeouts++;
+		log_debug("control: uid %u pid %d: timed out",
+		    (unsigned)cl->uid, (int)cl->pid);
+		client_close(c, cl);
+	}
+	if (c->listen_paused && c->listen_resume <= now) {
+		if (c->reserve_fd == -1)
+			c->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (epoll_set(c, EPOLL_CTL_ADD, c->listen_fd, EPOLLIN,
+		    &c->listen_ev) == 0)
+			c->listen_paused = false;
+		else
+			c->listen_resume = now + PAUSE_MS;
+	}
+}
+
+/* One timer for the earliest deadline; disarmed when there is none. */
+static void
+arm_timer(struct control *c)
+{
+	struct itimerspec	 its;
+	struct client		*cl;
+	uint64_t		 next = 0;
+
+	TAILQ_FOREACH(cl, &c->clients, entry)
+		if (cl->deadline != 0 && (next == 0 || cl->deadline < next))
+			next = cl->deadline;
+	if (c->listen_paused && (next == 0 || c->listen_resume < next))
+		next = c->listen_resume;
+	memset(&its, 0, sizeof(its));
+	if (next != 0) {
+		its.it_value.tv_sec = next / 1000;
+		its.it_value.tv_nsec = (next % 1000) * 1000000;
+	}
+	timerfd_settime(c->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/* --- replies ------------------------------------------------------------- */
+
+struct ctl_reply *
+ctl_reply_new(uint16_t cmd, ctl_reply_done_fn done, void *arg)
+{
+	struct ctl_reply *r;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return NULL;
+	r->cmd = cmd;
+	r->done = done;
+	r->arg = arg;
+	ctl_buf_init(&r->buf, CTL_MAX_RESPONSE);
+	r->start = ctl_frame_begin(&r->buf, CTL_OK);
+	return r;
+}
+
+void
+ctl_reply_free(struct ctl_reply *r)
+{
+	if (r == NULL)
+		return;
+	ctl_buf_free(&r->buf);
+	free(r);
+}
+
+/* Append these counters to the answer when it is finished. */
+void
+ctl_reply_counters(struct ctl_reply *r, const struct ctl_counters *ctr)
+{
+	r->counters = ctr;
+}
+
+const struct ctl_buf *
+ctl_reply_frame(const struct ctl_reply *r)
+{
+	return &r->buf;
+}
+
+uint16_t
+ctl_reply_command(const struct ctl_reply *r)
+{
+	return r->cmd;
+}
+
+/* An error replaces whatever the reply held; the first error wins. */
+void
+ctl_reply_error(struct ctl_reply *r, int status, const char *fmt, ...)
+{
+	char	 text[CTL_ERROR_MAX];
+	va_list	 ap;
+
+	if (r->failed || r->finished)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	ctl_buf_reset(&r->buf);
+	r->start = ctl_frame_begin(&r->buf, status == CTL_OK ? CTL_E_FAILED :
+	    status);
+	ctl_put_str(&r->buf, CTL_F_ERROR, text);
+	r->failed = true;
+}
+
+void
+ctl_reply_message(struct ctl_reply *r, const char *fmt, ...)
+{
+	char	 text[CTL_ERROR_MAX];
+	va_list	 ap;
+
+	if (r->failed || r->finished)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	ctl_put_str(&r->buf, CTL_F_MESSAGE, text);
+}
+
+#define REPLY_ADD(r, call) do {					\
+	if (!(r)->failed && !(r)->finished)			\
+		call;						\
+} while (0)
+
+void
+ctl_reply_node(struct ctl_reply *r, const struct ctl_node *n)
+{
+	REPLY_ADD(r, ctl_put_node(&r->buf, n));
+}
+
+void
+ctl_reply_actor(struct ctl_reply *r, const struct ctl_actor_stats *a)
+{
+	REPLY_ADD(r, ctl_put_actor(&r->buf, a));
+}
+
+void
+ctl_reply_shards(struct ctl_reply *r, const struct ctl_shard_group *g)
+{
+	REPLY_ADD(r, ctl_put_shards(&r->buf, g));
+}
+
+void
+ctl_reply_deadletter(struct ctl_reply *r, const struct ctl_deadletter *d)
+{
+	REPLY_ADD(r, ctl_put_deadletter(&r->buf, d));
+}
+
+void
+ctl_reply_data(struct ctl_reply *r, const void *p, size_t n)
+{
+	REPLY_ADD(r, ctl_put_bytes(&r->buf, CTL_F_DATA, p, n));
+}
+
+void
+ctl_reply_cursor(struct ctl_reply *r, uint64_t cursor)
+{
+	REPLY_ADD(r, ctl_put_u64(&r->buf, CTL_F_CURSOR, cursor));
+}
+
+/*
+ * Close the frame and hand it to its owner.  An answer that outgrew
+ * CTL_MAX_RESPONSE (or memory) becomes an error, never a cut frame.
+ */
+void
+ctl_reply_finish(struct ctl_reply *r)
+{
+	int	 err;
+
+	if (r->finished)
+		return;
+	if (r->buf.err) {
+		err = r->buf.err;
+		ctl_buf_reset(&r->buf);
+		r->start = ctl_frame_begin(&r->buf, CTL_E_TOOBIG);
+		ctl_put_str(&r->buf, CTL_F_ERROR, err == E2BIG ?
+		    "answer too large" : "out of memory");
+	}
+	else if (r->counters != NULL && !r->failed)
+		ctl_put_counters(&r->buf, r->counters);
+	ctl_frame_end(&r->buf, r->start);
+	r->finished = true;
+	if (r->done != NULL)
+		r->done(r, r->arg);
+}
+
+/* Hand a decoded request to the backend function for its command. */
+int
+ctl_backend_call(const struct ctl_backend *be, void *ctx,
+    const struct ctl_request *q, struct ctl_reply *r)
+{
+	const char	*path = CTL_HAS(q, CTL_F_PATH) ? q->path : NULL;
+	uint64_t	 cursor = CTL_HAS(q, CTL_F_CURSOR) ? q->cursor : UINT64_MAX;
+
+#define CALL(fn, ...)	(be->fn == NULL ? unsupported(r) : be->fn(ctx, __VA_ARGS__))
+	switch (q->cmd) {
+	case CTL_CMD_STATUS:	return CALL(status, path, r);
+	case CTL_CMD_START:	return CALL(start, path, r);
+	case CTL_CMD_STOP:	return CALL(stop, path, r);
+	case CTL_CMD_RESTART:	return CALL(restart, path, r);
+	case CTL_CMD_KILL:	return CALL(kill, path, CTL_HAS(q, CTL_F_SIGNAL) ?
+				    (int)q->signo : SIGTERM, r);
+	case CTL_CMD_ADD:	return CALL(add, path, r);
+	case CTL_CMD_REMOVE:	return CALL(remove, path, r);
+	case CTL_CMD_RELOAD:	return CALL(reload, r);
+	case CTL_CMD_SEND:	return CALL(send, path, q->tag, q->data,
+				    q->datalen, r);
+	case CTL_CMD_ASK:	return CALL(ask, path, q->tag, q->data,
+				    q->datalen, q->timeout_ms, r);
+	case CTL_CMD_DEADLETTERS: return CALL(deadletters, cursor, q->wait, r);
+	case CTL_CMD_STATS:	return CALL(stats, path, r);
+	case CTL_CMD_LOG:	return CALL(log, path, cursor, q->wait, r);
+	case CTL_CMD_SHUTDOWN:	return CALL(shutdown, r);
+	}
+#undef CALL
+	ctl_reply_error(r, CTL_E_UNKNOWN, "unknown command %u", q->cmd);
+	return CTL_REPLY_NOW;
+}
+
+static int
+unsupported(struct ctl_reply *r)
+{
+	ctl_reply_error(r, CTL_E_UNSUPPORTED, "%s: not supported by this actord",
+	    ctl_cmd_name(r->cmd));
+	return CTL_REPLY_NOW;
+}

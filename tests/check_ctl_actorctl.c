@@ -1,0 +1,728 @@
+/*
+ * check_ctl_actorctl.c: the real actorctl binary ($ACTORD_BUILD/actorctl)
+ * run end to end, every command, against the fake-backend control server
+ * (tests/progs/ctl_fake_server): exit statuses, messages on stderr,
+ * --json output parsed and checked, -f follows, `top` under a
+ * pseudo-terminal.
+ */
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "tests/lib/ctltest.h"
+#include "tools/actorctl.h"
+#include "tools/json.h"
+
+#define RUN(s, o, ...)	ctltest_actorctl(s, NULL, o, __VA_ARGS__, (char *)NULL)
+
+static struct json *
+parse(const struct ctltest_out *o)
+{
+	struct json	*v;
+	char		 err[128];
+
+	v = json_parse(o->out, o->outlen, err, sizeof(err));
+	ck_assert_msg(v != NULL, "bad JSON (%s): %s", err, o->out);
+	return v;
+}
+
+static const struct json *
+node(const struct json *doc, const char *path)
+{
+	const struct json	*nodes = json_get(doc, "nodes"), *n;
+	size_t			 i;
+
+	for (i = 0; (n = json_at(nodes, i)) != NULL; i++)
+		if (strcmp(json_get(n, "path")->str, path) == 0)
+			return n;
+	return NULL;
+}
+
+/* The status document of path, parsed; json_free it. */
+static struct json *
+status_json(const struct ctltest_server *s)
+{
+	struct ctltest_out	 o;
+	struct json		*v;
+
+	RUN(s, &o, "status", "--json");
+	ck_assert_msg(o.status == 0, "status: %d %s", o.status, o.err);
+	v = parse(&o);
+	ctltest_out_free(&o);
+	return v;
+}
+
+static void
+expect(const struct ctltest_out *o, int status, const char *in_err)
+{
+	ck_assert_msg(o->status == status, "exit %d, expected %d; stderr: %s",
+	    o->status, status, o->err);
+	if (in_err != NULL)
+		ck_assert_msg(strstr(o->err, in_err) != NULL,
+		    "stderr lacks \"%s\": %s", in_err, o->err);
+}
+
+START_TEST(status_human_and_json)
+{
+	static const char *const order[] = { "/", "/web", "/web/frontend",
+	    "/web/api/0", "/web/api/1", "/db", "/batch", "/broken" };
+	struct ctltest_server	 s;
+	struct ctltest_out	 o;
+	struct json		*v;
+	const struct json	*n, *c;
+	size_t			 i;
+
+	ctltest_start(&s, NULL);
+	RUN(&s, &o, "status");
+	expect(&o, 0, NULL);
+	ck_assert_msg(strstr(o.out, "PATH") != NULL, "status printed: [%s] [%s]",
+	    o.out, o.err);
+	ck_assert_ptr_nonnull(strstr(o.out,
+	    "8 specs: 5 running, 1 restarting, 2 supervisors, 6 workers\n"));
+	ck_assert_ptr_nonnull(strstr(o.out, "rest_for_one 1/5 in 10s"));
+	ctltest_out_free(&o);
+
+	v = status_json(&s);
+	ck_assert_uint_eq(json_count(json_get(v, "nodes")), 8);
+	for (i = 0; i < 8; i++) {
+		n = json_at(json_get(v, "nodes"), i);
+		/* Start order, and every required key. */
+		ck_assert_str_eq(json_get(n, "path")->str, order[i]);
+		ck_assert_ptr_nonnull(json_get(n, "kind"));
+		ck_assert_ptr_nonnull(json_get(n, "state"));
+		ck_assert_ptr_nonnull(json_get(n, "pid"));
+		ck_assert_ptr_nonnull(json_get(n, "restarts"));
+		ck_assert_ptr_nonnull(json_get(n, "incarnation"));
+		ck_assert_ptr_nonnull(json_get(n, "last_exit"));
+	}
+	n = node(v, "/db");
+	ck_assert_str_eq(json_get(n, "state")->str, "restarting");
+	ck_assert_int_eq(json_get(n, "pid")->type, JSON_NULL);
+	ck_assert(json_get(n, "restarts")->num == 4);
+	ck_assert_str_eq(json_get(n, "last_exit")->str, "exited 1");
+	n = node(v, "/web");
+	ck_assert_str_eq(json_get(n, "kind")->str, "supervisor");
+	ck_assert_str_eq(json_get(n, "strategy")->str, "rest_for_one");
+	c = json_get(v, "counts");
+	ck_assert(json_get(c, "specs")->num == 8);
+	ck_assert(json_get(c, "running")->num == 5);
+	ck_assert(json_get(c, "restarting")->num == 1);
+	ck_assert(json_get(c, "supervisors")->num == 2);
+	ck_assert(json_get(c, "workers")->num == 6);
+	json_free(v);
+
+	/* A subtree, with the global --json before the command. */
+	RUN(&s, &o, "--json", "status", "/web");
+	expect(&o, 0, NULL);
+	v = parse(&o);
+	ck_assert_uint_eq(json_count(json_get(v, "nodes")), 4);
+	json_free(v);
+	ctltest_out_free(&o);
+
+	RUN(&s, &o, "status", "/nope");
+	expect(&o, ACTORCTL_EXIT_NOENT, "status /nope: no such path");
+	ck_assert_uint_eq(o.outlen, 0);
+	ctltest_out_free(&o);
+	ctltest_stop(&s);
+}
+END_TEST
+
+START_TEST(start_stop_restart_kill)
+{
+	struct ctltest_server	 s;
+	struct ctltest_out	 o;
+	struct json		*v;
+	double			 inc;
+
+	ctltest_start(&s, NULL);
+	RUN(&s, &o, "start", "/web/frontend");
+	expect(&o, ACTORCTL_EXIT_FAILED, "start /web/frontend: running");
+	ctltest_out_free(&o);
+	RUN(&s, &o, "start", "/db");
+	expect(&o, ACTORCTL_EXIT_FAILED, "start /db: restarting");
+	ctltest_out_free(&o);
+	/* A failed manual start: the real cause, and the child stays stopped. */
+	RUN(&s, &o, "start", "/broken");
+	expect(&o, ACTORCTL_EXIT_FAILED,
+	    "No such file or directory: /usr/bin/nonexistent");
+	ctltest_out_free(&o);
+	v = status_json(&s);
+	ck_assert_str_eq(json_get(node(v, "/broken"), "state")->str, "stopped");
+	inc = json_get(node(v, "/web/frontend"), "incarnation")->num;
+	json_free(v);
+	/* stop is idempotent. */
+	RUN(&s, &o, "stop", "/web/api/1");
+	expect(&o, 0, NULL);
+	ctltest_out_free(&o);
+	RUN(&s, &o, "stop", "/web/api/1");
+	expect(&o, 0, NULL);
+	ctltest_out_free(&o);
+	RUN(&s, &o, "start", "/web/api/1");
+	expect(&o, 0, NULL);
+	ctltest_out_free(&o);
+	/* restart returns with the new incarnation running. */
+	RUN(&s, &o, "restart", "/web/frontend");
+	expect(&o, 0, NULL);
+	ctltest_out_free(&o);
+	v = status_json(&s);
+	ck_assert_str_eq(json_get(node(v, "/web/frontend"), "state")->str,
+	    "running");
+	ck_assert(json_get(node(v, "/web/frontend"), "incarnation")->num ==
+	    inc + 1);
+	json_free(v);
+	RUN(&s, &o, "kill", "-s", "KILL", "/web/api/0");
+	expect(&o, 0, NULL);
+	ctltest_out_free(&o);
+	RUN(&s, &o, "kill", "-s", "SIGHUP", "/web/api/0");
+	expect(&o, 0, NULL);
+	ctltest_out_free(&o);
+	v = status_json(&s);
+	ck_assert_str_eq(json_get(node(v, "/web/api/0"), "last_exit")->str,
+	    "killed by signal 1");
+	ck_assert(json_get(node(v, "/web/api/0"), "restarts")->num == 2);
+	json_free(v);
+	RUN(&s, &o, "kill", "-s", "BOGUS", "/web/api/0");
+	expect(&o, ACTORCTL_EXIT_USAGE, "unknown signal");
+	ctltest_out_free(&o);
+	RUN(&s, &o, "kill", "/nope");
+	expect(&o, ACTORCTL_EXIT_NOENT, "no such path");
+	ctltest_out_free(&o);
+	RUN(&s, &o, "restart", "relative/path");
+	expect(&o, ACTORCTL_EXIT_USAGE, "invalid path");
+	ctltest_out_free(&o);
+	ctltest_stop(&s);
+}
+END_TEST
+
+START_TEST(add_remove_reload)
+{
+	struct ctltest_server	 s;
+	struct ctltest_out	 o;
+	struct json		*v;
+	char			 f[160];
+	FILE			*fp;
+
+	ctltest_start(&s, NULL);
+	RUN(&s, &o, "add", "/web/api/0");
+	expect(&o, ACTORCTL_EXIT_FAILED, "add /web/api/0: exists, running");
+	ctltest_out_free(&o);
+	RUN(&s, &o, "stop", "/web/api/1");
+	ctltest_out_free(&o);
+	RUN(&s, &o, "add", "/web/api/1");
+	expect(&o, ACTORCTL_EXIT_FAILED, "exists, not running");
+	ctltest_out_free(&o);
+	RUN(&s, &o, "add", "/web/api/5");
+	expect(&o, 0, NULL);
+	ctltest_out_free(&o);
+	v = status_json(&s);
+	ck_assert_ptr_nonnull(node(v, "/web/api/5"));
+	json_free(v);
+	RUN(&s, &o, "remove", "/web/api/5");
+	expect(&o, ACTORCTL_EXIT_FAILED, "running");
+	ctltest_out_free(&o);
+	RUN(&s, &o, "stop", "/web/api/5");
+	ctltest_out_free(&o);
+	RUN(&s, &o, "remove", "/web/api/5");
+	expect(&o, 0, NULL);
+	ctltest_out_free(&o);
+	RUN(&s, &o, "remove", "/web/api/5");
+	expect(&o, ACTORCTL_EXIT_NOENT, "no such path");
+	ctltest_out_free(&o);
+
+	RUN(&s, &o, "reload");
+	expect(&o, 0, NULL);
+	ck_assert_str_eq(o.out, "reloaded: 0 started, 0 stopped, 0 restarted\n");
+	ctltest_out_free(&o);
+	RUN(&s, &o, "--json", "reload");
+	expect(&o, 0, NULL);
+	v = parse(&o);
+	ck_assert_str_eq(json_get(v, "result")->str, "ok");
+	json_free(v);
+	ctltest_out_free(&o);
+	/* A refused configuration: the error reaches the caller. */
+	snprintf(f, sizeof(f), "%s/reload-error", s.dir);
+	fp = fopen(f, "w");
+	ck_assert_ptr_nonnull(fp);
+	fputs("actord.conf:3: unknown key \"frob\"\n", fp);
+	fclose(fp);
+	RUN(&s, &o, "reload");
+	expect(&o, ACTORCTL_EXIT_FAILED,
+	    "reload: actord.conf:3: unknown key \"frob\"");
+	ctltest_out_free(&o);
+	ctltest_stop(&s);
+}
+END_TEST
+
+START_TEST(send_ask_log)
+{
+	struct ctltest_server	 s;
+	struct ctltest_out	 o;
+	struct json		*v;
+
+	ctltest_start(&s, NULL);
+	RUN(&s, &o, "send", "/web/frontend", "5", "hi");
+	expect(&o, 0, NULL);
+	ctltest_out_free(&o);
+	/* DATA from standard input. */
+	ctltest_actorctl(&s, "abc", &o, "send", "/web/frontend", "0x10",
+	    (char *)NULL);
+	expect(&o, 0, NULL);
+	ctltest_out_free(&o);
+	RUN(&s, &o, "log", "/web/frontend");
+	expect(&o, 0, NULL);
+	ck_assert_str_eq(o.out, "frontend: listening on :8080\n"
+	    "web/frontend: got tag 5 (2 bytes)\n"
+	    "web/frontend: got tag 16 (3 bytes)\n");
+	ctltest_out_free(&o);
+	RUN(&s, &o, "log", "--json", "/web/frontend");
+	expect(&o, 0, NULL);
+	v = parse(&o);
+	ck_assert_ptr_nonnull(strstr(json_get(v, "output")->str, "got tag 16"));
+	json_free(v);
+	ctltest_out_free(&o);
+	RUN(&s, &o, "send", "/web/frontend", "x1", "hi");
+	expect(&o, ACTORCTL_EXIT_USAGE, "TAG \"x1\"");
+	ctltest_out_free(&o);
+	RUN(&s, &o, "send", "/web/api", "1", "hi");
+	expect(&o, ACTORCTL_EXIT_NOENT, "no such path");
+	ctltest_out_free(&o);
+	RUN(&s, &o, "send", "/broken", "1", "hi");
+	expect(&o, ACTORCTL_EXIT_FAILED, "has no mailbox");
+	ctltest_out_free(&o);
+
+	RUN(&s, &o, "ask", "/web/frontend", "1", "hello");
+	expect(&o, 0, NULL);
+	ck_assert_str_eq(o.out, "hello");
+	ctltest_out_free(&o);
+	ctltest_actorctl(&s, "from stdin", &o, "ask", "-t", "2000",
+	    "/web/frontend", "1", (char *)NULL);
+	expect(&o, 0, NULL);
+	ck_assert_str_eq(o.out, "from stdin");
+	ctltest_out_free(&o);
+	RUN(&s, &o, "ask", "--json", "/web/frontend", "1", "q\"x");
+	expect(&o, 0, NULL);
+	v = parse(&o);
+	ck_assert_str_eq(json_get(v, "answer")->str, "q\"x");
+	json_free(v);
+	ctltest_out_free(&o);
+	RUN(&s, &o, "ask", "-t", "100", "/web/frontend", "2", "x");
+	expect(&o, ACTORCTL_EXIT_TIMEOUT, "no answer within 100 ms");
+	ctltest_out_free(&o);
+	RUN(&s, &o, "ask", "/db", "1", "x");
+	expect(&o, ACTORCTL_EXIT_FAILED, "ask /db: not running");
+	ctltest_out_free(&o);
+	RUN(&s, &o, "ask", "-t", "0", "/db", "1", "x");
+	expect(&o, ACTORCTL_EXIT_USAGE, "-t");
+	ctltest_out_free(&o);
+	ctltest_stop(&s);
+}
+END_TEST
+
+START_TEST(deadletters_and_stats)
+{
+	struct ctltest_server	 s;
+	struct ctltest_out	 o;
+	struct json		*v;
+	const struct json	*a, *g, *d;
+
+	ctltest_start(&s, NULL);
+	RUN(&s, &o, "deadletters");
+	expect(&o, 0, NULL);
+	ck_assert_ptr_nonnull(strstr(o.out, "/web/api/1  mailbox full  tag=7 "
+	    "size=12 from /web/frontend\n"));
+	ctltest_out_free(&o);
+	RUN(&s, &o, "deadletters", "--json");
+	expect(&o, 0, NULL);
+	v = parse(&o);
+	ck_assert_uint_eq(json_count(json_get(v, "deadletters")), 3);
+	d = json_at(json_get(v, "deadletters"), 1);
+	ck_assert_str_eq(json_get(d, "recipient")->str, "/gone");
+	ck_assert_str_eq(json_get(d, "reason")->str, "no such actor");
+	ck_assert_int_eq(json_get(d, "time")->type, JSON_STRING);
+	ck_assert_int_eq(json_get(json_at(json_get(v, "deadletters"), 2),
+	    "sender")->type, JSON_NULL);
+	json_free(v);
+	ctltest_out_free(&o);
+
+	RUN(&s, &o, "stats", "--json");
+	expect(&o, 0, NULL);
+	v = parse(&o);
+	ck_assert_uint_eq(json_count(json_get(v, "actors")), 4);
+	a = json_at(json_get(v, "actors"), 0);
+	ck_assert_str_eq(json_get(a, "path")->str, "/web/frontend");
+	ck_assert(json_get(a, "mailbox_depth")->num == 3);
+	ck_assert(json_get(a, "wait_p99_us")->num == 2100);
+	ck_assert(json_get(a, "handler_p50_us")->num == 40);
+	ck_assert_ptr_nonnull(json_get(a, "restarts"));
+	ck_assert_ptr_nonnull(json_get(a, "sent"));
+	ck_assert_ptr_nonnull(json_get(a, "received"));
+	ck_assert_ptr_nonnull(json_get(a, "dropped"));
+	ck_assert_ptr_nonnull(json_get(a, "deadlettered"));
+	ck_assert_uint_eq(json_count(json_get(json_get(a, "mailbox_wait"),
+	    "buckets")), 4);
+	g = json_at(json_get(v, "shard_groups"), 0);
+	ck_assert_str_eq(json_get(g, "name")->str, "/web/api");
+	ck_assert(json_get(g, "hot_shard")->num == 2);
+	ck_assert(json_get(g, "total")->num == 900);
+	ck_assert(json_get(json_get(v, "control"), "requests")->num >= 1);
+	json_free(v);
+	ctltest_out_free(&o);
+	RUN(&s, &o, "stats", "/web/frontend", "--json");
+	expect(&o, 0, NULL);
+	v = parse(&o);
+	ck_assert_uint_eq(json_count(json_get(v, "actors")), 1);
+	json_free(v);
+	ctltest_out_free(&o);
+	RUN(&s, &o, "stats");
+	expect(&o, 0, NULL);
+	ck_assert_ptr_nonnull(strstr(o.out, "hot shard: 2 (67% of the messages)"));
+	ck_assert_ptr_nonnull(strstr(o.out, "WAIT p99"));
+	ctltest_out_free(&o);
+	RUN(&s, &o, "stats", "--prometheus");
+	expect(&o, 0, NULL);
+	ck_assert_ptr_nonnull(strstr(o.out,
+	    "# HELP actord_mailbox_wait_seconds "));
+	ck_assert_ptr_nonnull(strstr(o.out,
+	    "# TYPE actord_mailbox_wait_seconds histogram\n"));
+	ck_assert_ptr_nonnull(strstr(o.out,
+	    "actord_mailbox_wait_seconds_bucket{path=\"/web/frontend\","
+	    "le=\"+Inf\"} 29\n"));
+	ck_assert_ptr_nonnull(strstr(o.out,
+	    "actord_mailbox_depth{path=\"/web/frontend\"} 3\n"));
+	ctltest_out_free(&o);
+	RUN(&s, &o, "stats", "--prometheus", "--json");
+	expect(&o, ACTORCTL_EXIT_USAGE, "exclude");
+	ctltest_out_free(&o);
+	ctltest_stop(&s);
+}
+END_TEST
+
+/* --- follows ------------------------------------------------------------- */
+
+struct bg {
+	pid_t	 pid;
+	int	 fd;
+	char	 buf[8192];
+	size_t	 len;
+};
+
+static void
+bg_start(struct bg *b, const struct ctltest_server *s, const char *a1,
+    const char *a2, const char *a3)
+{
+	char	 prog[512];
+	int	 p[2];
+
+	memset(b, 0, sizeof(*b));
+	snprintf(prog, sizeof(prog), "%s/actorctl", ctltest_build());
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	b->pid = fork();
+	ck_assert_int_ne(b->pid, -1);
+	if (b->pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(p[1], 1);
+		execl(prog, prog, "-S", s->sock, a1, a2, a3, (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	b->fd = p[0];
+}
+
+/* Read until text appears in the output. */
+static void
+bg_wait_for(struct bg *b, const char *text)
+{
+	struct pollfd	 pfd;
+	ssize_t		 n;
+
+	while (strstr(b->buf, text) == NULL) {
+		pfd.fd = b->fd;
+		pfd.events = POLLIN;
+		ck_assert_msg(poll(&pfd, 1, 20000) == 1, "waiting for \"%s\", "
+		    "have: %s", text, b->buf);
+		n = read(b->fd, b->buf + b->len, sizeof(b->buf) - 1 - b->len);
+		ck_assert_msg(n > 0, "follower ended; have: %s", b->buf);
+		b->len += n;
+		b->buf[b->len] = '\0';
+	}
+}
+
+static void
+bg_stop(struct bg *b)
+{
+	int st;
+
+	kill(b->pid, SIGTERM);
+	ck_assert_int_eq(waitpid(b->pid, &st, 0), b->pid);
+	close(b->fd);
+}
+
+START_TEST(follows)
+{
+	struct ctltest_server	 s;
+	struct ctltest_out	 o;
+	struct bg		 dl, lg;
+
+	ctltest_start(&s, NULL);
+	bg_start(&dl, &s, "deadletters", "-f", NULL);
+	bg_wait_for(&dl, "/db  actor down");
+	bg_start(&lg, &s, "log", "/web/frontend", "-f");
+	bg_wait_for(&lg, "listening on :8080\n");
+	/* /batch is stopped: a message to it becomes a dead letter. */
+	RUN(&s, &o, "send", "/batch", "42", "late");
+	expect(&o, 0, NULL);
+	ctltest_out_free(&o);
+	bg_wait_for(&dl, "/batch  actor down  tag=42 size=4\n");
+	RUN(&s, &o, "send", "/web/frontend", "43", "x");
+	expect(&o, 0, NULL);
+	ctltest_out_free(&o);
+	bg_wait_for(&lg, "web/frontend: got tag 43 (1 bytes)\n");
+	RUN(&s, &o, "send", "/web/frontend", "44", "x");
+	ctltest_out_free(&o);
+	bg_wait_for(&lg, "got tag 44");
+	/* Each line once: the cursor moved on. */
+	ck_assert_ptr_null(strstr(strstr(lg.buf, "got tag 43") + 1,
+	    "got tag 43"));
+	bg_stop(&dl);
+	bg_stop(&lg);
+	/* The server shrugs off followers that went away mid-wait. */
+	RUN(&s, &o, "status");
+	expect(&o, 0, NULL);
+	ctltest_out_free(&o);
+	ctltest_stop(&s);
+}
+END_TEST
+
+/* --- errors, usage, shutdown --------------------------------------------- */
+
+START_TEST(usage_and_errors)
+{
+	struct ctltest_server	 s;
+	struct ctltest_out	 o;
+	char			 prog[512];
+	pid_t			 pid;
+	int			 st;
+
+	ctltest_start(&s, NULL);
+	RUN(&s, &o, "frobnicate");
+	expect(&o, ACTORCTL_EXIT_USAGE, "unknown command \"frobnicate\"; "
+	    "valid commands: status start stop restart kill add remove reload "
+	    "send ask deadletters stats top log shutdown help");
+	ctltest_out_free(&o);
+	RUN(&s, &o, "status", "/a", "/b");
+	expect(&o, ACTORCTL_EXIT_USAGE, "usage: actorctl");
+	ctltest_out_free(&o);
+	RUN(&s, &o, "start");
+	expect(&o, ACTORCTL_EXIT_USAGE, "start path");
+	ctltest_out_free(&o);
+	RUN(&s, &o, "status", "--bogus");
+	expect(&o, ACTORCTL_EXIT_USAGE, "unknown option");
+	ctltest_out_free(&o);
+	RUN(&s, &o, "help");
+	expect(&o, 0, "deadletters");
+	ctltest_out_free(&o);
+
+	/* Another uid: the socket's mode says no; exit 4. */
+	snprintf(prog, sizeof(prog), "%s/actorctl", ctltest_build());
+	pid = fork();
+	ck_assert_int_ne(pid, -1);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 2);
+		if (setgroups(0, NULL) == -1 || setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(99);
+		execl(prog, prog, "-S", s.sock, "status", (char *)NULL);
+		_exit(98);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_int_eq(WEXITSTATUS(st), ACTORCTL_EXIT_PERM);
+
+	/* shutdown, then actord is not running: exit 5. */
+	RUN(&s, &o, "shutdown");
+	expect(&o, 0, NULL);
+	ck_assert_str_eq(o.out, "shutting down\n");
+	ctltest_out_free(&o);
+	ck_assert_int_eq(waitpid(s.pid, &st, 0), s.pid);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	s.pid = 0;
+	RUN(&s, &o, "status");
+	expect(&o, ACTORCTL_EXIT_NOTRUNNING, "actord not running");
+	ctltest_out_free(&o);
+	ctltest_stop(&s);
+}
+END_TEST
+
+/* --- top ----------------------------------------------------------------- */
+
+static int
+count(const char *hay, size_t len, const char *needle)
+{
+	const char	*p = hay, *end = hay + len;
+	int		 n = 0;
+
+	while ((p = memmem(p, end - p, needle, strlen(needle))) != NULL) {
+		n++;
+		p++;
+	}
+	return n;
+}
+
+/*
+ * Run top on a pseudo-terminal for `refreshes` screens, then either type
+ * q or send SIGINT; check the exit status and that the terminal's
+ * attributes are what they were.
+ */
+static void
+run_top(bool by_signal)
+{
+	struct ctltest_server	 s;
+	struct termios		 before, after;
+	struct winsize		 ws = { 24, 100, 0, 0 };
+	struct pollfd		 pfd;
+	char			 prog[512], *buf;
+	size_t			 len = 0;
+	ssize_t			 n;
+	pid_t			 pid;
+	int			 master, slave, st;
+
+	ctltest_start(&s, NULL);
+	snprintf(prog, sizeof(prog), "%s/actorctl", ctltest_build());
+	ck_assert_int_eq(openpty(&master, &slave, NULL, NULL, &ws), 0);
+	ck_assert_int_eq(tcgetattr(slave, &before), 0);
+	pid = fork();
+	ck_assert_int_ne(pid, -1);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		setsid();
+		ioctl(slave, TIOCSCTTY, 0);
+		dup2(slave, 0);
+		dup2(slave, 1);
+		dup2(slave, 2);
+		close(master);
+		execl(prog, prog, "-S", s.sock, "top", (char *)NULL);
+		_exit(127);
+	}
+	buf = malloc(1 << 20);
+	/* Two refreshes at least (they come a second apart). */
+	while (count(buf, len, "specs:") < 2) {
+		pfd.fd = master;
+		pfd.events = POLLIN;
+		ck_assert_msg(poll(&pfd, 1, 20000) == 1, "top shows nothing");
+		n = read(master, buf + len, (1 << 20) - len);
+		ck_assert_int_gt(n, 0);
+		len += n;
+	}
+	ck_assert_ptr_nonnull(memmem(buf, len, "/web/api/1", 10));
+	ck_assert_ptr_nonnull(memmem(buf, len, "[", 1));
+	/* While it runs, the terminal is not canonical and does not echo. */
+	ck_assert_int_eq(tcgetattr(slave, &after), 0);
+	ck_assert_uint_eq(after.c_lflag & (ICANON | ECHO), 0);
+	if (by_signal)
+		kill(pid, SIGINT);
+	else
+		ck_assert_int_eq(write(master, "q", 1), 1);
+	/* Drain until it exits, so it never blocks writing. */
+	for (;;) {
+		pfd.fd = master;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, 20000) != 1)
+			break;
+		n = read(master, buf + len, (1 << 20) - len);
+		if (n <= 0)
+			break;
+		len += n;
+		if (memmem(buf, len, "\033[?1049l", 8) != NULL)
+			break;
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st));
+	ck_assert_int_eq(WEXITSTATUS(st), by_signal ? 128 + SIGINT : 0);
+	ck_assert_ptr_nonnull(memmem(buf, len, "\033[?25h", 6));
+	ck_assert_int_eq(tcgetattr(slave, &after), 0);
+	ck_assert_uint_eq(after.c_lflag, before.c_lflag);
+	ck_assert_uint_eq(after.c_iflag, before.c_iflag);
+	ck_assert_uint_eq(after.c_oflag, before.c_oflag);
+	ck_assert_mem_eq(after.c_cc, before.c_cc, sizeof(before.c_cc));
+	free(buf);
+	close(master);
+	close(slave);
+	ctltest_stop(&s);
+}
+
+START_TEST(top_quits_on_q)
+{
+	run_top(false);
+}
+END_TEST
+
+START_TEST(top_restores_on_sigint)
+{
+	run_top(true);
+}
+END_TEST
+
+START_TEST(top_without_terminal)
+{
+	struct ctltest_server	 s;
+	struct ctltest_out	 o;
+
+	ctltest_start(&s, NULL);
+	RUN(&s, &o, "top");
+	expect(&o, ACTORCTL_EXIT_USAGE, "terminal");
+	ctltest_out_free(&o);
+	RUN(&s, &o, "top", "-n", "1");
+	expect(&o, 0, NULL);
+	ck_assert_ptr_nonnull(strstr(o.out, "/web/frontend"));
+	ctltest_out_free(&o);
+	ctltest_stop(&s);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite	*s = suite_create("ctl_actorctl");
+	TCase	*tc = tcase_create("actorctl");
+
+	tcase_set_timeout(tc, 40);
+	tcase_add_test(tc, status_human_and_json);
+	tcase_add_test(tc, start_stop_restart_kill);
+	tcase_add_test(tc, add_remove_reload);
+	tcase_add_test(tc, send_ask_log);
+	tcase_add_test(tc, deadletters_and_stats);
+	tcase_add_test(tc, follows);
+	tcase_add_test(tc, usage_and_errors);
+	tcase_add_test(tc, top_quits_on_q);
+	tcase_add_test(tc, top_restores_on_sigint);
+	tcase_add_test(tc, top_without_terminal);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner	*sr = srunner_create(suite());
+	int	 failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? 0 : 1;
+}

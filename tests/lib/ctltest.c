@@ -1,0 +1,336 @@
+/*
+ * ctltest.c: see ctltest.h.  Failures to set up are test failures
+ * (ck_abort_msg), never silent skips.
+ */
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/lib/ctltest.h"
+
+#define IO_TIMEOUT	20000	/* ms: generous, a noisy machine */
+
+const char *
+ctltest_build(void)
+{
+	const char *b = getenv("ACTORD_BUILD");
+
+	return b != NULL && b[0] != '\0' ? b : "build";
+}
+
+static void
+child_setup(void)
+{
+	sigset_t none;
+
+	/* Dies with the test process, whatever happens to it. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+}
+
+void
+ctltest_start(struct ctltest_server *s, const char *const *extra)
+{
+	ctltest_start_in(s, NULL, extra);
+}
+
+/*
+ * Start the fake server in a fresh runtime directory, or in dir (a
+ * server's dir, reused).  Fails the test unless it says it is ready.
+ */
+void
+ctltest_start_in(struct ctltest_server *s, const char *dir,
+    const char *const *extra)
+{
+	char		 prog[512], line[64];
+	const char	*argv[32];
+	int		 p[2], n = 0, i;
+	struct pollfd	 pfd;
+	ssize_t		 r;
+	size_t		 got = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (dir != NULL) {
+		snprintf(s->dir, sizeof(s->dir), "%s", dir);
+		snprintf(s->log, sizeof(s->log), "%s.log", dir);
+	} else {
+		strcpy(s->dir, "/tmp/ctltest.XXXXXX");
+		ck_assert_ptr_nonnull(mkdtemp(s->dir));
+		/* Traversable, so tests running as nobody reach the socket. */
+		ck_assert_int_eq(chmod(s->dir, 0711), 0);
+		snprintf(s->log, sizeof(s->log), "%s/server.log", s->dir);
+		/* The server creates its runtime directory: a subdirectory. */
+		strcat(s->dir, "/rt");
+	}
+	snprintf(s->sock, sizeof(s->sock), "%s/control.sock", s->dir);
+	snprintf(prog, sizeof(prog), "%s/tests/progs/ctl_fake_server",
+	    ctltest_build());
+	argv[n++] = prog;
+	argv[n++] = "-d";
+	argv[n++] = s->dir;
+	for (i = 0; extra != NULL && extra[i] != NULL && n < 30; i++)
+		argv[n++] = extra[i];
+	argv[n] = NULL;
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	s->pid = fork();
+	ck_assert_int_ne(s->pid, -1);
+	if (s->pid == 0) {
+		child_setup();
+		dup2(p[1], STDOUT_FILENO);
+		i = open(s->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (i != -1)
+			dup2(i, STDERR_FILENO);
+		execv(prog, (char *const *)(uintptr_t)argv);
+		fprintf(stderr, "exec %s: %s\n", prog, strerror(errno));
+		_exit(127);
+	}
+	close(p[1]);
+	/* Wait for "ready PORT\n". */
+	while (got < sizeof(line) - 1 && memchr(line, '\n', got) == NULL) {
+		pfd.fd = p[0];
+		pfd.events = POLLIN;
+		ck_assert_msg(poll(&pfd, 1, IO_TIMEOUT) == 1,
+		    "fake server not ready");
+		r = read(p[0], line + got, sizeof(line) - 1 - got);
+		ck_assert_msg(r > 0, "fake server exited before ready");
+		got += r;
+	}
+	line[got] = '\0';
+	close(p[0]);
+	ck_assert_int_eq(sscanf(line, "ready %d", &s->port), 1);
+}
+
+void
+ctltest_stop(struct ctltest_server *s)
+{
+	char	 top[64], *slash;
+	int	 st;
+
+	if (s->pid > 0) {
+		kill(s->pid, SIGTERM);
+		waitpid(s->pid, &st, 0);
+		s->pid = 0;
+	}
+	unlink(s->sock);
+	{
+		char f[160];
+
+		snprintf(f, sizeof(f), "%s/reload-error", s->dir);
+		unlink(f);
+	}
+	rmdir(s->dir);
+	snprintf(top, sizeof(top), "%s", s->dir);
+	if ((slash = strrchr(top, '/')) != NULL) {
+		*slash = '\0';
+		unlink(s->log);
+		rmdir(top);
+	}
+}
+
+int
+ctltest_connect(const char *sock)
+{
+	struct sockaddr_un	 sun;
+	int			 fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", sock);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int
+read_full(int fd, uint8_t *p, size_t n)
+{
+	struct pollfd	 pfd;
+	ssize_t		 r;
+
+	while (n > 0) {
+		pfd.fd = fd;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, IO_TIMEOUT) != 1)
+			return -1;
+		if ((r = read(fd, p, n)) <= 0)
+			return -1;
+		p += r;
+		n -= r;
+	}
+	return 0;
+}
+
+int
+ctltest_exchange(int fd, const void *req, size_t len, struct ctl_response *resp)
+{
+	uint8_t		 hdr[4], *frame;
+	uint32_t	 total;
+	char		 err[128];
+	int		 rc;
+
+	if (len > 0)
+		(void)!send(fd, req, len, MSG_NOSIGNAL);
+	if (read_full(fd, hdr, 4) == -1)
+		return -1;
+	if (ctl_frame_length(hdr, 4, CTL_MAX_RESPONSE, &total) != 1)
+		return -1;
+	frame = malloc(total);
+	memcpy(frame, hdr, 4);
+	rc = read_full(fd, frame + 4, total - 4);
+	if (rc == 0)
+		rc = ctl_response_decode(frame, total, resp, err, sizeof(err));
+	free(frame);
+	return rc;
+}
+
+int
+ctltest_request(const char *sock, const struct ctl_request *q,
+    struct ctl_response *resp)
+{
+	struct ctl_buf	 b;
+	int		 fd, rc;
+
+	if ((fd = ctltest_connect(sock)) == -1)
+		return -1;
+	ctl_buf_init(&b, CTL_MAX_REQUEST);
+	ctl_request_encode(&b, q);
+	rc = ctltest_exchange(fd, b.data, b.len, resp);
+	ctl_buf_free(&b);
+	close(fd);
+	return rc;
+}
+
+int
+ctltest_counters(const char *sock, struct ctl_counters *c)
+{
+	struct ctl_request	 q;
+	struct ctl_response	 r;
+
+	memset(&q, 0, sizeof(q));
+	q.cmd = CTL_CMD_STATS;
+	if (ctltest_request(sock, &q, &r) == -1 || r.status != CTL_OK ||
+	    !r.has_control) {
+		ctl_response_free(&r);
+		return -1;
+	}
+	*c = r.control;
+	ctl_response_free(&r);
+	return 0;
+}
+
+static void
+slurp(int fd, char **buf, size_t *len, size_t *cap)
+{
+	ssize_t r;
+
+	if (*len + 4096 + 1 > *cap) {
+		*cap = (*cap + 4096) * 2;
+		*buf = realloc(*buf, *cap);
+	}
+	r = read(fd, *buf + *len, *cap - *len - 1);
+	if (r > 0)
+		*len += r;
+	(*buf)[*len] = '\0';
+}
+
+void
+ctltest_actorctl(const struct ctltest_server *s, const char *input,
+    struct ctltest_out *o, ...)
+{
+	char		 prog[512];
+	const char	*argv[32];
+	va_list		 ap;
+	int		 in[2], out[2], err[2], n = 0, st, open_fds;
+	size_t		 ocap = 0, ecap = 0, elen = 0;
+	struct pollfd	 pfd[2];
+	pid_t		 pid;
+	const char	*a;
+
+	memset(o, 0, sizeof(*o));
+	snprintf(prog, sizeof(prog), "%s/actorctl", ctltest_build());
+	argv[n++] = prog;
+	argv[n++] = "-S";
+	argv[n++] = s->sock;
+	va_start(ap, o);
+	while ((a = va_arg(ap, const char *)) != NULL && n < 30)
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(err, O_CLOEXEC), 0);
+	pid = fork();
+	ck_assert_int_ne(pid, -1);
+	if (pid == 0) {
+		child_setup();
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		dup2(err[1], 2);
+		execv(prog, (char *const *)(uintptr_t)argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	close(err[1]);
+	if (input != NULL)
+		(void)!write(in[1], input, strlen(input));
+	close(in[1]);
+	o->out = calloc(1, 1);
+	o->err = calloc(1, 1);
+	for (open_fds = 2; open_fds > 0;) {
+		pfd[0].fd = out[0];
+		pfd[0].events = POLLIN;
+		pfd[1].fd = err[0];
+		pfd[1].events = POLLIN;
+		ck_assert_msg(poll(pfd, 2, IO_TIMEOUT) > 0, "actorctl hangs");
+		if (pfd[0].revents) {
+			size_t before = o->outlen;
+
+			slurp(out[0], &o->out, &o->outlen, &ocap);
+			if (o->outlen == before) {
+				close(out[0]);
+				out[0] = -1;
+				open_fds--;
+			}
+		}
+		if (pfd[1].revents) {
+			size_t before = elen;
+
+			slurp(err[0], &o->err, &elen, &ecap);
+			if (elen == before) {
+				close(err[0]);
+				err[0] = -1;
+				open_fds--;
+			}
+		}
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	o->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+void
+ctltest_out_free(struct ctltest_out *o)
+{
+	free(o->out);
+	free(o->err);
+	memset(o, 0, sizeof(*o));
+}

@@ -1,0 +1,50 @@
+/*
+ * ctltest.h: helpers for the control socket and actorctl tests: start the
+ * fake-backend server (tests/progs/ctl_fake_server) in a fresh runtime
+ * directory, run actorctl and collect its output and exit status, speak
+ * raw frames to the socket.
+ *
+ * Owned by ctltest.c.  Every process it starts dies with the test that
+ * started it (PR_SET_PDEATHSIG) and is reaped by pid.
+ */
+#ifndef ACTORD_CTLTEST_H
+#define ACTORD_CTLTEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "supervisor/ctlproto.h"
+
+struct ctltest_server {
+	pid_t	 pid;
+	char	 dir[64];		/* runtime directory */
+	char	 sock[128];		/* control socket */
+	char	 log[128];		/* the server's stderr */
+	int	 port;			/* metrics port, 0 if none */
+};
+
+struct ctltest_out {
+	int	 status;		/* exit status, or 128 + signal */
+	char	*out;			/* standard output, NUL-terminated */
+	size_t	 outlen;
+	char	*err;			/* standard error */
+};
+
+/* ctltest.c */
+const char *ctltest_build(void);	/* $ACTORD_BUILD or "build" */
+void	 ctltest_start(struct ctltest_server *, const char *const *extra);
+void	 ctltest_start_in(struct ctltest_server *, const char *dir,
+	    const char *const *extra);
+void	 ctltest_stop(struct ctltest_server *);
+int	 ctltest_connect(const char *sock);	/* -1 on failure */
+void	 ctltest_actorctl(const struct ctltest_server *, const char *input,
+	    struct ctltest_out *, ...);	/* args, NULL-terminated */
+void	 ctltest_out_free(struct ctltest_out *);
+int	 ctltest_exchange(int fd, const void *req, size_t len,
+	    struct ctl_response *);	/* 0, or -1: closed without answer */
+int	 ctltest_request(const char *sock, const struct ctl_request *,
+	    struct ctl_response *);
+int	 ctltest_counters(const char *sock, struct ctl_counters *);
+
+#endif /* ACTORD_CTLTEST_H */

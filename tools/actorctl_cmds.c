@@ -1,0 +1,1045 @@
+/*
+ * actorctl_cmds.c: actorctl's command table, the parsing of each
+ * command's arguments, and the human and JSON outputs.  The table is
+ * what usage() prints and what an unknown command is checked against;
+ * keep it in step with actorctl(8), SYNOPSIS and COMMANDS.
+ *
+ * It owns the output formats.  It must never decide what a command means
+ * for the tree (actord's backend does), only carry the result faithfully:
+ * error texts are printed as actord wrote them.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "supervisor/metrics.h"
+#include "tools/actorctl.h"
+#include "tools/json.h"
+
+#define ASK_TIMEOUT	5000	/* ms, ask -t default */
+
+struct command {
+	const char	*name;
+	int		(*fn)(struct actorctl *, int, char **);
+	const char	*args;		/* as in the SYNOPSIS */
+	const char	*help;
+};
+
+static int	 cmd_status(struct actorctl *, int, char **);
+static int	 cmd_path(struct actorctl *, int, char **);
+static int	 cmd_kill(struct actorctl *, int, char **);
+static int	 cmd_plain(struct actorctl *, int, char **);
+static int	 cmd_send(struct actorctl *, int, char **);
+static int	 cmd_deadletters(struct actorctl *, int, char **);
+static int	 cmd_stats(struct actorctl *, int, char **);
+static int	 cmd_log(struct actorctl *, int, char **);
+static int	 cmd_help(struct actorctl *, int, char **);
+static int	 parse_opts(struct actorctl *, int, char **, const char *,
+		    const char *, char *, char **);
+static int	 usage_of(const char *);
+static void	 print_result(const struct actorctl *, const struct ctl_response *);
+static void	 print_json(struct ctl_buf *);
+static int	 read_data(int, char **, struct ctl_request *, uint8_t **);
+
+static const struct command commands[] = {
+	{ "status", cmd_status, "[path]", "the tree, or one subtree" },
+	{ "start", cmd_path, "path", "start a stopped child" },
+	{ "stop", cmd_path, "path", "stop a child (and its restart loop)" },
+	{ "restart", cmd_path, "path", "restart; returns once it runs again" },
+	{ "kill", cmd_kill, "[-s signal] path", "signal a child's process group" },
+	{ "add", cmd_path, "path", "a new instance of a worker with instances" },
+	{ "remove", cmd_path, "path", "remove a stopped child" },
+	{ "reload", cmd_plain, "", "re-read actord.conf (like SIGHUP)" },
+	{ "send", cmd_send, "path tag [data]", "send a message" },
+	{ "ask", cmd_send, "[-t ms] path tag [data]", "ask, print the answer" },
+	{ "deadletters", cmd_deadletters, "[-f]", "recent dead letters" },
+	{ "stats", cmd_stats, "[--prometheus] [path]", "actor statistics" },
+	{ "top", actorctl_top, "[-n count]", "a live view, q quits" },
+	{ "log", cmd_log, "[-f] path", "a child's captured output" },
+	{ "shutdown", cmd_plain, "", "stop the tree and actord" },
+	{ "help", cmd_help, "", "this list" },
+};
+
+#define NCOMMANDS	(sizeof(commands) / sizeof(commands[0]))
+
+void
+actorctl_usage(void)
+{
+	size_t i;
+
+	/* As in actorctl(8), SYNOPSIS. */
+	fprintf(stderr, "usage: actorctl [-S socket] [--json] command "
+	    "[argument ...]\ncommands:\n");
+	for (i = 0; i < NCOMMANDS; i++)
+		fprintf(stderr, "    %-12s %-26s %s\n", commands[i].name,
+		    commands[i].args, commands[i].help);
+}
+
+static int
+usage_of(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NCOMMANDS; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			fprintf(stderr, "usage: actorctl [-S socket] [--json] "
+			    "%s %s\n", name, commands[i].args);
+	return ACTORCTL_EXIT_USAGE;
+}
+
+int
+actorctl_run(struct actorctl *a, int argc, char **argv)
+{
+	size_t i;
+
+	for (i = 0; i < NCOMMANDS; i++)
+		if (strcmp(commands[i].name, argv[0]) == 0) {
+			a->cmd = commands[i].name;
+			return commands[i].fn(a, argc, argv);
+		}
+	fprintf(stderr, "actorctl: unknown command \"%s\"; valid commands:",
+	    argv[0]);
+	for (i = 0; i < NCOMMANDS; i++)
+		fprintf(stderr, " %s", commands[i].name);
+	fprintf(stderr, "\n");
+	return ACTORCTL_EXIT_USAGE;
+}
+
+static int
+cmd_help(struct actorctl *a, int argc, char **argv)
+{
+	(void)a;
+	(void)argc;
+	(void)argv;
+	actorctl_usage();
+	return 0;
+}
+
+/*
+ * Parse a command's options (getopt letters in opts, plus --json and, if
+ * longflag is set, --LONGFLAG into *flag) and leave the operands in
+ * argv[optind..].  Returns optind, or -1 after a usage message.
+ */
+static int
+parse_opts(struct actorctl *a, int argc, char **argv, const char *opts,
+    const char *longflag, char *flag, char **optargs)
+{
+	struct option	 lo[] = {
+		{ "json", no_argument, NULL, 'J' },
+		{ longflag ? longflag : "json", no_argument, NULL, 'L' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char		 o[16];
+	const char	*p;
+	int		 ch;
+
+	snprintf(o, sizeof(o), ":%s", opts);
+	optind = 0;	/* GNU: re-initialise for this argv */
+	while ((ch = getopt_long(argc, argv, o, lo, NULL)) != -1) {
+		if (ch == 'J')
+			a->json = true;
+		else if (ch == 'L')
+			*flag = 1;
+		else if (ch != '?' && ch != ':' && (p = strchr(opts, ch)) != NULL)
+			optargs[p - opts] = p[1] == ':' ? optarg : (char *)"";
+		else {
+			if (ch == ':')
+				fprintf(stderr, "actorctl: %s: -%c needs a value\n",
+				    argv[0], optopt);
+			else
+				fprintf(stderr, "actorctl: %s: unknown option "
+				    "%s\n", argv[0], argv[optind - 1]);
+			usage_of(argv[0]);
+			return -1;
+		}
+	}
+	return optind;
+}
+
+static int
+need_path(const char *cmd, const char *path)
+{
+	if (!ctl_path_valid(path)) {
+		fprintf(stderr, "actorctl: %s: invalid path \"%s\" (expected "
+		    "/name/name...)\n", cmd, path);
+		return ACTORCTL_EXIT_USAGE;
+	}
+	return 0;
+}
+
+static void
+set_path(struct ctl_request *q, const char *path)
+{
+	snprintf(q->path, sizeof(q->path), "%s", path);
+	q->present |= 1u << CTL_F_PATH;
+}
+
+static void
+print_json(struct ctl_buf *b)
+{
+	ctl_buf_add(b, "\n", 1);
+	fwrite(b->data, 1, b->len, stdout);
+	ctl_buf_free(b);
+}
+
+/* What an action command prints: actord's message, if it has one. */
+static void
+print_result(const struct actorctl *a, const struct ctl_response *r)
+{
+	struct ctl_buf	 b;
+	struct json_w	 w;
+
+	if (a->json) {
+		ctl_buf_init(&b, CTL_MAX_RESPONSE * 2);
+		jw_init(&w, &b);
+		jw_obj_begin(&w, NULL);
+		jw_str(&w, "result", "ok");
+		if (r->message[0] != '\0')
+			jw_str(&w, "message", r->message);
+		jw_obj_end(&w);
+		print_json(&b);
+	} else if (r->message[0] != '\0')
+		printf("%s\n", r->message);
+}
+
+/* --- status -------------------------------------------------------------- */
+
+static void
+fmt_uptime(char *buf, size_t len, uint64_t ms)
+{
+	uint64_t s = ms / 1000;
+
+	if (s < 60)
+		snprintf(buf, len, "%llus", (unsigned long long)s);
+	else if (s < 3600)
+		snprintf(buf, len, "%llum%02llus", (unsigned long long)s / 60,
+		    (unsigned long long)s % 60);
+	else if (s < 86400)
+		snprintf(buf, len, "%lluh%02llum", (unsigned long long)s / 3600,
+		    (unsigned long long)s % 3600 / 60);
+	else
+		snprintf(buf, len, "%llud%02lluh", (unsigned long long)s / 86400,
+		    (unsigned long long)s % 86400 / 3600);
+}
+
+void
+actorctl_fmt_us(char *buf, size_t len, uint64_t us)
+{
+	if (us < 1000)
+		snprintf(buf, len, "%lluus", (unsigned long long)us);
+	else if (us < 1000000)
+		snprintf(buf, len, "%.1fms", us / 1e3);
+	else
+		snprintf(buf, len, "%.2fs", us / 1e6);
+}
+
+static int
+path_depth(const char *path)
+{
+	int d = 0;
+
+	if (strcmp(path, "/") == 0)
+		return 0;
+	for (; *path != '\0'; path++)
+		d += *path == '/';
+	return d;
+}
+
+static bool
+is_supervisor(const struct ctl_node *n)
+{
+	return strcmp(n->kind, "supervisor") == 0;
+}
+
+/* c: specs, running, restarting, supervisors, workers. */
+void
+actorctl_status_counts(const struct ctl_response *r, unsigned c[5])
+{
+	size_t i;
+
+	memset(c, 0, 5 * sizeof(c[0]));
+	for (i = 0; i < r->nnodes; i++) {
+		c[0]++;
+		c[1] += strcmp(r->nodes[i].state, "running") == 0;
+		c[2] += strcmp(r->nodes[i].state, "restarting") == 0;
+		c[3] += is_supervisor(&r->nodes[i]);
+		c[4] += !is_supervisor(&r->nodes[i]);
+	}
+}
+
+#define NCOLS	9
+static const char *const status_hdr[NCOLS] = { "PATH", "KIND", "STATE",
+	"PID", "UPTIME", "RESTARTS", "LAST EXIT", "MAILBOX", "SUPERVISION" };
+
+/* A node's cells; its path indented by its depth below the top one. */
+static void
+status_cells(const struct ctl_node *n, int top,
+    char cell[NCOLS][CTL_PATH_MAX + 64])
+{
+	int d = path_depth(n->path) - top;
+
+	snprintf(cell[0], sizeof(cell[0]), "%*s%s", d > 0 ? 2 * d : 0, "",
+	    n->path);
+	snprintf(cell[1], sizeof(cell[1]), "%s", n->kind);
+	snprintf(cell[2], sizeof(cell[2]), "%s", n->state);
+	if (n->pid > 0)
+		snprintf(cell[3], sizeof(cell[3]), "%d", n->pid);
+	else
+		strcpy(cell[3], "-");
+	if (n->uptime_ms > 0)
+		fmt_uptime(cell[4], sizeof(cell[4]), n->uptime_ms);
+	else
+		strcpy(cell[4], "-");
+	snprintf(cell[5], sizeof(cell[5]), "%u", n->restarts);
+	snprintf(cell[6], sizeof(cell[6]), "%s", n->last_exit[0] ?
+	    n->last_exit : "-");
+	if (n->mailbox_depth >= 0)
+		snprintf(cell[7], sizeof(cell[7]), "%lld",
+		    (long long)n->mailbox_depth);
+	else
+		strcpy(cell[7], "-");
+	if (is_supervisor(n))
+		snprintf(cell[8], sizeof(cell[8]), "%s %u/%u in %us",
+		    n->strategy[0] ? n->strategy : "?", n->period_restarts,
+		    n->intensity, n->period);
+	else
+		cell[8][0] = '\0';
+}
+
+static void
+status_json(const struct ctl_response *r)
+{
+	const struct ctl_node	*n;
+	struct ctl_buf		 b;
+	struct json_w		 w;
+	unsigned		 c[5];
+	size_t			 i;
+
+	ctl_buf_init(&b, CTL_MAX_RESPONSE * 4);
+	jw_init(&w, &b);
+	jw_obj_begin(&w, NULL);
+	jw_arr_begin(&w, "nodes");
+	for (i = 0; i < r->nnodes; i++) {
+		n = &r->nodes[i];
+		jw_obj_begin(&w, NULL);
+		jw_str(&w, "path", n->path);
+		jw_str(&w, "kind", n->kind);
+		jw_str(&w, "state", n->state);
+		if (n->pid > 0)
+			jw_int(&w, "pid", n->pid);
+		else
+			jw_null(&w, "pid");
+		jw_uint(&w, "uptime_ms", n->uptime_ms);
+		jw_uint(&w, "restarts", n->restarts);
+		jw_uint(&w, "incarnation", n->incarnation);
+		if (n->last_exit[0])
+			jw_str(&w, "last_exit", n->last_exit);
+		else
+			jw_null(&w, "last_exit");
+		if (n->mailbox_depth >= 0)
+			jw_int(&w, "mailbox_depth", n->mailbox_depth);
+		else
+			jw_null(&w, "mailbox_depth");
+		if (is_supervisor(n)) {
+			jw_str(&w, "strategy", n->strategy);
+			jw_uint(&w, "restarts_in_period", n->period_restarts);
+			jw_uint(&w, "intensity", n->intensity);
+			jw_uint(&w, "period", n->period);
+		}
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
+	actorctl_status_counts(r, c);
+	jw_obj_begin(&w, "counts");
+	jw_uint(&w, "specs", c[0]);
+	jw_uint(&w, "running", c[1]);
+	jw_uint(&w, "restarting", c[2]);
+	jw_uint(&w, "supervisors", c[3]);
+	jw_uint(&w, "workers", c[4]);
+	jw_obj_end(&w);
+	jw_obj_end(&w);
+	print_json(&b);
+}
+
+void
+actorctl_print_status(const struct ctl_response *r, bool json)
+{
+	char		(*cells)[NCOLS][CTL_PATH_MAX + 64];
+	size_t		 i, w[NCOLS];
+	unsigned	 c[5];
+	int		 k, last, top;
+
+	if (json) {
+		status_json(r);
+		return;
+	}
+	if ((cells = calloc(r->nnodes + 1, sizeof(*cells))) == NULL) {
+		fprintf(stderr, "actorctl: %s\n", strerror(errno));
+		return;
+	}
+	for (k = 0; k < NCOLS; k++) {
+		snprintf(cells[0][k], sizeof(cells[0][k]), "%s", status_hdr[k]);
+		w[k] = strlen(status_hdr[k]);
+	}
+	for (top = INT_MAX, i = 0; i < r->nnodes; i++)
+		if (path_depth(r->nodes[i].path) < top)
+			top = path_depth(r->nodes[i].path);
+	for (i = 0; i < r->nnodes; i++) {
+		status_cells(&r->nodes[i], top, cells[i + 1]);
+		for (k = 0; k < NCOLS; k++)
+			if (strlen(cells[i + 1][k]) > w[k])
+				w[k] = strlen(cells[i + 1][k]);
+	}
+	for (i = 0; i <= r->nnodes; i++) {
+		/* The last non-empty cell ends the line: no trailing blanks. */
+		for (last = NCOLS - 1; last > 0 && cells[i][last][0] == '\0';)
+			last--;
+		for (k = 0; k <= last; k++) {
+			if (k == last && k != 3 && k != 5 && k != 7)
+				printf("%s", cells[i][k]);
+			else
+				/* Numbers right-aligned, words left-aligned. */
+				printf(k == 3 || k == 5 || k == 7 ? "%*s" :
+				    "%-*s", (int)w[k], cells[i][k]);
+			if (k < last)
+				printf("  ");
+		}
+		printf("\n");
+	}
+	free(cells);
+	actorctl_status_counts(r, c);
+	printf("%u specs: %u running, %u restarting, %u supervisors, "
+	    "%u workers\n", c[0], c[1], c[2], c[3], c[4]);
+}
+
+static int
+cmd_status(struct actorctl *a, int argc, char **argv)
+{
+	struct ctl_request	 q;
+	struct ctl_response	 r;
+	char			*oa[1] = { NULL };
+	int			 i, rc;
+
+	if ((i = parse_opts(a, argc, argv, "", NULL, NULL, oa)) == -1)
+		return ACTORCTL_EXIT_USAGE;
+	if (argc - i > 1)
+		return usage_of(argv[0]);
+	memset(&q, 0, sizeof(q));
+	q.cmd = CTL_CMD_STATUS;
+	if (argc - i == 1) {
+		if ((rc = need_path(argv[0], argv[i])) != 0)
+			return rc;
+		set_path(&q, argv[i]);
+	}
+	if ((rc = actorctl_call(a, &q, &r, ACTORCTL_TIMEOUT)) != 0)
+		return rc;
+	actorctl_print_status(&r, a->json);
+	ctl_response_free(&r);
+	return 0;
+}
+
+/* --- commands on one path, and the plain ones ---------------------------- */
+
+static int
+cmd_path(struct actorctl *a, int argc, char **argv)
+{
+	struct ctl_request	 q;
+	struct ctl_response	 r;
+	char			*oa[1] = { NULL };
+	int			 i, rc;
+
+	if ((i = parse_opts(a, argc, argv, "", NULL, NULL, oa)) == -1)
+		return ACTORCTL_EXIT_USAGE;
+	if (argc - i != 1)
+		return usage_of(argv[0]);
+	if ((rc = need_path(argv[0], argv[i])) != 0)
+		return rc;
+	memset(&q, 0, sizeof(q));
+	q.cmd = ctl_cmd_lookup(argv[0]);
+	set_path(&q, argv[i]);
+	if ((rc = actorctl_call(a, &q, &r, ACTORCTL_TIMEOUT)) != 0)
+		return rc;
+	print_result(a, &r);
+	ctl_response_free(&r);
+	return 0;
+}
+
+static int
+parse_signal(const char *s)
+{
+	const char	*abbr;
+	char		*end;
+	long		 n;
+	int		 i;
+
+	if (strncasecmp(s, "SIG", 3) == 0)
+		s += 3;
+	n = strtol(s, &end, 10);
+	if (*s != '\0' && *end == '\0')
+		return n >= 1 && n < NSIG ? (int)n : -1;
+	for (i = 1; i < NSIG; i++)
+		if ((abbr = sigabbrev_np(i)) != NULL && strcasecmp(abbr, s) == 0)
+			return i;
+	return -1;
+}
+
+static int
+cmd_kill(struct actorctl *a, int argc, char **argv)
+{
+	struct ctl_request	 q;
+	struct ctl_response	 r;
+	char			*oa[2] = { NULL, NULL };
+	int			 i, rc, sig = SIGTERM;
+
+	if ((i = parse_opts(a, argc, argv, "s:", NULL, NULL, oa)) == -1)
+		return ACTORCTL_EXIT_USAGE;
+	if (argc - i != 1)
+		return usage_of(argv[0]);
+	if (oa[0] != NULL && (sig = parse_signal(oa[0])) == -1) {
+		fprintf(stderr, "actorctl: kill: unknown signal \"%s\"\n", oa[0]);
+		return ACTORCTL_EXIT_USAGE;
+	}
+	if ((rc = need_path(argv[0], argv[i])) != 0)
+		return rc;
+	memset(&q, 0, sizeof(q));
+	q.cmd = CTL_CMD_KILL;
+	set_path(&q, argv[i]);
+	q.signo = sig;
+	q.present |= 1u << CTL_F_SIGNAL;
+	if ((rc = actorctl_call(a, &q, &r, ACTORCTL_TIMEOUT)) != 0)
+		return rc;
+	print_result(a, &r);
+	ctl_response_free(&r);
+	return 0;
+}
+
+static int
+cmd_plain(struct actorctl *a, int argc, char **argv)
+{
+	struct ctl_request	 q;
+	struct ctl_response	 r;
+	char			*oa[1] = { NULL };
+	int			 i, rc;
+
+	if ((i = parse_opts(a, argc, argv, "", NULL, NULL, oa)) == -1)
+		return ACTORCTL_EXIT_USAGE;
+	if (argc - i != 0)
+		return usage_of(argv[0]);
+	memset(&q, 0, sizeof(q));
+	q.cmd = ctl_cmd_lookup(argv[0]);
+	if ((rc = actorctl_call(a, &q, &r, ACTORCTL_TIMEOUT)) != 0)
+		return rc;
+	print_result(a, &r);
+	ctl_response_free(&r);
+	return 0;
+}
+
+/* --- send and ask -------------------------------------------------------- */
+
+/* DATA from argv[i], or all of standard input when there is no argv[i]. */
+static int
+read_data(int have_arg, char **arg, struct ctl_request *q, uint8_t **owned)
+{
+	size_t	 n = 0;
+	ssize_t	 r;
+	uint8_t	*buf;
+
+	*owned = NULL;
+	if (have_arg) {
+		q->data = (const uint8_t *)*arg;
+		q->datalen = strlen(*arg);
+	} else {
+		if ((buf = malloc(CTL_MAX_DATA + 1)) == NULL)
+			return -1;
+		while ((r = read(STDIN_FILENO, buf + n, CTL_MAX_DATA + 1 - n)) > 0)
+			if ((n += r) > CTL_MAX_DATA)
+				break;
+		if (r == -1) {
+			fprintf(stderr, "actorctl: standard input: %s\n",
+			    strerror(errno));
+			free(buf);
+			return -1;
+		}
+		*owned = buf;
+		q->data = buf;
+		q->datalen = n;
+	}
+	if (q->datalen > CTL_MAX_DATA) {
+		fprintf(stderr, "actorctl: DATA too large (at most %d bytes)\n",
+		    CTL_MAX_DATA);
+		return -1;
+	}
+	q->present |= 1u << CTL_F_DATA;
+	return 0;
+}
+
+static int
+cmd_send(struct actorctl *a, int argc, char **argv)
+{
+	struct ctl_request	 q;
+	struct ctl_response	 r;
+	struct ctl_buf		 b;
+	struct json_w		 w;
+	char			*oa[2] = { NULL, NULL }, *end;
+	uint8_t			*owned;
+	unsigned long		 v;
+	bool			 ask = strcmp(argv[0], "ask") == 0;
+	int			 i, rc;
+
+	if ((i = parse_opts(a, argc, argv, ask ? "t:" : "", NULL, NULL,
+	    oa)) == -1)
+		return ACTORCTL_EXIT_USAGE;
+	if (argc - i < 2 || argc - i > 3)
+		return usage_of(argv[0]);
+	if ((rc = need_path(argv[0], argv[i])) != 0)
+		return rc;
+	memset(&q, 0, sizeof(q));
+	q.cmd = ask ? CTL_CMD_ASK : CTL_CMD_SEND;
+	set_path(&q, argv[i]);
+	errno = 0;
+	v = strtoul(argv[i + 1], &end, 0);
+	if (argv[i + 1][0] == '\0' || argv[i + 1][0] == '-' || *end != '\0' ||
+	    errno != 0 || v > UINT32_MAX) {
+		fprintf(stderr, "actorctl: %s: TAG \"%s\" is not a number from "
+		    "0 to 4294967295\n", argv[0], argv[i + 1]);
+		return ACTORCTL_EXIT_USAGE;
+	}
+	q.tag = v;
+	q.present |= 1u << CTL_F_TAG;
+	if (ask) {
+		q.timeout_ms = ASK_TIMEOUT;
+		if (oa[0] != NULL) {
+			errno = 0;
+			v = strtoul(oa[0], &end, 10);
+			if (oa[0][0] == '\0' || oa[0][0] == '-' || *end != '\0' ||
+			    errno != 0 || v == 0 || v > 3600000) {
+				fprintf(stderr, "actorctl: ask: -t \"%s\": "
+				    "expected milliseconds, 1 to 3600000\n",
+				    oa[0]);
+				return ACTORCTL_EXIT_USAGE;
+			}
+			q.timeout_ms = v;
+		}
+		q.present |= 1u << CTL_F_TIMEOUT;
+	}
+	if (read_data(argc - i == 3, &argv[i + 2], &q, &owned) == -1)
+		return ACTORCTL_EXIT_USAGE;
+	/* actord answers an ask by its own deadline; allow it some slack. */
+	rc = actorctl_call(a, &q, &r, ask ? (int)q.timeout_ms + 5000 :
+	    ACTORCTL_TIMEOUT);
+	free(owned);
+	if (rc != 0)
+		return rc;
+	if (ask && a->json) {
+		ctl_buf_init(&b, CTL_MAX_RESPONSE * 7);
+		jw_init(&w, &b);
+		jw_obj_begin(&w, NULL);
+		jw_str(&w, "result", "ok");
+		jw_bytes(&w, "answer", r.data ? r.data : (uint8_t *)"",
+		    r.datalen);
+		jw_obj_end(&w);
+		print_json(&b);
+	} else if (ask)
+		fwrite(r.data, 1, r.datalen, stdout);
+	else
+		print_result(a, &r);
+	ctl_response_free(&r);
+	return 0;
+}
+
+/* --- dead letters -------------------------------------------------------- */
+
+static void
+fmt_time(char *buf, size_t len, uint64_t ms)
+{
+	struct tm	 tm;
+	time_t		 t = ms / 1000;
+	char		 s[32];
+
+	gmtime_r(&t, &tm);
+	strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%03uZ", s, (unsigned)(ms % 1000));
+}
+
+static void
+dl_json(struct json_w *w, const struct ctl_deadletter *d)
+{
+	char t[48];
+
+	fmt_time(t, sizeof(t), d->time_ms);
+	jw_obj_begin(w, NULL);
+	jw_uint(w, "seq", d->seq);
+	jw_str(w, "time", t);
+	jw_uint(w, "time_ms", d->time_ms);
+	jw_str(w, "recipient", d->recipient);
+	if (d->sender[0])
+		jw_str(w, "sender", d->sender);
+	else
+		jw_null(w, "sender");
+	jw_str(w, "reason", d->reason);
+	jw_uint(w, "tag", d->tag);
+	jw_uint(w, "size", d->size);
+	jw_obj_end(w);
+}
+
+static void
+print_deadletters(const struct actorctl *a, const struct ctl_response *r,
+    bool follow)
+{
+	const struct ctl_deadletter *d;
+	struct ctl_buf	 b;
+	struct json_w	 w;
+	char		 t[48];
+	size_t		 i;
+
+	if (a->json && !follow) {
+		ctl_buf_init(&b, CTL_MAX_RESPONSE * 4);
+		jw_init(&w, &b);
+		jw_obj_begin(&w, NULL);
+		jw_arr_begin(&w, "deadletters");
+		for (i = 0; i < r->ndls; i++)
+			dl_json(&w, &r->dls[i]);
+		jw_arr_end(&w);
+		jw_uint(&w, "cursor", r->cursor);
+		jw_obj_end(&w);
+		print_json(&b);
+		return;
+	}
+	for (i = 0; i < r->ndls; i++) {
+		d = &r->dls[i];
+		if (a->json) {
+			/* -f --json: one document per line. */
+			ctl_buf_init(&b, CTL_MAX_RESPONSE);
+			jw_init(&w, &b);
+			dl_json(&w, d);
+			print_json(&b);
+			continue;
+		}
+		fmt_time(t, sizeof(t), d->time_ms);
+		printf("%s  %s  %s  tag=%u size=%u%s%s\n", t, d->recipient,
+		    d->reason, d->tag, d->size, d->sender[0] ? " from " : "",
+		    d->sender);
+	}
+	fflush(stdout);
+}
+
+static int
+cmd_deadletters(struct actorctl *a, int argc, char **argv)
+{
+	struct ctl_request	 q;
+	struct ctl_response	 r;
+	char			*oa[1] = { NULL };
+	int			 i, rc;
+	bool			 follow;
+
+	if ((i = parse_opts(a, argc, argv, "f", NULL, NULL, oa)) == -1)
+		return ACTORCTL_EXIT_USAGE;
+	if (argc - i != 0)
+		return usage_of(argv[0]);
+	follow = oa[0] != NULL;
+	memset(&q, 0, sizeof(q));
+	q.cmd = CTL_CMD_DEADLETTERS;
+	for (;;) {
+		rc = actorctl_call(a, &q, &r, q.wait ? -1 : ACTORCTL_TIMEOUT);
+		if (rc != 0)
+			return rc;
+		print_deadletters(a, &r, follow);
+		if (!follow) {
+			ctl_response_free(&r);
+			return 0;
+		}
+		/* Follow: wait, in actord, for what comes after the cursor. */
+		if (r.has_cursor) {
+			q.cursor = r.cursor;
+			q.present |= 1u << CTL_F_CURSOR;
+		}
+		q.wait = true;
+		q.present |= 1u << CTL_F_WAIT;
+		ctl_response_free(&r);
+	}
+}
+
+/* --- stats --------------------------------------------------------------- */
+
+/*
+ * The hot shard of a group: the one with the most messages, when it has at
+ * least twice its fair share and the group has seen some traffic; -1 if
+ * the spread is even enough.
+ */
+int
+actorctl_hot_shard(const struct ctl_shard_group *g)
+{
+	uint64_t	 total = 0, max = 0;
+	uint32_t	 i, hot = 0;
+
+	for (i = 0; i < g->nshards; i++) {
+		total += g->count[i];
+		if (g->count[i] > max) {
+			max = g->count[i];
+			hot = i;
+		}
+	}
+	if (g->nshards < 2 || total < 10 * (uint64_t)g->nshards)
+		return -1;
+	return max * g->nshards >= 2 * total ? (int)hot : -1;
+}
+
+static void
+hist_json(struct json_w *w, const char *key, const struct ctl_hist *h)
+{
+	uint32_t i;
+
+	jw_obj_begin(w, key);
+	jw_arr_begin(w, "buckets");
+	for (i = 0; i < h->nbuckets; i++) {
+		jw_obj_begin(w, NULL);
+		jw_uint(w, "le_us", h->le_us[i]);
+		jw_uint(w, "count", h->count[i]);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_uint(w, "count", h->total);
+	jw_uint(w, "sum_us", h->sum_us);
+	jw_obj_end(w);
+}
+
+static void
+stats_json(const struct ctl_response *r)
+{
+	const struct ctl_actor_stats	*s;
+	const struct ctl_counters	*c = &r->control;
+	struct ctl_buf			 b;
+	struct json_w			 w;
+	size_t				 i;
+	uint32_t			 j;
+	uint64_t			 total;
+	int				 hot;
+
+	ctl_buf_init(&b, CTL_MAX_RESPONSE * 4);
+	jw_init(&w, &b);
+	jw_obj_begin(&w, NULL);
+	jw_arr_begin(&w, "actors");
+	for (i = 0; i < r->nactors; i++) {
+		s = &r->actors[i];
+		jw_obj_begin(&w, NULL);
+		jw_str(&w, "path", s->path);
+		jw_uint(&w, "mailbox_depth", s->depth);
+		jw_uint(&w, "mailbox_capacity", s->capacity);
+		jw_uint(&w, "wait_p50_us", s->wait_p50_us);
+		jw_uint(&w, "wait_p99_us", s->wait_p99_us);
+		jw_uint(&w, "handler_p50_us", s->handle_p50_us);
+		jw_uint(&w, "handler_p99_us", s->handle_p99_us);
+		jw_uint(&w, "restarts", s->restarts);
+		jw_uint(&w, "sent", s->sent);
+		jw_uint(&w, "received", s->received);
+		jw_uint(&w, "dropped", s->dropped);
+		jw_uint(&w, "deadlettered", s->deadlettered);
+		hist_json(&w, "mailbox_wait", &s->wait);
+		hist_json(&w, "handler_duration", &s->handle);
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
+	jw_arr_begin(&w, "shard_groups");
+	for (i = 0; i < r->ngroups; i++) {
+		jw_obj_begin(&w, NULL);
+		jw_str(&w, "name", r->groups[i].name);
+		jw_arr_begin(&w, "messages");
+		for (total = 0, j = 0; j < r->groups[i].nshards; j++) {
+			jw_uint(&w, NULL, r->groups[i].count[j]);
+			total += r->groups[i].count[j];
+		}
+		jw_arr_end(&w);
+		jw_uint(&w, "total", total);
+		if ((hot = actorctl_hot_shard(&r->groups[i])) >= 0)
+			jw_int(&w, "hot_shard", hot);
+		else
+			jw_null(&w, "hot_shard");
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
+	if (r->has_control) {
+		jw_obj_begin(&w, "control");
+		jw_uint(&w, "connections", c->accepted);
+		jw_uint(&w, "requests", c->requests);
+		jw_uint(&w, "refused_permission", c->refused_perm);
+		jw_uint(&w, "refused_busy", c->refused_busy);
+		jw_uint(&w, "malformed", c->malformed);
+		jw_uint(&w, "truncated", c->truncated);
+		jw_uint(&w, "oversized", c->oversized);
+		jw_uint(&w, "bad_version", c->bad_version);
+		jw_uint(&w, "unknown_command", c->unknown_command);
+		jw_uint(&w, "timeouts", c->timeouts);
+		jw_uint(&w, "clients", c->clients);
+		jw_obj_end(&w);
+	}
+	jw_obj_end(&w);
+	print_json(&b);
+}
+
+static void
+stats_human(const struct ctl_response *r)
+{
+	const struct ctl_actor_stats	*s;
+	const struct ctl_counters	*c = &r->control;
+	char				 d[32], w50[16], w99[16], h50[16], h99[16];
+	size_t				 i, pw = 5;
+	uint32_t			 j;
+	uint64_t			 total;
+	int				 hot;
+
+	for (i = 0; i < r->nactors; i++)
+		if (strlen(r->actors[i].path) > pw)
+			pw = strlen(r->actors[i].path);
+	if (r->nactors > 0)
+		printf("%-*s  %11s  %8s  %8s  %8s  %8s  %8s  %8s  %8s  %7s  %6s\n",
+		    (int)pw, "ACTOR", "DEPTH", "WAIT p50", "WAIT p99",
+		    "HNDL p50", "HNDL p99", "RESTARTS", "SENT", "RECEIVED",
+		    "DROPPED", "DEAD");
+	for (i = 0; i < r->nactors; i++) {
+		s = &r->actors[i];
+		snprintf(d, sizeof(d), "%llu/%llu", (unsigned long long)s->depth,
+		    (unsigned long long)s->capacity);
+		actorctl_fmt_us(w50, sizeof(w50), s->wait_p50_us);
+		actorctl_fmt_us(w99, sizeof(w99), s->wait_p99_us);
+		actorctl_fmt_us(h50, sizeof(h50), s->handle_p50_us);
+		actorctl_fmt_us(h99, sizeof(h99), s->handle_p99_us);
+		printf("%-*s  %11s  %8s  %8s  %8s  %8s  %8llu  %8llu  %8llu  "
+		    "%7llu  %6llu\n", (int)pw, s->path, d, w50, w99, h50, h99,
+		    (unsigned long long)s->restarts,
+		    (unsigned long long)s->sent,
+		    (unsigned long long)s->received,
+		    (unsigned long long)s->dropped,
+		    (unsigned long long)s->deadlettered);
+	}
+	for (i = 0; i < r->ngroups; i++) {
+		for (total = 0, j = 0; j < r->groups[i].nshards; j++)
+			total += r->groups[i].count[j];
+		printf("shard group %s: %u shards, %llu messages:",
+		    r->groups[i].name, r->groups[i].nshards,
+		    (unsigned long long)total);
+		for (j = 0; j < r->groups[i].nshards; j++)
+			printf(" %llu", (unsigned long long)r->groups[i].count[j]);
+		if ((hot = actorctl_hot_shard(&r->groups[i])) >= 0)
+			printf("\n  hot shard: %d (%.0f%% of the messages)\n", hot,
+			    100.0 * r->groups[i].count[hot] / total);
+		else
+			printf("\n");
+	}
+	if (r->has_control)
+		printf("control socket: %llu connections, %llu requests; "
+		    "refused: %llu permission, %llu busy, %llu malformed, "
+		    "%llu truncated, %llu oversized, %llu bad version, "
+		    "%llu unknown command, %llu timed out\n",
+		    (unsigned long long)c->accepted,
+		    (unsigned long long)c->requests,
+		    (unsigned long long)c->refused_perm,
+		    (unsigned long long)c->refused_busy,
+		    (unsigned long long)c->malformed,
+		    (unsigned long long)c->truncated,
+		    (unsigned long long)c->oversized,
+		    (unsigned long long)c->bad_version,
+		    (unsigned long long)c->unknown_command,
+		    (unsigned long long)c->timeouts);
+}
+
+static int
+cmd_stats(struct actorctl *a, int argc, char **argv)
+{
+	struct ctl_request	 q;
+	struct ctl_response	 r;
+	struct ctl_buf		 b;
+	char			*oa[1] = { NULL }, prom = 0;
+	int			 i, rc;
+
+	if ((i = parse_opts(a, argc, argv, "", "prometheus", &prom, oa)) == -1)
+		return ACTORCTL_EXIT_USAGE;
+	if (argc - i > 1)
+		return usage_of(argv[0]);
+	if (prom && a->json) {
+		fprintf(stderr, "actorctl: stats: --json and --prometheus "
+		    "exclude each other\n");
+		return ACTORCTL_EXIT_USAGE;
+	}
+	memset(&q, 0, sizeof(q));
+	q.cmd = CTL_CMD_STATS;
+	if (argc - i == 1) {
+		if ((rc = need_path(argv[0], argv[i])) != 0)
+			return rc;
+		set_path(&q, argv[i]);
+	}
+	if ((rc = actorctl_call(a, &q, &r, ACTORCTL_TIMEOUT)) != 0)
+		return rc;
+	if (prom) {
+		ctl_buf_init(&b, CTL_MAX_RESPONSE * 8);
+		if (metrics_write(&b, &r) == 0)
+			fwrite(b.data, 1, b.len, stdout);
+		else
+			rc = ACTORCTL_EXIT_FAILED;
+		ctl_buf_free(&b);
+	} else if (a->json)
+		stats_json(&r);
+	else
+		stats_human(&r);
+	ctl_response_free(&r);
+	return rc;
+}
+
+/* --- log ----------------------------------------------------------------- */
+
+static int
+cmd_log(struct actorctl *a, int argc, char **argv)
+{
+	struct ctl_request	 q;
+	struct ctl_response	 r;
+	struct ctl_buf		 b;
+	struct json_w		 w;
+	char			*oa[1] = { NULL };
+	int			 i, rc;
+	bool			 follow;
+
+	if ((i = parse_opts(a, argc, argv, "f", NULL, NULL, oa)) == -1)
+		return ACTORCTL_EXIT_USAGE;
+	if (argc - i != 1)
+		return usage_of(argv[0]);
+	if ((rc = need_path(argv[0], argv[i])) != 0)
+		return rc;
+	follow = oa[0] != NULL;
+	memset(&q, 0, sizeof(q));
+	q.cmd = CTL_CMD_LOG;
+	set_path(&q, argv[i]);
+	for (;;) {
+		rc = actorctl_call(a, &q, &r, q.wait ? -1 : ACTORCTL_TIMEOUT);
+		if (rc != 0)
+			return rc;
+		if (a->json) {
+			ctl_buf_init(&b, CTL_MAX_RESPONSE * 7);
+			jw_init(&w, &b);
+			jw_obj_begin(&w, NULL);
+			jw_str(&w, "path", q.path);
+			jw_bytes(&w, "output", r.data ? r.data : (uint8_t *)"",
+			    r.datalen);
+			jw_uint(&w, "cursor", r.cursor);
+			jw_obj_end(&w);
+			print_json(&b);
+		} else if (r.datalen > 0)
+			fwrite(r.data, 1, r.datalen, stdout);
+		fflush(stdout);
+		if (!follow) {
+			ctl_response_free(&r);
+			return 0;
+		}
+		if (r.has_cursor) {
+			q.cursor = r.cursor;
+			q.present |= 1u << CTL_F_CURSOR;
+		}
+		q.wait = true;
+		q.present |= 1u << CTL_F_WAIT;
+		ctl_response_free(&r);
+	}
+}
