@@ -143,10 +143,11 @@ $(BUILD)/libactor.pc: Makefile
 	  'Cflags: -I$${includedir}' > $@
 
 # --- tests ----------------------------------------------------------------------
-# tests/run runs every test binary under a timeout and prints one total.
+# The decoders are fuzzed briefly first; then tests/run runs every test
+# binary under a timeout and prints one total, the last line of the output.
 check: all $(TESTS) $(PROGS) lint-man
-	BUILD=$(BUILD) SAN=$(SAN) tests/run $(TESTS)
 	BUILD=$(BUILD) FUZZ_SECONDS=10 tests/fuzz/run $(FUZZ_SRC)
+	BUILD=$(BUILD) SAN=$(SAN) tests/run $(TESTS)
 
 lint-man:
 	@if [ -n "$(MANS)" ]; then \

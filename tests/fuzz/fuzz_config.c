@@ -2,6 +2,8 @@
  * fuzz_config.c: libFuzzer target for config.c and spec.c.  Any text must
  * give either a spec that copies into an equal spec, or exactly one line
  * of error; never a crash, a leak or a hang.
+ *
+ * fuzz-deps: supervisor/config.c supervisor/spec.c -lconfig
  */
 #include <stdint.h>
 #include <stdlib.h>
