@@ -172,7 +172,7 @@ release_steal(struct shm_arena *a, uint64_t rr, uint64_t h)
 		return;			/* the consumer will skip it */
 	c = lane_cell(l, h);
 	if (atomic_compare_exchange_strong(&c->seq, &expect, h + l->cap))
-		shm_wake_senders_force(a->mb[idx].m);
+		shm_wake_all(a, idx);
 }
 
 int

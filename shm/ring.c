@@ -412,7 +412,7 @@ bool
 shm_pending(struct shm_arena *a, uint32_t idx, unsigned lanes)
 {
 	struct shm_lane_local *l;
-	uint64_t h;
+	uint64_t h, seq;
 	unsigned k;
 
 	if (idx >= a->n)
@@ -422,8 +422,14 @@ shm_pending(struct shm_arena *a, uint32_t idx, unsigned lanes)
 			continue;
 		l = &a->mb[idx].lane[k];
 		h = atomic_load(&l->ctl->head);
-		if (atomic_load(&lane_cell(l, h)->seq) != h)
-			return true;
+		seq = atomic_load(&lane_cell(l, h)->seq);
+		if (seq == h)
+			continue;
+		/* Last lap's cell, taken and not yet freed: nothing yet. */
+		if ((seq & SEQ_FLAGS) != 0 && (seq & ~SEQ_FLAGS) + l->cap ==
+		    h + 1)
+			continue;
+		return true;
 	}
 	return false;
 }
@@ -606,6 +612,9 @@ drain_take(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 		}
 		if (seq == h)
 			break;
+		if ((seq & SEQ_FLAGS) != 0 && (seq & ~SEQ_FLAGS) + l->cap ==
+		    h + 1)
+			break;		/* last lap's taker has yet to free it */
 		if (seq != h + 1) {
 			t = atomic_load(&ctl->tail);
 			if (t <= h) {

@@ -197,36 +197,43 @@ START_TEST(test_overflow_drop_oldest)
 }
 END_TEST
 
-/* drop_oldest under a real consumer and producer: none twice, order kept. */
+/*
+ * drop_oldest under a real consumer and two producers: nothing twice,
+ * each producer's order kept, every message delivered or dropped.
+ */
 START_TEST(test_drop_oldest_concurrent)
 {
 	struct shm_arena *a = shm_test_arena(1, 8, 128,
 	    SHM_OVERFLOW_DROP_OLDEST);
 	struct shm_counters c;
 	struct shm_msg	 m;
-	uint32_t	 body[2], last = 0;
-	unsigned	 M = 200000 / shm_test_scale(), got = 0;
-	pid_t		 pid;
-	int		 rc, first = 1;
+	uint32_t	 body[2], last[2] = { 0, 0 };
+	unsigned	 M = 100000 / shm_test_scale(), got = 0;
+	pid_t		 pid[2];
+	int		 rc, first[2] = { 1, 1 };
 
-	pid = shm_test_spawn_sender(a, 0, 0, M, 0);
+	pid[0] = shm_test_spawn_sender(a, 0, 0, M, 0);
+	pid[1] = shm_test_spawn_sender(a, 0, 1, M, 0);
 	for (;;) {
 		rc = shm_recv_wait(a, 0, SHM_LANES_INBOX, SHM_WAIT_SPIN_SLEEP,
 		    1000, 200000000LL, &m, body, sizeof(body), NULL);
 		if (rc == SHM_ETIMEDOUT)
 			break;
 		ck_assert_int_eq(rc, 0);
-		ck_assert_msg(first || body[1] > last, "%u after %u", body[1],
-		    last);
-		first = 0;
-		last = body[1];
+		ck_assert_uint_lt(body[0], 2);
+		ck_assert_msg(first[body[0]] || body[1] > last[body[0]],
+		    "producer %u: %u after %u", body[0], body[1],
+		    last[body[0]]);
+		first[body[0]] = 0;
+		last[body[0]] = body[1];
 		got++;
 	}
-	ck_assert_int_eq(shm_test_wait_exit(pid), 0);
+	ck_assert_int_eq(shm_test_wait_exit(pid[0]), 0);
+	ck_assert_int_eq(shm_test_wait_exit(pid[1]), 0);
 	shm_counters(a, 0, &c);
 	ck_assert_uint_eq(c.garbled, 0);
-	ck_assert_uint_eq(got + c.dropped, M);
-	ck_assert_uint_eq(last, M - 1);	/* the newest is never dropped */
+	ck_assert_uint_eq(got + c.dropped, 2 * M);
+	ck_assert_uint_eq(c.dead_lettered, c.dropped);
 	shm_detach(a);
 }
 END_TEST
