@@ -57,7 +57,7 @@ START_TEST(test_order_exactly_once)
 	int		 rc;
 
 	for (i = 0; i < NPROD; i++)
-		pids[i] = shm_test_spawn_sender(a, 0, i, M, 0);
+		pids[i] = shm_test_spawn_sender(a, 0, i, M);
 	while (got < NPROD * M) {
 		rc = shm_recv_wait(a, 0, SHM_LANES_INBOX, SHM_WAIT_SPIN_SLEEP,
 		    2000, 10 * 1000000000LL, &m, body, sizeof(body), NULL);
@@ -212,8 +212,8 @@ START_TEST(test_drop_oldest_concurrent)
 	pid_t		 pid[2];
 	int		 rc, first[2] = { 1, 1 };
 
-	pid[0] = shm_test_spawn_sender(a, 0, 0, M, 0);
-	pid[1] = shm_test_spawn_sender(a, 0, 1, M, 0);
+	pid[0] = shm_test_spawn_sender(a, 0, 0, M);
+	pid[1] = shm_test_spawn_sender(a, 0, 1, M);
 	for (;;) {
 		rc = shm_recv_wait(a, 0, SHM_LANES_INBOX, SHM_WAIT_SPIN_SLEEP,
 		    1000, 200000000LL, &m, body, sizeof(body), NULL);
@@ -258,7 +258,7 @@ START_TEST(test_overflow_block)
 	    SHM_EFULL);
 	expect_dl(a, &cur, SHM_DL_FULL, 4);
 	/* A child blocks without a timeout until the parent takes one. */
-	pid = shm_test_spawn_sender(a, 0, 0, 1, 1);
+	pid = shm_test_spawn_sender(a, 0, 0, 1);
 	ck_assert_int_eq(shm_test_sleeping_senders(a, 0, 5000), 1);
 	ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_INBOX, &m, &v, sizeof(v),
 	    NULL), 0);
@@ -390,7 +390,7 @@ START_TEST(test_doorbell)
 	ck_assert_int_ge(ep = epoll_create1(EPOLL_CLOEXEC), 0);
 	ck_assert_int_eq(epoll_ctl(ep, EPOLL_CTL_ADD, bell, &ev), 0);
 	ck_assert_int_eq(shm_doorbell_arm(a, 0, SHM_LANES_INBOX), 0);
-	pid = shm_test_spawn_sender(a, 0, 0, 1, 0);
+	pid = shm_test_spawn_sender(a, 0, 0, 1);
 	n = epoll_wait(ep, &out, 1, 10000);
 	ck_assert_int_eq(n, 1);
 	shm_doorbell_disarm(a, 0, bell);
@@ -398,7 +398,7 @@ START_TEST(test_doorbell)
 	    NULL), 0);
 	ck_assert_int_eq(shm_test_wait_exit(pid), 0);
 	/* Armed with something pending: do not sleep. */
-	pid = shm_test_spawn_sender(a, 0, 0, 1, 0);
+	pid = shm_test_spawn_sender(a, 0, 0, 1);
 	ck_assert_int_eq(shm_test_wait_exit(pid), 0);
 	ck_assert_int_eq(shm_doorbell_arm(a, 0, SHM_LANES_INBOX), 1);
 	close(ep);

@@ -356,7 +356,7 @@ START_TEST(test_wake_stream)
 
 	uint64_t	 t0 = shm_now_ns();
 
-	pid = shm_test_spawn_sender(a, 0, 3, N, 0);
+	pid = shm_test_spawn_sender(a, 0, 3, N);
 	for (i = 0; i < N; i++) {
 		rc = shm_recv_wait(a, 0, SHM_LANES_INBOX, SHM_WAIT_SLEEP, 0,
 		    5 * SEC, &m, body, sizeof(body), NULL);
