@@ -68,8 +68,8 @@ static int	 overflow(struct shm_producer *, struct shm_mbox_local *,
 		    unsigned, uint64_t, const struct shm_msg *, const void *,
 		    int64_t, int64_t *);
 static int	 steal(struct shm_producer *, struct shm_mbox_local *);
-static int	 wait_space(struct shm_mbox_local *, struct shm_lane_local *,
-		    uint64_t, int64_t);
+static int	 wait_space(struct shm_producer *, struct shm_mbox_local *,
+		    struct shm_lane_local *, uint64_t, int64_t);
 static int	 drain_inplace(struct shm_arena *, uint32_t, unsigned,
 		    unsigned, shm_handler, void *, int *);
 static int	 drain_take(struct shm_arena *, uint32_t, unsigned, unsigned,
@@ -276,14 +276,14 @@ overflow(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 			return SHM_EDROPPED;
 		}
 		rem = *deadline - now;
-		wait_space(mb, &mb->lane[lane], pos, rem < 1000000 ? rem :
+		wait_space(p, mb, &mb->lane[lane], pos, rem < 1000000 ? rem :
 		    1000000);
 		return 0;
 	case SHM_OVERFLOW_BLOCK:
 		now = (int64_t)shm_now_ns();
 		if (now < *deadline) {
-			wait_space(mb, &mb->lane[lane], pos, *deadline == INT64_MAX
-			    ? -1 : *deadline - now);
+			wait_space(p, mb, &mb->lane[lane], pos,
+			    *deadline == INT64_MAX ? -1 : *deadline - now);
 			return 0;
 		}
 		/* FALLTHROUGH */
@@ -304,8 +304,8 @@ overflow(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
  * consumer reads it after freeing cells (both seq_cst): no lost wake-up.
  */
 static int
-wait_space(struct shm_mbox_local *mb, struct shm_lane_local *l, uint64_t pos,
-    int64_t timeout_ns)
+wait_space(struct shm_producer *p, struct shm_mbox_local *mb,
+    struct shm_lane_local *l, uint64_t pos, int64_t timeout_ns)
 {
 	struct shm_mbox	*m = mb->m;
 	uint64_t	 seq;
@@ -314,11 +314,14 @@ wait_space(struct shm_mbox_local *mb, struct shm_lane_local *l, uint64_t pos,
 	if (timeout_ns < 0 || timeout_ns > SPACE_SLICE_NS)
 		timeout_ns = SPACE_SLICE_NS;
 	atomic_fetch_add(&m->space_waiters, 1);
+	/* If we die asleep, shm_reap takes our count back (producer.c). */
+	atomic_store(&p->slot->waiting, (uint32_t)(mb - p->a->mb) + 1);
 	w = atomic_load(&m->space_word);
 	seq = atomic_load(&lane_cell(l, pos)->seq) & ~SEQ_FLAGS;
 	if ((int64_t)(seq - pos) < 0 &&
 	    atomic_load(&l->ctl->tail) == pos)
 		shm_futex_wait(&m->space_word, w, timeout_ns);
+	atomic_store(&p->slot->waiting, 0);
 	atomic_fetch_sub(&m->space_waiters, 1);
 	return 0;
 }

@@ -53,6 +53,7 @@ START_TEST(test_order_exactly_once)
 	struct shm_msg	 m;
 	uint32_t	 next[NPROD] = { 0 }, body[2];
 	unsigned	 M = 50000 / shm_test_scale(), got = 0, i;
+	uint64_t	 sum;
 	pid_t		 pids[NPROD];
 	int		 rc;
 
@@ -81,6 +82,9 @@ START_TEST(test_order_exactly_once)
 	ck_assert_uint_eq(c.depth, 0);
 	ck_assert_uint_le(c.depth_hwm, 64);
 	ck_assert_uint_eq(c.dead_lettered, 0);
+	for (i = 0, sum = 0; i < SHM_HIST_BUCKETS; i++)
+		sum += c.wait_hist[i];
+	ck_assert_uint_eq(sum, NPROD * M);	/* one wait per delivery */
 	shm_detach(a);
 }
 END_TEST
