@@ -196,7 +196,7 @@ struct shm_counters {
 	uint64_t	 enqueued;	/* published into any lane */
 	uint64_t	 dequeued;	/* handed to the consumer */
 	uint64_t	 depth;		/* claimed but not yet consumed, all lanes */
-	uint64_t	 depth_hwm;	/* highest depth seen by the consumer */
+	uint64_t	 depth_hwm;	/* most messages found waiting in one batch */
 	uint64_t	 dropped;	/* by the overflow policy */
 	uint64_t	 dead_lettered;	/* every message of this mailbox dead-lettered */
 	uint64_t	 garbled;	/* cells refused as garbled */
