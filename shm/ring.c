@@ -135,6 +135,7 @@ shm_send(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	struct shm_arena *a = p->a;
 	struct shm_mbox_local *mb;
 	struct shm_cell	*c;
+	struct shm_msg	 hdr;
 	uint64_t	 pos;
 	uint32_t	 sleeping;
 	int		 rc;
@@ -148,14 +149,22 @@ shm_send(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 		shm_dl_put(a, idx, lane, SHM_DL_OVERSIZE, msg, payload);
 		return SHM_EOVERSIZE;
 	}
+	/* Read the clock first: its latency overlaps the claim. */
+	hdr = *msg;
+	hdr.enq_ns = shm_clock(a);
+	hdr.flags &= SHM_MSG_USER_MASK;
 	if ((rc = claim(p, mb, lane, msg, payload, timeout_ns, &pos)) < 0)
 		return rc;
+	if (rc == 1)
+		hdr.enq_ns = shm_clock(a);	/* it waited: stamp it now */
 	c = lane_cell(&mb->lane[lane], pos);
+	/* Ask for the next cell's lines while this one is written. */
+	__builtin_prefetch(lane_cell(&mb->lane[lane], pos + 1), 1);
+	__builtin_prefetch((char *)lane_cell(&mb->lane[lane], pos + 1) + SHM_CL,
+	    1);
 	if (p->hook != NULL)
 		p->hook(p->hook_arg);		/* tests: die here */
-	c->msg = *msg;
-	c->msg.enq_ns = shm_clock(a);
-	c->msg.flags &= SHM_MSG_USER_MASK;
+	c->msg = hdr;
 	if (msg->len > 0)
 		memcpy(c->payload, payload, msg->len);
 	atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
@@ -188,7 +197,7 @@ claim(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 	uint64_t	 intent = l->ring_id << 2 | REC_INTENT;
 	uint64_t	 pos, seq, again;
 	int64_t		 diff, deadline = 0;
-	int		 rc;
+	int		 rc, waited = 0;
 
 	pos = atomic_load_explicit(&l->ctl->tail, memory_order_relaxed);
 	for (;;) {
@@ -205,7 +214,7 @@ claim(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 			if (atomic_compare_exchange_weak(&l->ctl->tail, &pos,
 			    pos + 1)) {
 				*posp = pos;
-				return 0;
+				return waited;
 			}
 			continue;
 		}
@@ -227,6 +236,7 @@ claim(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 		    &deadline);
 		if (rc < 0)
 			return rc;
+		waited = 1;
 		pos = atomic_load_explicit(&l->ctl->tail, memory_order_relaxed);
 	}
 }
