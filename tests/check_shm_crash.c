@@ -446,7 +446,7 @@ START_TEST(test_wake_pingpong)
 	struct shm_arena *a = shm_test_arena(2, 8, 64, SHM_OVERFLOW_BLOCK);
 	struct shm_producer *p;
 	struct shm_msg	 m;
-	unsigned	 N = 100000 / shm_test_scale(), i;
+	unsigned	 N = 50000 / shm_test_scale(), i;
 	uint64_t	 t0 = shm_now_ns();
 	pid_t		 pid;
 	int		 rc;
