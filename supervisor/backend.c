@@ -64,6 +64,7 @@ struct tree_ctl {
 	struct shm_producer *prod;	/* opened at the first send */
 	struct waiter	*waiters;
 	struct timer	 dl_timer;
+	char		*opened[3];	/* runtime_dir, control_group, metrics */
 };
 
 static int	be_status(void *, const char *, struct ctl_reply *);
@@ -104,6 +105,8 @@ static bool	log_answer(struct tree_ctl *, const char *, uint64_t, bool,
 		    struct ctl_reply *);
 static void	dl_wake(struct tree_ctl *);
 static bool	next_instance_is(const struct node *, const char *);
+static int	keep_listen_settings(struct tree_ctl *);
+static bool	same_listen_settings(const struct tree_ctl *);
 
 static const struct ctl_backend tree_backend = {
 	.status = be_status,
@@ -137,6 +140,10 @@ backend_open(struct actord *ad, const char *config, char *err, size_t errlen)
 	}
 	tc->ad = ad;
 	tc->config = config;
+	if (keep_listen_settings(tc) == -1) {
+		snprintf(err, errlen, "control: %s", strerror(errno));
+		goto fail;
+	}
 	timer_init(&tc->dl_timer, on_dl_timer, tc);
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.runtime_dir = ad->spec->runtime_dir;
@@ -188,6 +195,7 @@ backend_close(struct tree_ctl *tc)
 	struct actord *ad;
 	struct node *n;
 	struct waiter *w;
+	size_t i;
 
 	if (tc == NULL)
 		return;
@@ -218,6 +226,8 @@ backend_close(struct tree_ctl *tc)
 	}
 	if (tc->prod != NULL)
 		shm_producer_close(tc->prod);
+	for (i = 0; i < 3; i++)
+		free(tc->opened[i]);
 	free(tc);
 }
 
@@ -315,6 +325,11 @@ be_cancel(void *ctx, struct ctl_reply *r)
 			free(w);
 		}
 	}
+	/* No follower left: the dead-letter timer stops now, not later. */
+	for (w = tc->waiters; w != NULL; w = w->next)
+		if (w->kind == W_DL)
+			return;
+	timer_cancel(&tc->ad->loop, &tc->dl_timer);
 }
 
 /* The core finished an operation (api.c): answer, if anyone still asks. */
@@ -614,9 +629,45 @@ be_reload(void *ctx, struct ctl_reply *r)
 	if (actord_reload_file(tc->ad, tc->config, err, sizeof(err)) != 0) {
 		log_warnx("reload refused: %s", err);
 		ctl_reply_error(r, CTL_E_FAILED, "%s", err);
+	} else if (!same_listen_settings(tc)) {
+		log_warnx("reload: runtime_dir, control_group and "
+		    "metrics_listen change at the next start only");
+		ctl_reply_message(r, "reloaded %s; runtime_dir, control_group "
+		    "and metrics_listen change at the next start only",
+		    tc->config);
 	} else
 		ctl_reply_message(r, "reloaded %s", tc->config);
 	return CTL_REPLY_NOW;
+}
+
+/* The listeners' settings as opened: reload does not move them. */
+static int
+keep_listen_settings(struct tree_ctl *tc)
+{
+	const struct actord_spec *sp = tc->ad->spec;
+	const char *v[3] = { sp->runtime_dir, sp->control_group,
+	    sp->metrics_listen };
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		if (v[i] != NULL && (tc->opened[i] = strdup(v[i])) == NULL)
+			return -1;
+	return 0;
+}
+
+static bool
+same_listen_settings(const struct tree_ctl *tc)
+{
+	const struct actord_spec *sp = tc->ad->spec;
+	const char *v[3] = { sp->runtime_dir, sp->control_group,
+	    sp->metrics_listen };
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		if ((v[i] == NULL) != (tc->opened[i] == NULL) ||
+		    (v[i] != NULL && strcmp(v[i], tc->opened[i]) != 0))
+			return false;
+	return true;
 }
 
 /* --- send and ask ---------------------------------------------------------------- */

@@ -1053,6 +1053,81 @@ START_TEST(top_on_a_pty)
 }
 END_TEST
 
+/* --- idle and cancelled clients ------------------------------------------------ */
+
+static long
+ctxt_switches(pid_t pid)
+{
+	char path[64], line[256];
+	long v, total = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1 ||
+		    sscanf(line, "nonvoluntary_ctxt_switches: %ld", &v) == 1)
+			total += v;
+	fclose(f);
+	return total;
+}
+
+/*
+ * A restart whose client goes away is still carried out; followers that
+ * quit leave no timer behind: actord, used then left alone, is idle.
+ */
+START_TEST(cancelled_clients_then_idle)
+{
+	static const char *const dl[] = { "deadletters", "-f", NULL };
+	static const char *const rs[] = { "restart", "/slow", NULL };
+	static const char *const lg[] = { "log", "-f", "/a", NULL };
+	char child[256], buf[4096];
+	struct ctltest_out o;
+	struct json *doc;
+	long before, after;
+	double inc;
+	pid_t f1, f2, f3;
+	int fd1, fd2, fd3;
+
+	snprintf(child, sizeof(child), ",\n    { name = \"slow\"; ready = "
+	    "\"fd\"; exec = [\"%s\", \"fd\", \"300\"]; }",
+	    ts_progs("tworker"));
+	start_daemon(child, NULL);
+	ck_assert(wait_state("/slow", "running"));
+	doc = status_doc();
+	inc = nnum(doc, "/slow", "incarnation");
+	json_free(doc);
+	f1 = follow(dl, &fd1);
+	f2 = follow(lg, &fd2);
+	buf[0] = '\0';
+	ck_assert(read_until(fd2, "tworker run up", buf, sizeof(buf)));
+	f3 = follow(rs, &fd3);
+	ck_assert(wait_state("/slow", "starting"));
+	stop_follower(f3, fd3);		/* gone before the answer */
+	stop_follower(f2, fd2);
+	stop_follower(f1, fd1);
+	ck_assert(wait_state("/slow", "running"));
+	doc = status_doc();
+	ck_assert(nnum(doc, "/slow", "incarnation") == inc + 1);
+	json_free(doc);
+	RUN(&o, "status", "/slow");
+	expect(&o, 0, NULL);
+	ctltest_out_free(&o);
+	/* Now leave it alone: no timer of the control side ticks. */
+	ck_assert(wait_state("/loop/flaky", "restarting"));
+	RUN(&o, "stop", "/loop");	/* the only thing that would tick */
+	expect(&o, 0, NULL);
+	ctltest_out_free(&o);
+	ts_sleep_ms(300);
+	before = ctxt_switches(d.pid);
+	ts_sleep_ms(600);
+	after = ctxt_switches(d.pid);
+	ck_assert_int_ge(before, 0);
+	ck_assert_int_eq(after, before);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -1072,6 +1147,7 @@ suite(void)
 	tcase_add_test(tc, malformed_requests);
 	tcase_add_test(tc, metrics_listener);
 	tcase_add_test(tc, top_on_a_pty);
+	tcase_add_test(tc, cancelled_clients_then_idle);
 	suite_add_tcase(s, tc);
 	return s;
 }
