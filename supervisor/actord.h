@@ -344,6 +344,16 @@ void	 mailboxes_prespawn(struct node *);
 void	 mailboxes_state(struct node *, int state);
 void	 mailboxes_reaped(struct actord *, pid_t, struct node *);
 
+/* --- backend.c: the control socket and metrics over the running tree ----- */
+
+struct tree_ctl;
+
+struct tree_ctl *backend_open(struct actord *, const char *config, char *err,
+	    size_t errlen);
+const char *backend_socket_path(const struct tree_ctl *);
+void	 backend_drain(struct tree_ctl *, int ms);
+void	 backend_close(struct tree_ctl *);
+
 /* --- actord.c: the daemon state, signals, reaping, shutdown ---------------- */
 
 struct actord {

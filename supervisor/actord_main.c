@@ -71,6 +71,7 @@ main(int argc, char *argv[])
 	struct main_state ms;
 	struct actord_spec *spec;
 	struct actord *ad;
+	struct tree_ctl *tc;
 	char err[1024];
 	int ch, check = 0, verbose = 0, status;
 
@@ -129,10 +130,19 @@ main(int argc, char *argv[])
 	ad->hup_arg = &ms;
 	if (ms.pidfile != NULL && write_pidfile(ms.pidfile) == -1)
 		log_warn("pid file %s", ms.pidfile);
-	/* TODO(ctl): open the control socket in spec->runtime_dir here. */
+	/* The control socket (and metrics) in spec->runtime_dir. */
+	if ((tc = backend_open(ad, ms.config, err, sizeof(err))) == NULL) {
+		log_warnx("%s", err);
+		if (ms.pidfile != NULL)
+			(void)unlink(ms.pidfile);
+		actord_free(ad);
+		return ACTORD_EXIT_CONFIG;
+	}
 
 	status = actord_run(ad);
 	log_info("exiting with status %d: %s", status, ad->message);
+	backend_drain(tc, 200);		/* shutdown's answer goes out */
+	backend_close(tc);
 	if (ms.pidfile != NULL)
 		(void)unlink(ms.pidfile);
 	actord_free(ad);

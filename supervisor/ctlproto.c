@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "supervisor/config.h"
 #include "supervisor/ctlproto.h"
 
 enum fkind { K_U32, K_I32, K_U64, K_I64, K_STR, K_HIST, K_U64V };
@@ -968,22 +969,13 @@ ctl_response_free(struct ctl_response *r)
 
 /*
  * The socket of an actord running with the default configuration:
- * runtime_dir is /run/actord for root, else $XDG_RUNTIME_DIR/actord when
- * set, else /tmp/actord-UID; the socket is control.sock in it.  Must stay
- * in step with spec_default_runtime_dir() (spec.c).
+ * control.sock in spec_default_runtime_dir() (spec.c), the one rule.
  */
 int
 ctl_default_socket(char *buf, size_t len)
 {
-	const char	*xdg;
-	int		 n;
+	int	 n;
 
-	if (geteuid() == 0)
-		n = snprintf(buf, len, "/run/actord/control.sock");
-	else if ((xdg = getenv("XDG_RUNTIME_DIR")) != NULL && xdg[0] == '/')
-		n = snprintf(buf, len, "%s/actord/control.sock", xdg);
-	else
-		n = snprintf(buf, len, "/tmp/actord-%u/control.sock",
-		    (unsigned)geteuid());
+	n = snprintf(buf, len, "%s/control.sock", spec_default_runtime_dir());
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }

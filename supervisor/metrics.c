@@ -152,7 +152,8 @@ static const struct {
 	    ACTOR_U64(r, capacity) },
 	{ "actord_restarts_total", "counter", "Restarts of the actor.",
 	    ACTOR_U64(r, restarts) },
-	{ "actord_messages_sent_total", "counter", "Messages the actor sent.",
+	{ "actord_messages_sent_total", "counter",
+	    "Messages sent to the actor (enqueued in its mailbox).",
 	    ACTOR_U64(r, sent) },
 	{ "actord_messages_received_total", "counter",
 	    "Messages the actor received.", ACTOR_U64(r, received) },
@@ -205,9 +206,15 @@ metrics_write(struct ctl_buf *b, const struct ctl_response *r)
 		put_family(b, "actord_mailbox_wait_seconds", "histogram",
 		    "Time from enqueue to dequeue.");
 		put_hist(b, "actord_mailbox_wait_seconds", r, 0);
-		put_family(b, "actord_handler_duration_seconds", "histogram",
-		    "Time spent handling one message.");
-		put_hist(b, "actord_handler_duration_seconds", r, 1);
+		/* Only when measured: actord leaves it empty (no buckets). */
+		for (i = 0; i < r->nactors; i++)
+			if (r->actors[i].handle.nbuckets > 0)
+				break;
+		if (i < r->nactors) {
+			put_family(b, "actord_handler_duration_seconds",
+			    "histogram", "Time spent handling one message.");
+			put_hist(b, "actord_handler_duration_seconds", r, 1);
+		}
 	}
 	if (r->ngroups > 0) {
 		put_family(b, "actord_shard_messages_total", "counter",

@@ -474,6 +474,11 @@ sup_child_started(struct node *s, struct node *c, bool ok, const char *cause)
 	snprintf(failed, sizeof(failed), "failed to start: %s",
 	    cause != NULL ? cause : "?");
 	if (why == WHY_MANUAL) {
+		/* A failed start by hand leaves it stopped: no retry loop. */
+		if (!ok && c->kind == NODE_WORKER && c->state == NS_FAILED) {
+			c->state = NS_STOPPED;
+			c->manual_stopped = true;
+		}
 		node_api_done(c, ok ? 0 : EIO, ok ? NULL : cause);
 		if (in_stop_phase(s))
 			stop_next(s);

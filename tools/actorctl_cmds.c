@@ -254,7 +254,9 @@ path_depth(const char *path)
 static bool
 is_supervisor(const struct ctl_node *n)
 {
-	return strcmp(n->kind, "supervisor") == 0;
+	/* An instances group is the implicit supervisor of its instances. */
+	return strcmp(n->kind, "supervisor") == 0 ||
+	    strcmp(n->kind, "group") == 0;
 }
 
 /* c: specs, running, restarting, supervisors, workers. */
@@ -833,15 +835,24 @@ stats_json(const struct ctl_response *r)
 		jw_uint(&w, "mailbox_capacity", s->capacity);
 		jw_uint(&w, "wait_p50_us", s->wait_p50_us);
 		jw_uint(&w, "wait_p99_us", s->wait_p99_us);
-		jw_uint(&w, "handler_p50_us", s->handle_p50_us);
-		jw_uint(&w, "handler_p99_us", s->handle_p99_us);
+		/* No buckets: actord does not measure handlers (null). */
+		if (s->handle.nbuckets == 0) {
+			jw_null(&w, "handler_p50_us");
+			jw_null(&w, "handler_p99_us");
+		} else {
+			jw_uint(&w, "handler_p50_us", s->handle_p50_us);
+			jw_uint(&w, "handler_p99_us", s->handle_p99_us);
+		}
 		jw_uint(&w, "restarts", s->restarts);
 		jw_uint(&w, "sent", s->sent);
 		jw_uint(&w, "received", s->received);
 		jw_uint(&w, "dropped", s->dropped);
 		jw_uint(&w, "deadlettered", s->deadlettered);
 		hist_json(&w, "mailbox_wait", &s->wait);
-		hist_json(&w, "handler_duration", &s->handle);
+		if (s->handle.nbuckets == 0)
+			jw_null(&w, "handler_duration");
+		else
+			hist_json(&w, "handler_duration", &s->handle);
 		jw_obj_end(&w);
 	}
 	jw_arr_end(&w);
@@ -907,8 +918,13 @@ stats_human(const struct ctl_response *r)
 		    (unsigned long long)s->capacity);
 		actorctl_fmt_us(w50, sizeof(w50), s->wait_p50_us);
 		actorctl_fmt_us(w99, sizeof(w99), s->wait_p99_us);
-		actorctl_fmt_us(h50, sizeof(h50), s->handle_p50_us);
-		actorctl_fmt_us(h99, sizeof(h99), s->handle_p99_us);
+		if (s->handle.nbuckets == 0) {
+			snprintf(h50, sizeof(h50), "n/a");
+			snprintf(h99, sizeof(h99), "n/a");
+		} else {
+			actorctl_fmt_us(h50, sizeof(h50), s->handle_p50_us);
+			actorctl_fmt_us(h99, sizeof(h99), s->handle_p99_us);
+		}
 		printf("%-*s  %11s  %8s  %8s  %8s  %8s  %8llu  %8llu  %8llu  "
 		    "%7llu  %6llu\n", (int)pw, s->path, d, w50, w99, h50, h99,
 		    (unsigned long long)s->restarts,

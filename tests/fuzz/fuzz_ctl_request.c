@@ -4,7 +4,7 @@
  * crash, never overread", it checks a round trip: whatever the decoder
  * accepts re-encodes into a request that decodes to the same thing.
  *
- * fuzz-deps: supervisor/ctlproto.c
+ * fuzz-deps: supervisor/ctlproto.c supervisor/spec.c
  */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /*
  * fuzz_json.c: libFuzzer target for the JSON parser in tools/json.c.
  *
- * fuzz-deps: tools/json.c supervisor/ctlproto.c
+ * fuzz-deps: tools/json.c supervisor/ctlproto.c supervisor/spec.c
  */
 #include <stdint.h>
 #include <stdlib.h>

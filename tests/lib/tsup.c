@@ -522,6 +522,9 @@ ts_daemon_conf(struct ts_daemon *d, const char *fmt, ...)
 
 	f = fopen(d->conf, "w");
 	ck_assert_ptr_nonnull(f);
+	/* A private runtime_dir (control socket), unless the test sets one. */
+	if (strstr(fmt, "runtime_dir") == NULL)
+		fprintf(f, "runtime_dir = \"%s/run\";\n", d->dir);
 	va_start(ap, fmt);
 	vfprintf(f, fmt, ap);
 	va_end(ap);
