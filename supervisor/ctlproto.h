@@ -36,7 +36,7 @@
 
 #define CTL_PATH_MAX		256		/* with the NUL; SPEC_PATH_MAX */
 #define CTL_NAME_MAX		32		/* kind, state, strategy, reason */
-#define CTL_EXIT_MAX		64		/* "killed by signal 9 (core dumped)" */
+#define CTL_EXIT_MAX		256		/* "gave up: /a/b exited 3; more than ..." */
 #define CTL_ERROR_MAX		1024		/* error and message texts */
 #define CTL_HIST_MAX		32		/* buckets of a histogram */
 #define CTL_SHARDS_MAX		256		/* shards of a shard group */
