@@ -22,6 +22,7 @@
 
 #include "supervisor/config.h"
 #include "supervisor/spec.h"
+#include "tests/lib/tcheck.h"
 
 #define ERRLEN	1024
 
@@ -1362,11 +1363,5 @@ config_suite(void)
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(config_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return tcheck_run(config_suite());
 }

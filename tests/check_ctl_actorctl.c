@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "tests/lib/ctltest.h"
+#include "tests/lib/tcheck.h"
 #include "tools/actorctl.h"
 #include "tools/json.h"
 
@@ -718,11 +719,5 @@ suite(void)
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return tcheck_run(suite());
 }

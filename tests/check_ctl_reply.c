@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "supervisor/control.h"
+#include "tests/lib/tcheck.h"
 
 struct seen {
 	int		 done;
@@ -300,11 +301,5 @@ suite(void)
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return tcheck_run(suite());
 }

@@ -25,6 +25,7 @@
 
 #include "supervisor/ctlproto.h"
 #include "tests/lib/ctltest.h"
+#include "tests/lib/tcheck.h"
 
 #define NOBODY	65534
 
@@ -607,11 +608,5 @@ suite(void)
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return tcheck_run(suite());
 }

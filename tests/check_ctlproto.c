@@ -13,6 +13,7 @@
 #include "supervisor/ctlproto.h"
 #include "supervisor/metrics.h"
 #include "tools/json.h"
+#include "tests/lib/tcheck.h"
 
 static size_t
 encode(struct ctl_buf *b, const struct ctl_request *q)
@@ -515,11 +516,5 @@ suite(void)
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return tcheck_run(suite());
 }

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "tests/lib/ctltest.h"
+#include "tests/lib/tcheck.h"
 #include "tests/lib/tsup.h"
 #include "tools/actorctl.h"
 #include "tools/json.h"
@@ -1055,24 +1056,6 @@ END_TEST
 
 /* --- idle and cancelled clients ------------------------------------------------ */
 
-static long
-ctxt_switches(pid_t pid)
-{
-	char path[64], line[256];
-	long v, total = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1 ||
-		    sscanf(line, "nonvoluntary_ctxt_switches: %ld", &v) == 1)
-			total += v;
-	fclose(f);
-	return total;
-}
-
 /*
  * A restart whose client goes away is still carried out; followers that
  * quit leave no timer behind: actord, used then left alone, is idle.
@@ -1120,9 +1103,9 @@ START_TEST(cancelled_clients_then_idle)
 	expect(&o, 0, NULL);
 	ctltest_out_free(&o);
 	ts_sleep_ms(300);
-	before = ctxt_switches(d.pid);
+	before = tcheck_ctxt_switches(d.pid);
 	ts_sleep_ms(600);
-	after = ctxt_switches(d.pid);
+	after = tcheck_ctxt_switches(d.pid);
 	ck_assert_int_ge(before, 0);
 	ck_assert_int_eq(after, before);
 }
@@ -1155,11 +1138,5 @@ suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int nf;
-
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return tcheck_run(suite());
 }

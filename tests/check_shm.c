@@ -21,6 +21,7 @@
 
 #include "shm/shm.h"
 #include "tests/check_shm_util.h"
+#include "tests/lib/tcheck.h"
 
 START_TEST(test_layout_check)
 {
@@ -663,11 +664,5 @@ shm_suite(void)
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(shm_suite());
-	int	 nf;
-
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return tcheck_run(shm_suite());
 }

@@ -17,6 +17,7 @@
 
 #include "shm/shm.h"
 #include "tests/check_shm_util.h"
+#include "tests/lib/tcheck.h"
 
 #define SEC	1000000000LL
 
@@ -512,11 +513,5 @@ crash_suite(void)
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(crash_suite());
-	int	 nf;
-
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return tcheck_run(crash_suite());
 }

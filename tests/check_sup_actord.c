@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/lib/tcheck.h"
 #include "tests/lib/tsup.h"
 
 #define WAIT	10000		/* ms: a bound, never an expectation */
@@ -340,24 +341,6 @@ START_TEST(child_environment_is_what_was_configured)
 }
 END_TEST
 
-static long
-ctxt_switches(pid_t pid)
-{
-	char path[64], line[256];
-	long v = 0, total = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1 ||
-		    sscanf(line, "nonvoluntary_ctxt_switches: %ld", &v) == 1)
-			total += v;
-	fclose(f);
-	return total;
-}
-
 START_TEST(idle_actord_does_nothing)
 {
 	long before, after;
@@ -370,9 +353,9 @@ START_TEST(idle_actord_does_nothing)
 	ck_assert(ts_daemon_ready(&d, WAIT));
 	ck_assert(ts_daemon_log_has(&d, "tworker run up", WAIT));
 	ts_sleep_ms(100);	/* let the last output lines drain */
-	before = ctxt_switches(d.pid);
+	before = tcheck_ctxt_switches(d.pid);
 	ts_sleep_ms(500);
-	after = ctxt_switches(d.pid);
+	after = tcheck_ctxt_switches(d.pid);
 	ck_assert_int_ge(before, 0);
 	ck_assert_int_eq(after, before);
 	kill(d.pid, SIGTERM);
@@ -404,11 +387,5 @@ suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int nf;
-
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return tcheck_run(suite());
 }

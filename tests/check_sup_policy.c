@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 
 #include "supervisor/actord.h"
+#include "tests/lib/tcheck.h"
 
 /* Wait statuses built by hand, as the kernel encodes them. */
 #define EXITED(n)	(((n) & 0xff) << 8)
@@ -190,11 +191,5 @@ suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int nf;
-
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return tcheck_run(suite());
 }

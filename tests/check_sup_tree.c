@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "shm/shm.h"
+#include "tests/lib/tcheck.h"
 #include "tests/lib/tsup.h"
 
 #define WAIT	10000		/* ms: a bound, never an expectation */
@@ -956,11 +957,5 @@ suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int nf;
-
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return tcheck_run(suite());
 }
