@@ -3,7 +3,7 @@
  * OTP's strategies (one_for_one, one_for_all, rest_for_one), restart types,
  * restart intensity and escalation, backoff, ordered start and reverse
  * ordered stop.  Instances groups are one_for_one supervisors that stop
- * their children in parallel.
+ * their children in parallel, under one kill timer (the group's op_timer).
  *
  * A supervisor runs at most one operation at a time (boot, a set restart,
  * stop, boot failure, give up), each a short sequence of phases: stop the
@@ -253,6 +253,11 @@ stop_next(struct node *s)
 		}
 	} while (s->stop_again);
 	s->in_stop_next = false;
+	/* A group's instances stop in parallel under one timer. */
+	if (busy && s->kind == NODE_GROUP && s->cs->shutdown >= 0 &&
+	    !timer_pending(&s->op_timer))
+		timer_after(&s->ad->loop, &s->op_timer,
+		    (uint64_t)s->cs->shutdown);
 	if (!busy)
 		stop_done(s);
 }
@@ -264,6 +269,7 @@ stop_done(struct node *s)
 	uint32_t delay;
 	size_t i;
 
+	timer_cancel(&s->ad->loop, &s->op_timer);	/* a group's kill timer */
 	switch (s->op) {
 	case OP_STOP:
 		s->op = OP_NONE;
@@ -321,7 +327,15 @@ static void
 on_op_timer(void *arg)
 {
 	struct node *s = arg;
+	size_t i;
 
+	/* A group's shutdown time is up: SIGKILL to the instances left. */
+	if (s->kind == NODE_GROUP && in_stop_phase(s)) {
+		for (i = 0; i < s->nkids; i++)
+			if (s->kids[i]->state == NS_STOPPING)
+				worker_event(s->kids[i], WEV_TIMER);
+		return;
+	}
 	if (s->op != OP_RESTART || s->phase != PH_WAIT)
 		return;
 	s->phase = PH_START;

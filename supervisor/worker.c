@@ -41,6 +41,7 @@ static void	cleanup(struct node *);
 static void	group_kill(struct node *, int);
 static void	on_timer(void *);
 static void	close_exec(struct node *);
+static bool	timed_by_group(const struct node *);
 
 /*
  * The table.  Rows are states, columns events.  An event a state does not
@@ -277,6 +278,17 @@ a_start_timeout(struct node *n)
 	mailboxes_state(n, NS_STOPPING);
 }
 
+/*
+ * An instances group stopping its instances together times them all with
+ * its own one timer (sup.c), not one timer per instance.
+ */
+static bool
+timed_by_group(const struct node *n)
+{
+	return n->parent != NULL && n->parent->kind == NODE_GROUP &&
+	    n->parent->in_stop_next;
+}
+
 static void
 a_term(struct node *n)
 {
@@ -291,7 +303,7 @@ a_term(struct node *n)
 		return;
 	}
 	group_kill(n, SIGTERM);
-	if (sd >= 0)
+	if (sd >= 0 && !timed_by_group(n))
 		timer_after(&n->ad->loop, &n->timer, (uint64_t)sd);
 }
 

@@ -653,6 +653,8 @@ START_TEST(group_stops_in_parallel)
 	struct actord_spec *spec = ts_spec();
 	struct child_spec *c;
 	struct actord *ad;
+	struct node *g;
+	size_t i;
 
 	c = ts_add_fn(&spec->root, "g", fn_note_term, NULL);
 	c->instances = 3;
@@ -662,7 +664,16 @@ START_TEST(group_stops_in_parallel)
 	actord_shutdown(ad);
 	/* One at a time, the second SIGTERM would wait 3 s for the first. */
 	ck_assert(ts_run_until(ad, terms_pred, NULL, 2000));
+	/* Under one timer: the group's, none of the instances' own. */
+	g = actord_find(ad, "/g");
+	ck_assert(timer_pending(&g->op_timer));
+	for (i = 0; i < g->nkids; i++) {
+		ck_assert_int_eq(g->kids[i]->state, NS_STOPPING);
+		ck_assert_msg(!timer_pending(&g->kids[i]->timer),
+		    "%s has its own kill timer", g->kids[i]->path);
+	}
 	ck_assert(ts_wait_done(ad, WAIT));
+	ck_assert(!timer_pending(&g->op_timer));
 	actord_free(ad);
 }
 END_TEST
