@@ -508,6 +508,92 @@ START_TEST(start_stop_remove_add)
 }
 END_TEST
 
+/*
+ * Issue 3: an instance added at run time survives a restart of its
+ * supervisor (here a one_for_all set restarted by a sibling's death); a
+ * manual start whose exec fails says the real exec error, and leaves the
+ * child stopped with no retry loop.
+ */
+START_TEST(added_instance_survives_and_exec_error_on_start)
+{
+	struct ctltest_out o;
+	struct json *doc;
+	char extra[1024], bin[128];
+	double inc, restarts;
+	pid_t w, added;
+	int waited;
+
+	snprintf(bin, sizeof(bin), "%s/sleeper", d.dir);
+	ck_assert_int_eq(symlink("/bin/sleep", bin), 0);
+	snprintf(extra, sizeof(extra), ",\n"
+	    "    { name = \"set\"; supervisor = { strategy = \"one_for_all\";\n"
+	    "        intensity = 10; period = 10; backoff_min = 1; "
+	    "backoff_max = 5;\n"
+	    "        children = (\n"
+	    "          { name = \"w\"; exec = [\"%s\", \"run\"]; },\n"
+	    "          { name = \"g\"; instances = 1; "
+	    "exec = [\"%s\", \"run\"]; } ); }; },\n"
+	    "    { name = \"sl\"; exec = [\"%s\", \"3600\"]; }",
+	    ts_progs("tworker"), ts_progs("tworker"), bin);
+	start_daemon(extra, NULL);
+
+	RUN(&o, "add", "/set/g");
+	expect(&o, 0, NULL);
+	ck_assert_msg(strstr(o.out, "added /set/g/1") != NULL, "%s", o.out);
+	ctltest_out_free(&o);
+	ck_assert(wait_state("/set/g/1", "running"));
+	doc = status_doc();
+	w = (pid_t)nnum(doc, "/set/w", "pid");
+	added = (pid_t)nnum(doc, "/set/g/1", "pid");
+	inc = nnum(doc, "/set/g/1", "incarnation");
+	json_free(doc);
+	/* /set/w dies: one_for_all stops and starts the whole set again. */
+	ck_assert_int_eq(kill(w, SIGKILL), 0);
+	for (waited = 0; waited < WAIT; waited += 20) {
+		doc = status_doc();
+		if (node(doc, "/set/g/1") != NULL &&
+		    nnum(doc, "/set/g/1", "incarnation") > inc &&
+		    strcmp(nstr(doc, "/set", "state"), "running") == 0 &&
+		    strcmp(nstr(doc, "/set/g/1", "state"), "running") == 0)
+			break;
+		json_free(doc);
+		doc = NULL;
+		ts_sleep_ms(20);
+	}
+	ck_assert_msg(doc != NULL, "/set/g/1 did not come back");
+	ck_assert_int_ne((pid_t)nnum(doc, "/set/g/1", "pid"), added);
+	ck_assert_int_ne((pid_t)nnum(doc, "/set/w", "pid"), w);
+	ck_assert_str_eq(nstr(doc, "/set/g/0", "state"), "running");
+	json_free(doc);
+	ck_assert_int_eq(kill(added, 0), -1);
+
+	/* The program is gone: a start by hand fails with the exec error. */
+	RUN(&o, "stop", "/sl");
+	expect(&o, 0, NULL);
+	ctltest_out_free(&o);
+	ck_assert_int_eq(unlink(bin), 0);
+	doc = status_doc();
+	restarts = nnum(doc, "/sl", "restarts");
+	json_free(doc);
+	RUN(&o, "start", "/sl");
+	expect(&o, ACTORCTL_EXIT_FAILED, NULL);
+	ck_assert_msg(strstr(o.err, "start /sl: exec ") != NULL &&
+	    strstr(o.err, "sleeper: No such file or directory") != NULL,
+	    "stderr: %s", o.err);
+	ctltest_out_free(&o);
+	doc = status_doc();
+	ck_assert_str_eq(nstr(doc, "/sl", "state"), "stopped");
+	inc = nnum(doc, "/sl", "incarnation");
+	json_free(doc);
+	ts_sleep_ms(300);	/* root's backoff is 20-40 ms: time to retry */
+	doc = status_doc();
+	ck_assert_str_eq(nstr(doc, "/sl", "state"), "stopped");
+	ck_assert(nnum(doc, "/sl", "incarnation") == inc);
+	ck_assert(nnum(doc, "/sl", "restarts") == restarts);
+	json_free(doc);
+}
+END_TEST
+
 /* --- restart and kill ------------------------------------------------------- */
 
 START_TEST(restart_and_kill)
@@ -1121,6 +1207,7 @@ suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, status_in_start_order);
 	tcase_add_test(tc, start_stop_remove_add);
+	tcase_add_test(tc, added_instance_survives_and_exec_error_on_start);
 	tcase_add_test(tc, restart_and_kill);
 	tcase_add_test(tc, log_and_follow);
 	tcase_add_test(tc, send_deadletters_stats);
