@@ -57,6 +57,8 @@ END_TEST
 
 START_TEST(check_only)
 {
+	char want[512];
+
 	ts_daemon_conf(&d, HEAD
 	    "    { name = \"a\"; exec = [\"/bin/true\"]; }\n" TAIL);
 	ts_daemon_start(&d, "-n");
@@ -66,7 +68,14 @@ START_TEST(check_only)
 	    TAIL);
 	ts_daemon_start(&d, "-n");
 	ck_assert_int_eq(ts_daemon_wait(&d, WAIT), 1);
-	ck_assert_msg(strstr(ts_daemon_log(&d), "permanant") != NULL,
+	/*
+	 * The error names the file, the line (6: ts_daemon_conf puts
+	 * runtime_dir first), the key and what was expected.
+	 */
+	snprintf(want, sizeof(want), "actord: %s:6: supervisor.children[0]."
+	    "restart: expected permanent, transient or temporary, got "
+	    "\"permanant\"\n", d.conf);
+	ck_assert_msg(strstr(ts_daemon_log(&d), want) != NULL,
 	    "log:\n%s", ts_daemon_log(&d));
 	/* A missing file and a bad option are errors too. */
 	unlink(d.conf);
