@@ -6,12 +6,14 @@
  * Exit status (actord(8)): 0 clean shutdown, 1 usage or configuration
  * error, 2 a child failed to start, 3 the root supervisor gave up.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "supervisor/actord.h"
@@ -28,6 +30,8 @@ struct main_state {
 static void	usage(void) __attribute__((noreturn));
 static void	on_hup(struct actord *, void *);
 static int	write_pidfile(const char *);
+static size_t	kill_children(void);
+static void	kill_orphans(void);
 
 static void
 usage(void)
@@ -63,6 +67,61 @@ write_pidfile(const char *path)
 		return -1;
 	}
 	return close(fd);
+}
+
+/*
+ * SIGKILL every child this process still has, from the children lists of
+ * its threads; reap them.  Returns how many there were.
+ */
+static size_t
+kill_children(void)
+{
+	char path[320];
+	pid_t pids[256];
+	size_t n = 0, i;
+	struct dirent *de;
+	DIR *dir;
+	FILE *f;
+	long v;
+
+	if ((dir = opendir("/proc/self/task")) == NULL)
+		return 0;
+	while ((de = readdir(dir)) != NULL && n < 256) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/children",
+		    de->d_name);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		while (n < 256 && fscanf(f, "%ld", &v) == 1)
+			pids[n++] = (pid_t)v;
+		fclose(f);
+	}
+	closedir(dir);
+	for (i = 0; i < n; i++) {
+		log_warnx("orphan pid %d left by the tree: SIGKILL",
+		    (int)pids[i]);
+		(void)kill(pids[i], SIGKILL);
+	}
+	for (i = 0; i < n; i++)
+		(void)waitpid(pids[i], NULL, 0);
+	return n;
+}
+
+/*
+ * The tree is freed and its process groups are gone, but a descendant
+ * that left its worker's process group (setsid, a daemon's double fork)
+ * came back to us, the subreaper: here every child of actord is of the
+ * tree, so none may outlive it.  Each round may orphan grandchildren to
+ * us again; the rounds are bounded.
+ */
+static void
+kill_orphans(void)
+{
+	int round;
+
+	for (round = 0; round < 64 && kill_children() > 0; round++)
+		continue;
 }
 
 int
@@ -146,5 +205,6 @@ main(int argc, char *argv[])
 	if (ms.pidfile != NULL)
 		(void)unlink(ms.pidfile);
 	actord_free(ad);
+	kill_orphans();
 	return status;
 }

@@ -7,6 +7,7 @@
  * refused), and an idle actord making no context switch.
  */
 #include <check.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <stdio.h>
@@ -102,6 +103,50 @@ START_TEST(escalation_to_root_exits_3)
 	ck_assert_int_eq(ts_daemon_wait(&d, WAIT), 3);
 	ck_assert_msg(strstr(ts_daemon_log(&d), "root supervisor gave up: /mid "
 	    "gave up: /mid/w exited 1") != NULL, "log:\n%s", ts_daemon_log(&d));
+}
+END_TEST
+
+/*
+ * A descendant that left its worker's process group (setsid) escapes the
+ * group kill and comes back to actord, the subreaper: it must not
+ * outlive actord.
+ */
+START_TEST(no_orphan_outlives_actord)
+{
+	char file[128], buf[32];
+	pid_t orphan = 0;
+	int waited, fd;
+	ssize_t n;
+
+	snprintf(file, sizeof(file), "%s/orphan", d.dir);
+	ts_daemon_conf(&d, HEAD
+	    "    { name = \"w\"; exec = [\"/bin/sh\", \"-c\",\n"
+	    "      \"setsid sleep 3600 & echo $! > %s.tmp; mv %s.tmp %s; "
+	    "exec sleep 3600\"]; }\n"
+	    TAIL, file, file, file);
+	ts_daemon_start(&d, NULL);
+	ck_assert_msg(ts_daemon_ready(&d, WAIT), "log:\n%s",
+	    ts_daemon_log(&d));
+	for (waited = 0; waited < WAIT && orphan <= 0; waited += 20) {
+		if ((fd = open(file, O_RDONLY | O_CLOEXEC)) != -1) {
+			n = read(fd, buf, sizeof(buf) - 1);
+			close(fd);
+			buf[n > 0 ? n : 0] = '\0';
+			orphan = (pid_t)atoi(buf);
+		}
+		if (orphan <= 0)
+			ts_sleep_ms(20);
+	}
+	ck_assert_int_gt(orphan, 0);
+	ck_assert(ts_alive(orphan));
+	ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
+	ck_assert_int_eq(ts_daemon_wait(&d, WAIT), 0);
+	waited = ts_alive(orphan);
+	if (waited)
+		kill(orphan, SIGKILL);	/* not ours to leave behind either */
+	ck_assert_msg(!waited, "orphan %d outlived actord; log:\n%s",
+	    (int)orphan, ts_daemon_log(&d));
+	ck_assert(strstr(ts_daemon_log(&d), "orphan pid") != NULL);
 }
 END_TEST
 
@@ -384,6 +429,7 @@ suite(void)
 	tcase_add_test(tc, check_only);
 	tcase_add_test(tc, escalation_to_root_exits_3);
 	tcase_add_test(tc, readiness_modes_and_sigterm);
+	tcase_add_test(tc, no_orphan_outlives_actord);
 	tcase_add_test(tc, sd_notify_start_timeout);
 	tcase_add_test(tc, reload_diffs_the_tree);
 	tcase_add_test(tc, idle_actord_does_nothing);
