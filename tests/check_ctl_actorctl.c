@@ -7,7 +7,9 @@
  */
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 #include <check.h>
@@ -569,6 +571,54 @@ START_TEST(usage_and_errors)
 }
 END_TEST
 
+/*
+ * Something that is not actord answers on the socket: a protocol
+ * mismatch, exit 7 (actorctl(8), EXIT STATUS).
+ */
+START_TEST(garbage_answer_exits_7)
+{
+	static const char junk[] = "HTTP/1.0 400 Bad Request\r\n\r\n";
+	struct ctltest_server s;
+	struct ctltest_out o;
+	struct sockaddr_un sun;
+	char buf[256];
+	pid_t pid;
+	int lfd, cfd;
+
+	memset(&s, 0, sizeof(s));
+	snprintf(s.dir, sizeof(s.dir), "/tmp/ctl-junk-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(s.dir));
+	snprintf(s.sock, sizeof(s.sock), "%s/control.sock", s.dir);
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	ck_assert_uint_lt(strlen(s.sock), sizeof(sun.sun_path));
+	memcpy(sun.sun_path, s.sock, strlen(s.sock));
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ne(lfd, -1);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	ck_assert_int_eq(listen(lfd, 1), 0);
+	pid = fork();
+	ck_assert_int_ne(pid, -1);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if ((cfd = accept(lfd, NULL, NULL)) == -1)
+			_exit(1);
+		(void)!read(cfd, buf, sizeof(buf));
+		(void)!write(cfd, junk, sizeof(junk) - 1);
+		close(cfd);
+		_exit(0);
+	}
+	close(lfd);
+	RUN(&s, &o, "status");
+	expect(&o, ACTORCTL_EXIT_PROTO, "malformed answer");
+	ctltest_out_free(&o);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	unlink(s.sock);
+	rmdir(s.dir);
+}
+END_TEST
+
 /* --- top ----------------------------------------------------------------- */
 
 static int
@@ -709,6 +759,7 @@ suite(void)
 	tcase_add_test(tc, deadletters_and_stats);
 	tcase_add_test(tc, follows);
 	tcase_add_test(tc, usage_and_errors);
+	tcase_add_test(tc, garbage_answer_exits_7);
 	tcase_add_test(tc, top_quits_on_q);
 	tcase_add_test(tc, top_restores_on_sigint);
 	tcase_add_test(tc, top_without_terminal);
