@@ -168,6 +168,32 @@ START_TEST(temporary_sibling_removed_under_one_for_all)
 }
 END_TEST
 
+/* Issue 3: under one_for_all, a sibling stopped by hand starts again. */
+START_TEST(hand_stopped_sibling_restarts_with_its_set)
+{
+	struct actord_spec *spec = ts_spec();
+	struct actord *ad;
+	pid_t a;
+
+	spec->root.strategy = STRATEGY_ONE_FOR_ALL;
+	ts_add_fn(&spec->root, "a", ts_fn_run, NULL);
+	ts_add_fn(&spec->root, "b", ts_fn_run, NULL);
+	ts_add_fn(&spec->root, "c", ts_fn_run, NULL);
+	ad = boot(spec);
+	ck_assert_int_eq(actord_stop_node(ad, "/b", NULL, NULL), 0);
+	ck_assert(ts_wait_state(ad, "/b", NS_STOPPED, WAIT));
+	ck_assert(actord_find(ad, "/b")->manual_stopped);
+	a = ts_pid(ad, "/a");
+	ck_assert_int_eq(kill(ts_pid(ad, "/c"), SIGKILL), 0);
+	ck_assert(ts_wait_new_pid(ad, "/a", a, WAIT));
+	ck_assert(ts_wait_state(ad, "/c", NS_RUNNING, WAIT));
+	ck_assert_int_eq(ts_state(ad, "/b"), NS_RUNNING);
+	ck_assert(!actord_find(ad, "/b")->manual_stopped);
+	ck_assert_int_eq(ts_record_count("start /b"), 2);
+	actord_free(ad);
+}
+END_TEST
+
 static bool
 count_pred(struct actord *ad, void *arg)
 {
@@ -926,6 +952,7 @@ suite(void)
 	tcase_add_test(tc, one_for_all_stops_in_reverse_starts_in_order);
 	tcase_add_test(tc, rest_for_one_restarts_the_rest);
 	tcase_add_test(tc, temporary_sibling_removed_under_one_for_all);
+	tcase_add_test(tc, hand_stopped_sibling_restarts_with_its_set);
 	tcase_add_test(tc, clean_exit_rules);
 	suite_add_tcase(s, tc);
 
