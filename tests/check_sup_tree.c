@@ -591,6 +591,9 @@ START_TEST(api_restart_stop_start_add_remove)
 	ck_assert(ts_run_until(ad, done_called, &d, WAIT));
 	ck_assert_int_eq(ts_state(ad, "/w"), NS_RUNNING);
 	ck_assert_int_eq(actord_start_node(ad, "/w", NULL, NULL), EALREADY);
+	/* Nor do a stop and a start by hand. */
+	ck_assert_uint_eq(sup_decisions_in_period(ad->root), 0);
+	ck_assert_uint_eq(actord_find(ad, "/w")->restarts, 0);
 
 	memset(&d, 0, sizeof(d));
 	ck_assert_int_eq(actord_add_instance(ad, "/g", on_done, &d, path,
