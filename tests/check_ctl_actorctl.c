@@ -5,7 +5,6 @@
  * --json output parsed and checked, -f follows, `top` under a
  * pseudo-terminal.
  */
-#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -17,7 +16,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
-#include <pty.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -621,98 +619,32 @@ END_TEST
 
 /* --- top ----------------------------------------------------------------- */
 
-static int
-count(const char *hay, size_t len, const char *needle)
-{
-	const char	*p = hay, *end = hay + len;
-	int		 n = 0;
-
-	while ((p = memmem(p, end - p, needle, strlen(needle))) != NULL) {
-		n++;
-		p++;
-	}
-	return n;
-}
-
 /*
- * Run top on a pseudo-terminal for `refreshes` screens, then either type
- * q or send SIGINT; check the exit status and that the terminal's
- * attributes are what they were.
+ * Run top on a pseudo-terminal for two screens (they come a second
+ * apart), then either type q or send SIGINT; check the exit status and
+ * that the terminal's attributes are what they were.
  */
 static void
 run_top(bool by_signal)
 {
 	struct ctltest_server	 s;
-	struct termios		 before, after;
-	struct winsize		 ws = { 24, 100, 0, 0 };
-	struct pollfd		 pfd;
-	char			 prog[512], *buf;
-	size_t			 len = 0;
-	ssize_t			 n;
-	pid_t			 pid;
-	int			 master, slave, st;
+	struct ctltest_top	 t;
+	struct termios		 during;
 
 	ctltest_start(&s, NULL);
-	snprintf(prog, sizeof(prog), "%s/actorctl", ctltest_build());
-	ck_assert_int_eq(openpty(&master, &slave, NULL, NULL, &ws), 0);
-	ck_assert_int_eq(tcgetattr(slave, &before), 0);
-	pid = fork();
-	ck_assert_int_ne(pid, -1);
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		setsid();
-		ioctl(slave, TIOCSCTTY, 0);
-		dup2(slave, 0);
-		dup2(slave, 1);
-		dup2(slave, 2);
-		close(master);
-		execl(prog, prog, "-S", s.sock, "top", (char *)NULL);
-		_exit(127);
-	}
-	buf = malloc(1 << 20);
-	/* Two refreshes at least (they come a second apart). */
-	while (count(buf, len, "specs:") < 2) {
-		pfd.fd = master;
-		pfd.events = POLLIN;
-		ck_assert_msg(poll(&pfd, 1, 20000) == 1, "top shows nothing");
-		n = read(master, buf + len, (1 << 20) - len);
-		ck_assert_int_gt(n, 0);
-		len += n;
-	}
-	ck_assert_ptr_nonnull(memmem(buf, len, "/web/api/1", 10));
-	ck_assert_ptr_nonnull(memmem(buf, len, "[", 1));
+	ctltest_top_start(&t, s.sock);
+	ctltest_top_until(&t, "specs:", 2, 20000);
+	ck_assert_ptr_nonnull(memmem(t.buf, t.len, "/web/api/1", 10));
+	ck_assert_ptr_nonnull(memmem(t.buf, t.len, "[", 1));
 	/* While it runs, the terminal is not canonical and does not echo. */
-	ck_assert_int_eq(tcgetattr(slave, &after), 0);
-	ck_assert_uint_eq(after.c_lflag & (ICANON | ECHO), 0);
+	ck_assert_int_eq(tcgetattr(t.slave, &during), 0);
+	ck_assert_uint_eq(during.c_lflag & (ICANON | ECHO), 0);
 	if (by_signal)
-		kill(pid, SIGINT);
+		kill(t.pid, SIGINT);
 	else
-		ck_assert_int_eq(write(master, "q", 1), 1);
-	/* Drain until it exits, so it never blocks writing. */
-	for (;;) {
-		pfd.fd = master;
-		pfd.events = POLLIN;
-		if (poll(&pfd, 1, 20000) != 1)
-			break;
-		n = read(master, buf + len, (1 << 20) - len);
-		if (n <= 0)
-			break;
-		len += n;
-		if (memmem(buf, len, "\033[?1049l", 8) != NULL)
-			break;
-	}
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	ck_assert(WIFEXITED(st));
-	ck_assert_int_eq(WEXITSTATUS(st), by_signal ? 128 + SIGINT : 0);
-	ck_assert_ptr_nonnull(memmem(buf, len, "\033[?25h", 6));
-	ck_assert_int_eq(tcgetattr(slave, &after), 0);
-	ck_assert_uint_eq(after.c_lflag, before.c_lflag);
-	ck_assert_uint_eq(after.c_iflag, before.c_iflag);
-	ck_assert_uint_eq(after.c_oflag, before.c_oflag);
-	ck_assert_mem_eq(after.c_cc, before.c_cc, sizeof(before.c_cc));
-	free(buf);
-	close(master);
-	close(slave);
+		ck_assert_int_eq(write(t.master, "q", 1), 1);
+	ck_assert_int_eq(ctltest_top_end(&t, 20000),
+	    by_signal ? 128 + SIGINT : 0);
 	ctltest_stop(&s);
 }
 

@@ -9,7 +9,6 @@
  * Each test runs its own actord (tests/lib/tsup.c) in a private
  * mkdtemp'd runtime_dir, and kills what it started by pid.
  */
-#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -22,7 +21,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
-#include <pty.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1060,83 +1058,20 @@ END_TEST
 
 /* --- top ----------------------------------------------------------------------------- */
 
-static size_t
-count(const char *buf, size_t len, const char *what)
-{
-	const char *p = buf, *end = buf + len;
-	size_t n = 0, wl = strlen(what);
-
-	while ((p = memmem(p, (size_t)(end - p), what, wl)) != NULL) {
-		n++;
-		p += wl;
-	}
-	return n;
-}
-
 START_TEST(top_on_a_pty)
 {
-	struct termios before, after;
-	struct winsize ws = { 24, 100, 0, 0 };
-	struct pollfd pfd;
-	char prog[512], *buf;
-	size_t len = 0;
-	ssize_t n;
-	pid_t pid;
-	int master, slave, st;
+	struct ctltest_top t;
+	struct termios during;
 
 	start_daemon(NULL, NULL);
-	snprintf(prog, sizeof(prog), "%s/actorctl", ctltest_build());
-	ck_assert_int_eq(openpty(&master, &slave, NULL, NULL, &ws), 0);
-	ck_assert_int_eq(tcgetattr(slave, &before), 0);
-	pid = fork();
-	ck_assert_int_ne(pid, -1);
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		setsid();
-		ioctl(slave, TIOCSCTTY, 0);
-		dup2(slave, 0);
-		dup2(slave, 1);
-		dup2(slave, 2);
-		close(master);
-		execl(prog, prog, "-S", srv.sock, "top", (char *)NULL);
-		_exit(127);
-	}
-	buf = malloc(1 << 20);
-	while (count(buf, len, "specs:") < 2) {
-		pfd.fd = master;
-		pfd.events = POLLIN;
-		ck_assert_msg(poll(&pfd, 1, WAIT) == 1, "top shows nothing");
-		n = read(master, buf + len, (1 << 20) - len);
-		ck_assert_int_gt(n, 0);
-		len += (size_t)n;
-	}
-	ck_assert_ptr_nonnull(memmem(buf, len, "/api/1", 6));
-	ck_assert_ptr_nonnull(memmem(buf, len, "/loop/flaky", 11));
-	ck_assert_int_eq(tcgetattr(slave, &after), 0);
-	ck_assert_uint_eq(after.c_lflag & (ICANON | ECHO), 0);
-	ck_assert_int_eq(write(master, "q", 1), 1);
-	for (;;) {
-		pfd.fd = master;
-		pfd.events = POLLIN;
-		if (poll(&pfd, 1, WAIT) != 1)
-			break;
-		n = read(master, buf + len, (1 << 20) - len);
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-		if (memmem(buf, len, "\033[?1049l", 8) != NULL)
-			break;
-	}
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	ck_assert(WIFEXITED(st));
-	ck_assert_int_eq(WEXITSTATUS(st), 0);
-	ck_assert_int_eq(tcgetattr(slave, &after), 0);
-	ck_assert_uint_eq(after.c_lflag, before.c_lflag);
-	ck_assert_uint_eq(after.c_iflag, before.c_iflag);
-	ck_assert_uint_eq(after.c_oflag, before.c_oflag);
-	free(buf);
-	close(master);
-	close(slave);
+	ctltest_top_start(&t, srv.sock);
+	ctltest_top_until(&t, "specs:", 2, WAIT);
+	ck_assert_ptr_nonnull(memmem(t.buf, t.len, "/api/1", 6));
+	ck_assert_ptr_nonnull(memmem(t.buf, t.len, "/loop/flaky", 11));
+	ck_assert_int_eq(tcgetattr(t.slave, &during), 0);
+	ck_assert_uint_eq(during.c_lflag & (ICANON | ECHO), 0);
+	ck_assert_int_eq(write(t.master, "q", 1), 1);
+	ck_assert_int_eq(ctltest_top_end(&t, WAIT), 0);
 }
 END_TEST
 

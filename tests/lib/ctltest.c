@@ -2,6 +2,7 @@
  * ctltest.c: see ctltest.h.  Failures to set up are test failures
  * (ck_abort_msg), never silent skips.
  */
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -12,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pty.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -333,4 +335,108 @@ ctltest_out_free(struct ctltest_out *o)
 	free(o->out);
 	free(o->err);
 	memset(o, 0, sizeof(*o));
+}
+
+/* --- actorctl top on a pseudo-terminal ---------------------------------- */
+
+#define TOP_BUF	(1 << 20)
+
+static size_t
+count_in(const char *buf, size_t len, const char *what)
+{
+	const char *p = buf, *end = buf + len;
+	size_t n = 0, wl = strlen(what);
+
+	while ((p = memmem(p, (size_t)(end - p), what, wl)) != NULL) {
+		n++;
+		p += wl;
+	}
+	return n;
+}
+
+/* Run actorctl -S sock top as the session leader of a new terminal. */
+void
+ctltest_top_start(struct ctltest_top *t, const char *sock)
+{
+	struct winsize	 ws = { 24, 100, 0, 0 };
+	char		 prog[512];
+
+	memset(t, 0, sizeof(*t));
+	snprintf(prog, sizeof(prog), "%s/actorctl", ctltest_build());
+	ck_assert_int_eq(openpty(&t->master, &t->slave, NULL, NULL, &ws), 0);
+	ck_assert_int_eq(tcgetattr(t->slave, &t->before), 0);
+	t->buf = calloc(1, TOP_BUF);
+	ck_assert_ptr_nonnull(t->buf);
+	t->pid = fork();
+	ck_assert_int_ne(t->pid, -1);
+	if (t->pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		setsid();
+		ioctl(t->slave, TIOCSCTTY, 0);
+		dup2(t->slave, 0);
+		dup2(t->slave, 1);
+		dup2(t->slave, 2);
+		close(t->master);
+		execl(prog, prog, "-S", sock, "top", (char *)NULL);
+		_exit(127);
+	}
+}
+
+/* Read top's screens until what appeared `times` times. */
+void
+ctltest_top_until(struct ctltest_top *t, const char *what, int times,
+    int ms)
+{
+	struct pollfd	 pfd;
+	ssize_t		 n;
+
+	while (count_in(t->buf, t->len, what) < (size_t)times) {
+		pfd.fd = t->master;
+		pfd.events = POLLIN;
+		ck_assert_msg(poll(&pfd, 1, ms) == 1, "top shows no \"%s\"",
+		    what);
+		n = read(t->master, t->buf + t->len, TOP_BUF - t->len);
+		ck_assert_int_gt(n, 0);
+		t->len += (size_t)n;
+	}
+}
+
+/*
+ * After q or a signal: drain the terminal until top left its screen (so
+ * it never blocks writing), reap it, and check the terminal is as it was.
+ * Returns its exit status (128 + n for signal n).
+ */
+int
+ctltest_top_end(struct ctltest_top *t, int ms)
+{
+	struct termios	 after;
+	struct pollfd	 pfd;
+	ssize_t		 n;
+	int		 st;
+
+	for (;;) {
+		pfd.fd = t->master;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, ms) != 1)
+			break;
+		n = read(t->master, t->buf + t->len, TOP_BUF - t->len);
+		if (n <= 0)
+			break;
+		t->len += (size_t)n;
+		if (memmem(t->buf, t->len, "\033[?1049l", 8) != NULL)
+			break;
+	}
+	ck_assert_int_eq(waitpid(t->pid, &st, 0), t->pid);
+	ck_assert_msg(memmem(t->buf, t->len, "\033[?25h", 6) != NULL,
+	    "top left the cursor hidden");
+	ck_assert_int_eq(tcgetattr(t->slave, &after), 0);
+	ck_assert_uint_eq(after.c_lflag, t->before.c_lflag);
+	ck_assert_uint_eq(after.c_iflag, t->before.c_iflag);
+	ck_assert_uint_eq(after.c_oflag, t->before.c_oflag);
+	ck_assert_mem_eq(after.c_cc, t->before.c_cc, sizeof(after.c_cc));
+	free(t->buf);
+	t->buf = NULL;
+	close(t->master);
+	close(t->slave);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }

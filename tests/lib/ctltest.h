@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <termios.h>
 
 #include "supervisor/ctlproto.h"
 
@@ -31,6 +32,16 @@ struct ctltest_out {
 	char	*err;			/* standard error */
 };
 
+/* actorctl top on a pseudo-terminal, and what it printed. */
+struct ctltest_top {
+	pid_t		 pid;
+	int		 master;
+	int		 slave;
+	struct termios	 before;	/* the terminal before top ran */
+	char		*buf;		/* its output so far */
+	size_t		 len;
+};
+
 /* ctltest.c */
 const char *ctltest_build(void);	/* $ACTORD_BUILD or "build" */
 void	 ctltest_start(struct ctltest_server *, const char *const *extra);
@@ -46,5 +57,9 @@ int	 ctltest_exchange(int fd, const void *req, size_t len,
 int	 ctltest_request(const char *sock, const struct ctl_request *,
 	    struct ctl_response *);
 int	 ctltest_counters(const char *sock, struct ctl_counters *);
+void	 ctltest_top_start(struct ctltest_top *, const char *sock);
+void	 ctltest_top_until(struct ctltest_top *, const char *what, int times,
+	    int ms);			/* fails the test on timeout */
+int	 ctltest_top_end(struct ctltest_top *, int ms);	/* exit status */
 
 #endif /* ACTORD_CTLTEST_H */
