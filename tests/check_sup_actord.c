@@ -349,6 +349,15 @@ START_TEST(child_environment_is_what_was_configured)
 	ck_assert_int_gt(pid, 0);
 	ck_assert(proc_status_field(pid, "Umask:", buf, sizeof(buf)));
 	ck_assert_msg(strstr(buf, "0027") != NULL, "umask %s", buf);
+	/*
+	 * Its own process group; no signal blocked or ignored (actord
+	 * ignores SIGPIPE and blocks SIGCHLD, SIGTERM, SIGINT and SIGHUP).
+	 */
+	ck_assert_int_eq(getpgid(pid), pid);
+	ck_assert(proc_status_field(pid, "SigBlk:", buf, sizeof(buf)));
+	ck_assert_msg(strtoull(buf, NULL, 16) == 0, "blocked %s", buf);
+	ck_assert(proc_status_field(pid, "SigIgn:", buf, sizeof(buf)));
+	ck_assert_msg(strtoull(buf, NULL, 16) == 0, "ignored %s", buf);
 	if (geteuid() == 0) {
 		ck_assert(proc_status_field(pid, "Uid:", buf, sizeof(buf)));
 		ck_assert_msg(strstr(buf, "65534") != NULL, "uid %s", buf);
@@ -395,6 +404,30 @@ START_TEST(child_environment_is_what_was_configured)
 }
 END_TEST
 
+/* PR_SET_PDEATHSIG: if actord dies, its workers die with it. */
+START_TEST(workers_die_with_actord)
+{
+	pid_t pid;
+	int waited;
+
+	ts_daemon_conf(&d, HEAD
+	    "    { name = \"w\"; exec = [\"%s\", \"run\"];"
+	    " env = { TW_DIR = \"%s\"; }; }\n"
+	    TAIL, ts_progs("tworker"), d.dir);
+	ts_daemon_start(&d, NULL);
+	ck_assert_msg(ts_daemon_ready(&d, WAIT), "log:\n%s", ts_daemon_log(&d));
+	pid = ts_daemon_child(&d, "w", WAIT);
+	ck_assert(ts_alive(pid));
+	ck_assert_int_eq(kill(d.pid, SIGKILL), 0);
+	ck_assert_int_eq(ts_daemon_wait(&d, WAIT), 128 + SIGKILL);
+	for (waited = 0; waited < WAIT && ts_alive(pid); waited += 20)
+		ts_sleep_ms(20);
+	if (ts_alive(pid))
+		kill(pid, SIGKILL);
+	ck_assert_msg(waited < WAIT, "worker %d outlived actord", (int)pid);
+}
+END_TEST
+
 START_TEST(idle_actord_does_nothing)
 {
 	long before, after;
@@ -432,6 +465,7 @@ suite(void)
 	tcase_add_test(tc, no_orphan_outlives_actord);
 	tcase_add_test(tc, sd_notify_start_timeout);
 	tcase_add_test(tc, reload_diffs_the_tree);
+	tcase_add_test(tc, workers_die_with_actord);
 	tcase_add_test(tc, idle_actord_does_nothing);
 	tcase_add_test(tc, child_log_file_rotates);
 	tcase_add_test(tc, child_environment_is_what_was_configured);
