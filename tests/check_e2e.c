@@ -592,6 +592,26 @@ START_TEST(added_instance_survives_and_exec_error_on_start)
 }
 END_TEST
 
+/* actord(8), EXIT STATUS 1: the control socket is a live actord's. */
+START_TEST(second_actord_on_same_socket_exits_1)
+{
+	struct ctltest_out o;
+	struct ts_daemon d2;
+
+	start_daemon(NULL, NULL);
+	ts_daemon_init(&d2);
+	snprintf(d2.conf, sizeof(d2.conf), "%s", d.conf);	/* same dir */
+	ts_daemon_start(&d2, NULL);
+	ck_assert_int_eq(ts_daemon_wait(&d2, WAIT), 1);
+	ck_assert_msg(strstr(ts_daemon_log(&d2), "another actord is listening")
+	    != NULL, "log:\n%s", ts_daemon_log(&d2));
+	ts_daemon_cleanup(&d2);
+	RUN(&o, "status", "/a");
+	expect(&o, 0, NULL);
+	ctltest_out_free(&o);
+}
+END_TEST
+
 /* --- restart and kill ------------------------------------------------------- */
 
 START_TEST(restart_and_kill)
@@ -1143,6 +1163,7 @@ suite(void)
 	tcase_add_test(tc, status_in_start_order);
 	tcase_add_test(tc, start_stop_remove_add);
 	tcase_add_test(tc, added_instance_survives_and_exec_error_on_start);
+	tcase_add_test(tc, second_actord_on_same_socket_exits_1);
 	tcase_add_test(tc, restart_and_kill);
 	tcase_add_test(tc, log_and_follow);
 	tcase_add_test(tc, send_deadletters_stats);
