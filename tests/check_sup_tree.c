@@ -258,6 +258,35 @@ START_TEST(clean_exit_rules)
 }
 END_TEST
 
+/*
+ * Backoff starts over once a child stayed up min_uptime.  The spec is
+ * changed between the phases, so no timing decides the outcome.
+ */
+START_TEST(backoff_starts_over_after_min_uptime)
+{
+	struct actord_spec *spec = ts_spec();
+	struct actord *ad;
+	struct node *w;
+	int i;
+
+	spec->root.intensity = 100;
+	spec->root.backoff_min = 5;
+	spec->root.backoff_max = 40;
+	spec->root.min_uptime = 600000;	/* never, for now */
+	ts_add_fn(&spec->root, "w", ts_fn_run, NULL);
+	ad = boot(spec);
+	w = actord_find(ad, "/w");
+	for (i = 0; i < 3; i++)
+		kill_and_wait_restart(ad, "/w");
+	ck_assert_uint_eq(w->backoff_attempt, 3);
+	ad->spec->root.min_uptime = 50;
+	ts_run_for(ad, 100);		/* up longer than min_uptime */
+	kill_and_wait_restart(ad, "/w");
+	ck_assert_uint_eq(w->backoff_attempt, 1);
+	actord_free(ad);
+}
+END_TEST
+
 START_TEST(intensity_exactly_at_limit)
 {
 	struct actord_spec *spec = ts_spec();
@@ -962,6 +991,7 @@ suite(void)
 	tc = tcase_create("intensity");
 	tcase_set_timeout(tc, 30);
 	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, backoff_starts_over_after_min_uptime);
 	tcase_add_test(tc, intensity_exactly_at_limit);
 	tcase_add_test(tc, intensity_one_past_escalates_with_cause);
 	tcase_add_test(tc, escalation_through_nested_supervisor);
