@@ -433,6 +433,31 @@ START_TEST(workers_die_with_actord)
 }
 END_TEST
 
+/* -p: the pid file holds actord's pid while it runs, and goes at exit. */
+START_TEST(pid_file_written_and_removed)
+{
+	char opt[160], buf[32];
+	int fd;
+	ssize_t n;
+
+	snprintf(opt, sizeof(opt), "-p%s/a.pid", d.dir);
+	ts_daemon_conf(&d, HEAD
+	    "    { name = \"w\"; exec = [\"/bin/sleep\", \"3600\"]; }\n"
+	    TAIL);
+	ts_daemon_start(&d, opt);
+	ck_assert_msg(ts_daemon_ready(&d, WAIT), "log:\n%s", ts_daemon_log(&d));
+	fd = open(opt + 2, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ne(fd, -1);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	ck_assert_int_eq(atoi(buf), d.pid);
+	ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
+	ck_assert_int_eq(ts_daemon_wait(&d, WAIT), 0);
+	ck_assert_int_eq(access(opt + 2, F_OK), -1);
+}
+END_TEST
+
 START_TEST(idle_actord_does_nothing)
 {
 	long before, after;
@@ -471,6 +496,7 @@ suite(void)
 	tcase_add_test(tc, sd_notify_start_timeout);
 	tcase_add_test(tc, reload_diffs_the_tree);
 	tcase_add_test(tc, workers_die_with_actord);
+	tcase_add_test(tc, pid_file_written_and_removed);
 	tcase_add_test(tc, idle_actord_does_nothing);
 	tcase_add_test(tc, child_log_file_rotates);
 	tcase_add_test(tc, child_environment_is_what_was_configured);
