@@ -326,6 +326,30 @@ proc_status_field(pid_t pid, const char *field, char *out, size_t len)
 	return found;
 }
 
+/*
+ * Output that cannot be written (here to /dev/full; max_size = 0, so it
+ * is never rotated) is counted and reported, and actord goes on.
+ */
+START_TEST(dropped_output_is_reported)
+{
+	if (access("/dev/full", W_OK) == -1)
+		return;		/* no such device here: nothing to test with */
+	ts_daemon_conf(&d, HEAD
+	    "    { name = \"w\"; restart = \"temporary\";\n"
+	    "      exec = [\"/bin/sh\", \"-c\", \"echo hello; echo world\"];\n"
+	    "      log = { path = \"/dev/full\"; max_size = 0; keep = 0; }; },\n"
+	    "    { name = \"x\"; exec = [\"/bin/sleep\", \"3600\"]; }\n"
+	    TAIL);
+	ts_daemon_start(&d, NULL);
+	ck_assert_msg(ts_daemon_ready(&d, WAIT), "log:\n%s", ts_daemon_log(&d));
+	ck_assert_msg(ts_daemon_log_has(&d, "bytes of output dropped", WAIT),
+	    "log:\n%s", ts_daemon_log(&d));
+	ck_assert(strstr(ts_daemon_log(&d), "hello") == NULL);
+	ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
+	ck_assert_int_eq(ts_daemon_wait(&d, WAIT), 0);
+}
+END_TEST
+
 /* The child's credentials, limits, umask, cwd and environment. */
 START_TEST(child_environment_is_what_was_configured)
 {
@@ -499,6 +523,7 @@ suite(void)
 	tcase_add_test(tc, pid_file_written_and_removed);
 	tcase_add_test(tc, idle_actord_does_nothing);
 	tcase_add_test(tc, child_log_file_rotates);
+	tcase_add_test(tc, dropped_output_is_reported);
 	tcase_add_test(tc, child_environment_is_what_was_configured);
 	suite_add_tcase(s, tc);
 	return s;
