@@ -57,6 +57,7 @@ static pid_t	 follow(const char *const *, int *);
 static bool	 read_until(int, const char *, char *, size_t);
 static bool	 read_until_n(int, const char *, int, char *, size_t);
 static void	 stop_follower(pid_t, int);
+static void	 stays_stopped(const char *, double);
 
 static void
 write_conf(const char *extra_child, const char *top)
@@ -225,6 +226,28 @@ expect(const struct ctltest_out *o, int status, const char *in_err)
 	if (in_err != NULL)
 		ck_assert_msg(strstr(o->err, in_err) != NULL,
 		    "stderr lacks \"%s\": %s", in_err, o->err);
+}
+
+/*
+ * After a manual start failed: path is stopped, and stays so with no
+ * retry (same incarnation, same restarts) past several root backoffs.
+ */
+static void
+stays_stopped(const char *path, double restarts)
+{
+	struct json *doc;
+	double inc;
+
+	doc = status_doc();
+	ck_assert_str_eq(nstr(doc, path, "state"), "stopped");
+	inc = nnum(doc, path, "incarnation");
+	json_free(doc);
+	ts_sleep_ms(300);	/* root's backoff is 20-40 ms: time to retry */
+	doc = status_doc();
+	ck_assert_str_eq(nstr(doc, path, "state"), "stopped");
+	ck_assert(nnum(doc, path, "incarnation") == inc);
+	ck_assert(nnum(doc, path, "restarts") == restarts);
+	json_free(doc);
 }
 
 /* actorctl -S sock ARGS... in the background; its stdout in *fd. */
@@ -466,16 +489,7 @@ START_TEST(start_stop_remove_add)
 	expect(&o, ACTORCTL_EXIT_FAILED, "start /gated: exited 4 before it "
 	    "was ready");
 	ctltest_out_free(&o);
-	doc = status_doc();
-	ck_assert_str_eq(nstr(doc, "/gated", "state"), "stopped");
-	inc = nnum(doc, "/gated", "incarnation");
-	json_free(doc);
-	ts_sleep_ms(300);	/* root's backoff is 20-40 ms: time to retry */
-	doc = status_doc();
-	ck_assert_str_eq(nstr(doc, "/gated", "state"), "stopped");
-	ck_assert(nnum(doc, "/gated", "incarnation") == inc);
-	ck_assert(nnum(doc, "/gated", "restarts") == restarts);
-	json_free(doc);
+	stays_stopped("/gated", restarts);
 	ck_assert(ts_daemon_log_has(&d, "gated: no ok file", WAIT));
 
 	/* remove: a stopped child goes; an exited temporary is gone. */
@@ -579,16 +593,7 @@ START_TEST(added_instance_survives_and_exec_error_on_start)
 	    strstr(o.err, "sleeper: No such file or directory") != NULL,
 	    "stderr: %s", o.err);
 	ctltest_out_free(&o);
-	doc = status_doc();
-	ck_assert_str_eq(nstr(doc, "/sl", "state"), "stopped");
-	inc = nnum(doc, "/sl", "incarnation");
-	json_free(doc);
-	ts_sleep_ms(300);	/* root's backoff is 20-40 ms: time to retry */
-	doc = status_doc();
-	ck_assert_str_eq(nstr(doc, "/sl", "state"), "stopped");
-	ck_assert(nnum(doc, "/sl", "incarnation") == inc);
-	ck_assert(nnum(doc, "/sl", "restarts") == restarts);
-	json_free(doc);
+	stays_stopped("/sl", restarts);
 }
 END_TEST
 
