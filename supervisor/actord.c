@@ -260,7 +260,10 @@ actord_reap(struct actord *ad)
 		n = node_by_pid(ad, pid);
 		mailboxes_reaped(ad, pid, n);
 		if (n == NULL) {
-			log_debug("reaped pid %d, an orphan", (int)pid);
+			char why[64];
+
+			exit_describe(st, why, sizeof(why));
+			log_info("orphan pid %d: %s", (int)pid, why);
 			continue;
 		}
 		worker_drain(n);

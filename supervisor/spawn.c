@@ -17,12 +17,14 @@
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "supervisor/actord.h"
@@ -210,15 +212,27 @@ child_fail(int fd, int stage)
 static void
 child_signals(void)
 {
-	struct sigaction sa;
+	/* The kernel's struct sigaction, for rt_sigaction(2). */
+	struct {
+		void		(*handler)(int);
+		unsigned long	 flags;
+		void		(*restorer)(void);
+		uint64_t	 mask;
+	} ksa;
 	int sig;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
+	/*
+	 * The raw system call, not sigaction(3): glibc refuses the two
+	 * signals it reserves (32 and 33), and whatever started actord (make
+	 * does) may have left them ignored, which a worker would inherit.
+	 */
+	memset(&ksa, 0, sizeof(ksa));
+	ksa.handler = SIG_DFL;
 	for (sig = 1; sig < NSIG; sig++) {
 		if (sig == SIGKILL || sig == SIGSTOP)
 			continue;
-		(void)sigaction(sig, &sa, NULL);
+		(void)syscall(SYS_rt_sigaction, sig, &ksa, NULL,
+		    sizeof(ksa.mask));
 	}
 }
 
