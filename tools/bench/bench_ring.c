@@ -1,0 +1,954 @@
+/*
+ * bench_ring.c: how fast the shm mailboxes are, against what a user could
+ * pick instead, between two processes pinned to CPUs 0 and 1, with 64-byte
+ * payloads.
+ *
+ * One-way throughput (messages/s): a bare single-producer ring with
+ * busy-polling and no wake-up support (written here: the physical limit of
+ * this machine), the mailbox with busy-poll, with spin-then-sleep, with
+ * futex sleep, two producers into one mailbox; pipe(2), a Unix stream
+ * socket, ZeroMQ PUSH/PULL over ipc://.
+ *
+ * Round trip p50 and p99 (request in one mailbox, answer in the other
+ * process's reply lane): the mailbox in spin-then-sleep and in pure futex
+ * mode, the bare ring ping-pong, a pipe pair, a Unix socket pair, eventfd
+ * ping-pong, ZeroMQ REQ/REP over ipc://.
+ *
+ * Prints a table (absolute figures and ratios to the bare ring, ZeroMQ and
+ * the pipe: value / baseline) and writes every case as JSON to $BENCH_JSON.
+ * The parent is always the side that measures (the consumer, or the client
+ * of a round trip); the child is the producer or the server.
+ */
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "shm/shm.h"
+
+#define PAYLOAD		64
+#define BARE_CAP	1024
+#define MB_CAP		1024
+#define MB_CELL		128
+#define CPU_PARENT	0
+#define CPU_CHILD	1
+#define WARMUP		2000
+
+enum unit { UNIT_RATE, UNIT_LATENCY };
+
+struct bare_cell {
+	_Atomic uint64_t seq;
+	unsigned char	 payload[PAYLOAD];
+	unsigned char	 pad[128 - 8 - PAYLOAD];
+};
+
+struct bare_ring {
+	_Alignas(64) struct bare_cell cells[BARE_CAP];
+};
+
+/* Everything the two processes share besides the arena. */
+struct shared {
+	struct bare_ring ring[2];
+	_Alignas(64) _Atomic int ready;
+};
+
+/* One benchmark process' state: the one named struct of this program. */
+struct bench {
+	struct shm_arena *arena;
+	struct shared	*sh;
+	char		 ipc[128];
+	double		 scale;		/* < 1 for a quicker run */
+	FILE		*json;
+	int		 njson;
+	double		 bare_rate, zmq_rate, pipe_rate;
+	double		 bare_p50, zmq_p50, pipe_p50;
+	double		 bare_p99, zmq_p99, pipe_p99;
+};
+
+struct result {
+	double		 v1, v2;	/* rate; or p50, p99 in ns */
+};
+
+typedef void	(*side_fn)(struct bench *, long n, struct result *);
+
+struct bcase {
+	const char	*name;
+	const char	*key;		/* JSON name */
+	enum unit	 unit;
+	long		 n;		/* messages or round trips */
+	side_fn		 child;
+	side_fn		 parent;
+	int		 nchildren;
+	int		 baseline;	/* 1 bare, 2 zmq, 3 pipe */
+};
+
+static void	 pin(int);
+static uint64_t	 now_ns(void);
+static pid_t	 spawn(struct bench *, side_fn, long);
+static void	 reap(pid_t);
+static void	 run_case(struct bench *, const struct bcase *);
+static void	 emit(struct bench *, const struct bcase *, const char *,
+		    double, const char *, double, double, double);
+static int	 cmp_u64(const void *, const void *);
+static void	 percentiles(uint64_t *, long, struct result *);
+static void	 arena_new(struct bench *);
+
+/* bare ring */
+static void	 bare_put(struct bare_ring *, uint64_t, const void *);
+static void	 bare_get(struct bare_ring *, uint64_t, void *);
+static void	 bare_prod(struct bench *, long, struct result *);
+static void	 bare_cons(struct bench *, long, struct result *);
+static void	 bare_pong(struct bench *, long, struct result *);
+static void	 bare_ping(struct bench *, long, struct result *);
+/* mailbox */
+static void	 mb_prod(struct bench *, long, struct result *);
+static void	 mb_cons(struct bench *, long, struct result *,
+		    enum shm_wait_mode, int);
+static void	 mb_cons_busy(struct bench *, long, struct result *);
+static void	 mb_cons_spin(struct bench *, long, struct result *);
+static void	 mb_cons_sleep(struct bench *, long, struct result *);
+static void	 mb_cons_two(struct bench *, long, struct result *);
+static void	 mb_pong(struct bench *, long, enum shm_wait_mode);
+static void	 mb_ping(struct bench *, long, struct result *,
+		    enum shm_wait_mode);
+static void	 mb_pong_spin(struct bench *, long, struct result *);
+static void	 mb_pong_sleep(struct bench *, long, struct result *);
+static void	 mb_ping_spin(struct bench *, long, struct result *);
+static void	 mb_ping_sleep(struct bench *, long, struct result *);
+/* fds */
+static void	 fd_prod(int, long);
+static void	 fd_cons(int, long, struct result *);
+static void	 fd_pong(int, int, long, size_t);
+static void	 fd_ping(int, int, long, size_t, struct result *);
+static void	 pipe_prod(struct bench *, long, struct result *);
+static void	 pipe_cons(struct bench *, long, struct result *);
+static void	 unix_prod(struct bench *, long, struct result *);
+static void	 unix_cons(struct bench *, long, struct result *);
+static void	 pipe_pong(struct bench *, long, struct result *);
+static void	 pipe_ping(struct bench *, long, struct result *);
+static void	 unix_pong(struct bench *, long, struct result *);
+static void	 unix_ping(struct bench *, long, struct result *);
+static void	 efd_pong(struct bench *, long, struct result *);
+static void	 efd_ping(struct bench *, long, struct result *);
+/* zmq */
+static void	 zmq_prod(struct bench *, long, struct result *);
+static void	 zmq_cons(struct bench *, long, struct result *);
+static void	 zmq_pong(struct bench *, long, struct result *);
+static void	 zmq_ping(struct bench *, long, struct result *);
+
+/* The fds of the current fd case, set up before fork. */
+static int fds[4];
+
+static const struct bcase cases[] = {
+	{ "bare ring, busy-poll (limit)", "tput_bare_ring", UNIT_RATE,
+	    20000000, bare_prod, bare_cons, 1, 1 },
+	{ "zeromq push/pull ipc", "tput_zmq_ipc", UNIT_RATE,
+	    3000000, zmq_prod, zmq_cons, 1, 2 },
+	{ "pipe", "tput_pipe", UNIT_RATE,
+	    400000, pipe_prod, pipe_cons, 1, 3 },
+	{ "mailbox, busy-poll", "tput_mailbox_busy", UNIT_RATE,
+	    20000000, mb_prod, mb_cons_busy, 1, 0 },
+	{ "mailbox, spin-then-sleep", "tput_mailbox_spin_sleep", UNIT_RATE,
+	    20000000, mb_prod, mb_cons_spin, 1, 0 },
+	{ "mailbox, futex sleep", "tput_mailbox_sleep", UNIT_RATE,
+	    10000000, mb_prod, mb_cons_sleep, 1, 0 },
+	{ "mailbox, 2 producers", "tput_mailbox_2prod", UNIT_RATE,
+	    10000000, mb_prod, mb_cons_two, 2, 0 },
+	{ "unix stream socket", "tput_unix_stream", UNIT_RATE,
+	    400000, unix_prod, unix_cons, 1, 0 },
+	{ "bare ring ping-pong (limit)", "rtt_bare_ring", UNIT_LATENCY,
+	    300000, bare_pong, bare_ping, 1, 1 },
+	{ "zeromq req/rep ipc", "rtt_zmq_ipc", UNIT_LATENCY,
+	    20000, zmq_pong, zmq_ping, 1, 2 },
+	{ "pipe pair", "rtt_pipe", UNIT_LATENCY,
+	    50000, pipe_pong, pipe_ping, 1, 3 },
+	{ "mailbox, spin-then-sleep", "rtt_mailbox_spin_sleep", UNIT_LATENCY,
+	    300000, mb_pong_spin, mb_ping_spin, 1, 0 },
+	{ "mailbox, futex sleep", "rtt_mailbox_sleep", UNIT_LATENCY,
+	    50000, mb_pong_sleep, mb_ping_sleep, 1, 0 },
+	{ "unix socket pair", "rtt_unix_socketpair", UNIT_LATENCY,
+	    50000, unix_pong, unix_ping, 1, 0 },
+	{ "eventfd ping-pong", "rtt_eventfd", UNIT_LATENCY,
+	    50000, efd_pong, efd_ping, 1, 0 },
+};
+
+static void
+pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	(void)sched_setaffinity(0, sizeof(set), &set);
+}
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static pid_t
+spawn(struct bench *b, side_fn fn, long n)
+{
+	struct result r;
+	pid_t	 pid;
+
+	fflush(NULL);
+	if ((pid = fork()) == -1) {
+		perror("fork");
+		exit(1);
+	}
+	if (pid == 0) {
+		pin(CPU_CHILD);
+		fn(b, n, &r);
+		_exit(0);
+	}
+	return pid;
+}
+
+static void
+reap(pid_t pid)
+{
+	int	 st;
+
+	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
+		continue;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fprintf(stderr, "bench_ring: child %d failed (%#x)\n",
+		    (int)pid, st);
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void
+percentiles(uint64_t *s, long n, struct result *r)
+{
+	qsort(s, (size_t)n, sizeof(*s), cmp_u64);
+	r->v1 = (double)s[n / 2];
+	r->v2 = (double)s[(n * 99) / 100];
+}
+
+static void
+arena_new(struct bench *b)
+{
+	struct shm_mailbox_layout m = {
+		.capacity = MB_CAP, .cell = MB_CELL, .sys_capacity = 16,
+		.reply_capacity = MB_CAP, .overflow = SHM_OVERFLOW_BLOCK,
+		.block_timeout_ms = 1000, .state_size = 0
+	};
+	struct shm_mailbox_layout ms[2] = { m, m };
+	struct shm_layout l = { 2, ms, 8, 64 };
+	char	 err[SHM_ERRBUF];
+
+	if (b->arena != NULL)
+		shm_detach(b->arena);
+	if (shm_create(&l, "bench-ring", &b->arena, err, sizeof(err)) < 0) {
+		fprintf(stderr, "bench_ring: %s\n", err);
+		exit(1);
+	}
+}
+
+/* --- the bare ring: SPSC, per-cell sequence numbers, no wake-ups -------- */
+
+static void
+bare_put(struct bare_ring *r, uint64_t pos, const void *p)
+{
+	struct bare_cell *c = &r->cells[pos & (BARE_CAP - 1)];
+
+	while (atomic_load_explicit(&c->seq, memory_order_acquire) != pos)
+		__builtin_ia32_pause();
+	memcpy(c->payload, p, PAYLOAD);
+	atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
+}
+
+static void
+bare_get(struct bare_ring *r, uint64_t pos, void *p)
+{
+	struct bare_cell *c = &r->cells[pos & (BARE_CAP - 1)];
+
+	while (atomic_load_explicit(&c->seq, memory_order_acquire) != pos + 1)
+		__builtin_ia32_pause();
+	memcpy(p, c->payload, PAYLOAD);
+	atomic_store_explicit(&c->seq, pos + BARE_CAP, memory_order_release);
+}
+
+static void
+bare_prod(struct bench *b, long n, struct result *r)
+{
+	unsigned char	 p[PAYLOAD] = { 0 };
+	long		 i;
+
+	(void)r;
+	for (i = 0; i < n; i++) {
+		memcpy(p, &i, sizeof(i));
+		bare_put(&b->sh->ring[0], (uint64_t)i, p);
+	}
+}
+
+static void
+bare_cons(struct bench *b, long n, struct result *r)
+{
+	unsigned char	 p[PAYLOAD];
+	uint64_t	 t0 = 0;
+	long		 i, v, bad = 0;
+
+	for (i = 0; i < n; i++) {
+		bare_get(&b->sh->ring[0], (uint64_t)i, p);
+		if (i == 0)
+			t0 = now_ns();
+		memcpy(&v, p, sizeof(v));
+		bad += v != i;
+	}
+	r->v1 = (double)(n - 1) * 1e9 / (double)(now_ns() - t0);
+	if (bad)
+		fprintf(stderr, "bench_ring: bare ring: %ld bad\n", bad);
+}
+
+static void
+bare_pong(struct bench *b, long n, struct result *r)
+{
+	unsigned char	 p[PAYLOAD];
+	long		 i;
+
+	(void)r;
+	for (i = 0; i < n + WARMUP; i++) {
+		bare_get(&b->sh->ring[0], (uint64_t)i, p);
+		bare_put(&b->sh->ring[1], (uint64_t)i, p);
+	}
+}
+
+static void
+bare_ping(struct bench *b, long n, struct result *r)
+{
+	unsigned char	 p[PAYLOAD] = { 0 };
+	uint64_t	*s = calloc((size_t)n, sizeof(*s)), t;
+	long		 i;
+
+	for (i = 0; i < n + WARMUP; i++) {
+		t = now_ns();
+		bare_put(&b->sh->ring[0], (uint64_t)i, p);
+		bare_get(&b->sh->ring[1], (uint64_t)i, p);
+		if (i >= WARMUP)
+			s[i - WARMUP] = now_ns() - t;
+	}
+	percentiles(s, n, r);
+	free(s);
+}
+
+/* --- the mailbox ---------------------------------------------------------- */
+
+static void
+mb_prod(struct bench *b, long n, struct result *r)
+{
+	struct shm_producer *p;
+	struct shm_msg	 m;
+	unsigned char	 pl[PAYLOAD] = { 0 };
+	long		 i;
+	int		 rc;
+
+	(void)r;
+	if (shm_producer_open(b->arena, &p) < 0)
+		_exit(2);
+	memset(&m, 0, sizeof(m));
+	m.len = PAYLOAD;
+	m.tag = 1;
+	for (i = 0; i < n; i++) {
+		memcpy(pl, &i, sizeof(i));
+		rc = shm_send(p, 0, SHM_LANE_MAIN, &m, pl, SHM_NO_TIMEOUT);
+		if (rc != 0) {
+			fprintf(stderr, "send: %s\n", shm_strerror(rc));
+			_exit(3);
+		}
+	}
+	shm_producer_close(p);
+}
+
+struct mb_count {
+	long		 n;
+	long		 sum;
+	uint64_t	 t0;
+};
+
+static int
+mb_handler(void *arg, enum shm_lane lane, const struct shm_msg *m,
+    const void *payload)
+{
+	struct mb_count *c = arg;
+	long	 v;
+
+	(void)lane;
+	(void)m;
+	if (c->n == 0)
+		c->t0 = now_ns();
+	memcpy(&v, payload, sizeof(v));
+	c->sum += v;
+	c->n++;
+	return 0;
+}
+
+static void
+mb_cons(struct bench *b, long n, struct result *r, enum shm_wait_mode mode,
+    int busy)
+{
+	struct mb_count	 c = { 0, 0, 0 };
+	int		 k;
+
+	while (c.n < n) {
+		k = shm_drain(b->arena, 0, SHM_LANES_INBOX, 0, mb_handler, &c);
+		if (k > 0)
+			continue;
+		if (busy)
+			__builtin_ia32_pause();
+		else
+			shm_wait(b->arena, 0, SHM_LANES_INBOX, mode,
+			    SHM_SPIN_NS_DEFAULT, -1);
+	}
+	r->v1 = (double)(n - 1) * 1e9 / (double)(now_ns() - c.t0);
+}
+
+static void
+mb_cons_busy(struct bench *b, long n, struct result *r)
+{
+	mb_cons(b, n, r, SHM_WAIT_SPIN, 1);
+}
+
+static void
+mb_cons_spin(struct bench *b, long n, struct result *r)
+{
+	mb_cons(b, n, r, SHM_WAIT_SPIN_SLEEP, 0);
+}
+
+static void
+mb_cons_sleep(struct bench *b, long n, struct result *r)
+{
+	mb_cons(b, n, r, SHM_WAIT_SLEEP, 0);
+}
+
+static void
+mb_cons_two(struct bench *b, long n, struct result *r)
+{
+	mb_cons(b, 2 * n, r, SHM_WAIT_SPIN_SLEEP, 0);
+}
+
+/* Server: request on mailbox 1's main lane, answer in mailbox 0's reply lane. */
+static void
+mb_pong(struct bench *b, long n, enum shm_wait_mode mode)
+{
+	struct shm_producer *p;
+	struct shm_msg	 m;
+	unsigned char	 pl[PAYLOAD];
+	long		 i;
+
+	if (shm_producer_open(b->arena, &p) < 0)
+		_exit(2);
+	for (i = 0; i < n + WARMUP; i++) {
+		if (shm_recv_wait(b->arena, 1, SHM_LANES_INBOX, mode,
+		    SHM_SPIN_NS_DEFAULT, -1, &m, pl, sizeof(pl), NULL) != 0)
+			_exit(3);
+		m.flags = SHM_MSG_REPLY;
+		if (shm_send(p, 0, SHM_LANE_REPLY, &m, pl, 0) != 0)
+			_exit(4);
+	}
+	shm_producer_close(p);
+}
+
+static void
+mb_ping(struct bench *b, long n, struct result *r, enum shm_wait_mode mode)
+{
+	struct shm_producer *p;
+	struct shm_msg	 m;
+	unsigned char	 pl[PAYLOAD] = { 0 };
+	uint64_t	*s = calloc((size_t)n, sizeof(*s)), t;
+	long		 i;
+
+	if (shm_producer_open(b->arena, &p) < 0)
+		exit(2);
+	memset(&m, 0, sizeof(m));
+	m.len = PAYLOAD;
+	m.flags = SHM_MSG_ASK;
+	for (i = 0; i < n + WARMUP; i++) {
+		m.corr = (uint64_t)i;
+		t = now_ns();
+		if (shm_send(p, 1, SHM_LANE_MAIN, &m, pl, SHM_NO_TIMEOUT) != 0)
+			exit(3);
+		if (shm_recv_wait(b->arena, 0, SHM_LANE_BIT(SHM_LANE_REPLY),
+		    mode, SHM_SPIN_NS_DEFAULT, -1, &m, pl, sizeof(pl),
+		    NULL) != 0)
+			exit(4);
+		if (i >= WARMUP)
+			s[i - WARMUP] = now_ns() - t;
+	}
+	percentiles(s, n, r);
+	free(s);
+	shm_producer_close(p);
+}
+
+static void
+mb_pong_spin(struct bench *b, long n, struct result *r)
+{
+	(void)r;
+	mb_pong(b, n, SHM_WAIT_SPIN_SLEEP);
+}
+
+static void
+mb_pong_sleep(struct bench *b, long n, struct result *r)
+{
+	(void)r;
+	mb_pong(b, n, SHM_WAIT_SLEEP);
+}
+
+static void
+mb_ping_spin(struct bench *b, long n, struct result *r)
+{
+	mb_ping(b, n, r, SHM_WAIT_SPIN_SLEEP);
+}
+
+static void
+mb_ping_sleep(struct bench *b, long n, struct result *r)
+{
+	mb_ping(b, n, r, SHM_WAIT_SLEEP);
+}
+
+/* --- pipes, sockets, eventfd ------------------------------------------------ */
+
+static int
+full_io(int fd, void *buf, size_t len, int wr)
+{
+	size_t	 done = 0;
+	ssize_t	 k;
+
+	while (done < len) {
+		k = wr ? write(fd, (char *)buf + done, len - done) :
+		    read(fd, (char *)buf + done, len - done);
+		if (k <= 0) {
+			if (k == -1 && errno == EINTR)
+				continue;
+			return -1;
+		}
+		done += (size_t)k;
+	}
+	return 0;
+}
+
+static void
+fd_prod(int fd, long n)
+{
+	unsigned char	 p[PAYLOAD] = { 0 };
+	long		 i;
+
+	for (i = 0; i < n; i++) {
+		memcpy(p, &i, sizeof(i));
+		if (full_io(fd, p, PAYLOAD, 1) < 0)
+			_exit(2);
+	}
+}
+
+static void
+fd_cons(int fd, long n, struct result *r)
+{
+	unsigned char	 p[PAYLOAD];
+	uint64_t	 t0 = 0;
+	long		 i;
+
+	for (i = 0; i < n; i++) {
+		if (full_io(fd, p, PAYLOAD, 0) < 0)
+			exit(2);
+		if (i == 0)
+			t0 = now_ns();
+	}
+	r->v1 = (double)(n - 1) * 1e9 / (double)(now_ns() - t0);
+}
+
+static void
+fd_pong(int in, int out, long n, size_t len)
+{
+	unsigned char	 p[PAYLOAD];
+	long		 i;
+
+	for (i = 0; i < n + WARMUP; i++)
+		if (full_io(in, p, len, 0) < 0 || full_io(out, p, len, 1) < 0)
+			_exit(2);
+}
+
+static void
+fd_ping(int out, int in, long n, size_t len, struct result *r)
+{
+	unsigned char	 p[PAYLOAD] = { 1 };
+	uint64_t	*s = calloc((size_t)n, sizeof(*s)), t;
+	long		 i;
+
+	for (i = 0; i < n + WARMUP; i++) {
+		t = now_ns();
+		if (full_io(out, p, len, 1) < 0 || full_io(in, p, len, 0) < 0)
+			exit(2);
+		if (i >= WARMUP)
+			s[i - WARMUP] = now_ns() - t;
+	}
+	percentiles(s, n, r);
+	free(s);
+}
+
+static void
+pipe_prod(struct bench *b, long n, struct result *r)
+{
+	(void)b;
+	(void)r;
+	fd_prod(fds[1], n);
+}
+
+static void
+pipe_cons(struct bench *b, long n, struct result *r)
+{
+	(void)b;
+	fd_cons(fds[0], n, r);
+}
+
+static void
+unix_prod(struct bench *b, long n, struct result *r)
+{
+	(void)b;
+	(void)r;
+	fd_prod(fds[1], n);
+}
+
+static void
+unix_cons(struct bench *b, long n, struct result *r)
+{
+	(void)b;
+	fd_cons(fds[0], n, r);
+}
+
+/* fds[0] -> fds[1] is the request pipe, fds[2] -> fds[3] the answer. */
+static void
+pipe_pong(struct bench *b, long n, struct result *r)
+{
+	(void)b;
+	(void)r;
+	fd_pong(fds[0], fds[3], n, PAYLOAD);
+}
+
+static void
+pipe_ping(struct bench *b, long n, struct result *r)
+{
+	(void)b;
+	fd_ping(fds[1], fds[2], n, PAYLOAD, r);
+}
+
+/* A socket pair: fds[0] is the parent's end, fds[1] the child's. */
+static void
+unix_pong(struct bench *b, long n, struct result *r)
+{
+	(void)b;
+	(void)r;
+	fd_pong(fds[1], fds[1], n, PAYLOAD);
+}
+
+static void
+unix_ping(struct bench *b, long n, struct result *r)
+{
+	(void)b;
+	fd_ping(fds[0], fds[0], n, PAYLOAD, r);
+}
+
+/* Two eventfds: fds[0] wakes the child, fds[1] wakes the parent. */
+static void
+efd_pong(struct bench *b, long n, struct result *r)
+{
+	(void)b;
+	(void)r;
+	fd_pong(fds[0], fds[1], n, sizeof(uint64_t));
+}
+
+static void
+efd_ping(struct bench *b, long n, struct result *r)
+{
+	(void)b;
+	fd_ping(fds[0], fds[1], n, sizeof(uint64_t), r);
+}
+
+/* --- ZeroMQ ----------------------------------------------------------------- */
+
+static void
+zmq_prod(struct bench *b, long n, struct result *r)
+{
+	void	*ctx = zmq_ctx_new(), *s = zmq_socket(ctx, ZMQ_PUSH);
+	unsigned char p[PAYLOAD] = { 0 };
+	long	 i;
+
+	(void)r;
+	if (zmq_connect(s, b->ipc) != 0)
+		_exit(2);
+	for (i = 0; i < n; i++) {
+		memcpy(p, &i, sizeof(i));
+		if (zmq_send(s, p, PAYLOAD, 0) != PAYLOAD)
+			_exit(3);
+	}
+	zmq_close(s);
+	zmq_ctx_term(ctx);
+}
+
+static void
+zmq_cons(struct bench *b, long n, struct result *r)
+{
+	void	*ctx = zmq_ctx_new(), *s = zmq_socket(ctx, ZMQ_PULL);
+	unsigned char p[PAYLOAD];
+	uint64_t t0 = 0;
+	long	 i;
+
+	if (zmq_bind(s, b->ipc) != 0) {
+		perror("zmq_bind");
+		exit(2);
+	}
+	atomic_store(&b->sh->ready, 1);
+	for (i = 0; i < n; i++) {
+		if (zmq_recv(s, p, PAYLOAD, 0) != PAYLOAD)
+			exit(3);
+		if (i == 0)
+			t0 = now_ns();
+	}
+	r->v1 = (double)(n - 1) * 1e9 / (double)(now_ns() - t0);
+	zmq_close(s);
+	zmq_ctx_term(ctx);
+}
+
+static void
+zmq_pong(struct bench *b, long n, struct result *r)
+{
+	void	*ctx = zmq_ctx_new(), *s = zmq_socket(ctx, ZMQ_REP);
+	unsigned char p[PAYLOAD];
+	long	 i;
+
+	(void)r;
+	if (zmq_connect(s, b->ipc) != 0)
+		_exit(2);
+	for (i = 0; i < n + WARMUP; i++)
+		if (zmq_recv(s, p, PAYLOAD, 0) != PAYLOAD ||
+		    zmq_send(s, p, PAYLOAD, 0) != PAYLOAD)
+			_exit(3);
+	zmq_close(s);
+	zmq_ctx_term(ctx);
+}
+
+static void
+zmq_ping(struct bench *b, long n, struct result *r)
+{
+	void	*ctx = zmq_ctx_new(), *s = zmq_socket(ctx, ZMQ_REQ);
+	unsigned char p[PAYLOAD] = { 0 };
+	uint64_t *smp = calloc((size_t)n, sizeof(*smp)), t;
+	long	 i;
+
+	if (zmq_bind(s, b->ipc) != 0) {
+		perror("zmq_bind");
+		exit(2);
+	}
+	for (i = 0; i < n + WARMUP; i++) {
+		t = now_ns();
+		if (zmq_send(s, p, PAYLOAD, 0) != PAYLOAD ||
+		    zmq_recv(s, p, PAYLOAD, 0) != PAYLOAD)
+			exit(3);
+		if (i >= WARMUP)
+			smp[i - WARMUP] = now_ns() - t;
+	}
+	percentiles(smp, n, r);
+	free(smp);
+	zmq_close(s);
+	zmq_ctx_term(ctx);
+}
+
+/* --- running and reporting ---------------------------------------------------- */
+
+static void
+setup_fds(const struct bcase *c)
+{
+	int	 p[2];
+
+	memset(fds, -1, sizeof(fds));
+	if (c->parent == pipe_cons) {
+		if (pipe(fds) == -1)
+			exit(1);
+	} else if (c->parent == unix_cons || c->parent == unix_ping) {
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == -1)
+			exit(1);
+	} else if (c->parent == pipe_ping) {
+		if (pipe(fds) == -1 || pipe(p) == -1)
+			exit(1);
+		/* fds[0] read / fds[1] write: request; p: answer */
+		fds[2] = p[0];
+		fds[3] = p[1];
+	} else if (c->parent == efd_ping) {
+		fds[0] = eventfd(0, 0);
+		fds[1] = eventfd(0, 0);
+	}
+}
+
+static void
+close_fds(void)
+{
+	int	 i;
+
+	for (i = 0; i < 4; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+static void
+run_case(struct bench *b, const struct bcase *c)
+{
+	struct result	 r = { 0, 0 };
+	pid_t		 pids[2];
+	long		 n = (long)((double)c->n * b->scale);
+	int		 i;
+
+	if (n < 1000)
+		n = 1000;
+	memset(b->sh, 0, sizeof(*b->sh));
+	for (i = 0; i < BARE_CAP; i++) {
+		atomic_store(&b->sh->ring[0].cells[i].seq, (uint64_t)i);
+		atomic_store(&b->sh->ring[1].cells[i].seq, (uint64_t)i);
+	}
+	arena_new(b);
+	snprintf(b->ipc, sizeof(b->ipc), "ipc:///tmp/actord-bench-%d-%s.ipc",
+	    (int)getpid(), c->key);
+	setup_fds(c);
+	if (c->child == zmq_prod) {
+		/* PULL binds first so no message waits for a reconnect. */
+		pids[0] = -1;
+		if ((pids[0] = fork()) == 0) {
+			pin(CPU_CHILD);
+			while (atomic_load(&b->sh->ready) == 0)
+				usleep(1000);
+			zmq_prod(b, n, &r);
+			_exit(0);
+		}
+	} else
+		for (i = 0; i < c->nchildren; i++)
+			pids[i] = spawn(b, c->child, n);
+	c->parent(b, n, &r);
+	for (i = 0; i < c->nchildren; i++)
+		reap(pids[i]);
+	close_fds();
+	unlink(b->ipc + strlen("ipc://"));
+	if (c->unit == UNIT_RATE) {
+		if (c->baseline == 1)
+			b->bare_rate = r.v1;
+		if (c->baseline == 2)
+			b->zmq_rate = r.v1;
+		if (c->baseline == 3)
+			b->pipe_rate = r.v1;
+		emit(b, c, "", r.v1, "msg/s", b->bare_rate, b->zmq_rate,
+		    b->pipe_rate);
+	} else {
+		if (c->baseline == 1) {
+			b->bare_p50 = r.v1;
+			b->bare_p99 = r.v2;
+		}
+		if (c->baseline == 2) {
+			b->zmq_p50 = r.v1;
+			b->zmq_p99 = r.v2;
+		}
+		if (c->baseline == 3) {
+			b->pipe_p50 = r.v1;
+			b->pipe_p99 = r.v2;
+		}
+		emit(b, c, " p50", r.v1, "ns", b->bare_p50, b->zmq_p50,
+		    b->pipe_p50);
+		emit(b, c, " p99", r.v2, "ns", b->bare_p99, b->zmq_p99,
+		    b->pipe_p99);
+	}
+}
+
+static void
+emit(struct bench *b, const struct bcase *c, const char *suffix, double v,
+    const char *unit, double bare, double zmqv, double pipev)
+{
+	char	 name[96], key[96], shown[32];
+	double	 rb = bare > 0 ? v / bare : 0, rz = zmqv > 0 ? v / zmqv : 0;
+	double	 rp = pipev > 0 ? v / pipev : 0;
+	size_t	 i;
+
+	snprintf(name, sizeof(name), "%s %s%s", c->unit == UNIT_RATE ?
+	    "tput" : "rtt ", c->name, suffix);
+	snprintf(key, sizeof(key), "%s%s", c->key, suffix);
+	for (i = 0; key[i] != '\0'; i++)
+		if (key[i] == ' ')
+			key[i] = '_';
+	if (c->unit == UNIT_RATE)
+		snprintf(shown, sizeof(shown), "%8.3f M msg/s", v / 1e6);
+	else
+		snprintf(shown, sizeof(shown), "%8.2f us", v / 1e3);
+	printf("%-44s %16s %8.3f %8.3f %8.3f\n", name, shown, rb, rz, rp);
+	fflush(stdout);
+	if (b->json != NULL) {
+		fprintf(b->json, "%s\n  { \"name\": \"%s\", \"value\": %.1f, "
+		    "\"unit\": \"%s\", \"ratios\": { \"vs_bare_ring\": %.4f, "
+		    "\"vs_zmq_ipc\": %.4f, \"vs_pipe\": %.4f } }",
+		    b->njson++ ? "," : "", key, v, unit, rb, rz, rp);
+	}
+}
+
+int
+main(void)
+{
+	struct bench	 b;
+	const char	*path = getenv("BENCH_JSON"), *q = getenv("BENCH_QUICK");
+	size_t		 i;
+
+	memset(&b, 0, sizeof(b));
+	b.scale = q != NULL && *q != '\0' ? atof(q) : 1.0;
+	if (b.scale <= 0 || b.scale > 10)
+		b.scale = 1.0;
+	b.sh = mmap(NULL, sizeof(*b.sh), PROT_READ | PROT_WRITE,
+	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (b.sh == MAP_FAILED) {
+		perror("mmap");
+		return 1;
+	}
+	if (path != NULL && (b.json = fopen(path, "w")) == NULL) {
+		perror(path);
+		return 1;
+	}
+	if (b.json != NULL)
+		fprintf(b.json, "{ \"payload\": %d, \"cpus\": [%d, %d], "
+		    "\"ratio\": \"value / baseline value\", \"cases\": [",
+		    PAYLOAD, CPU_PARENT, CPU_CHILD);
+	pin(CPU_PARENT);
+	signal(SIGPIPE, SIG_IGN);
+	printf("bench_ring: %d-byte payloads, parent on CPU %d, child on CPU "
+	    "%d%s\n", PAYLOAD, CPU_PARENT, CPU_CHILD, "");
+	printf("ratios are value / baseline (throughput: higher is better; "
+	    "latency: lower is better)\n");
+	printf("%-44s %16s %8s %8s %8s\n", "case", "value", "vs bare",
+	    "vs zmq", "vs pipe");
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		run_case(&b, &cases[i]);
+	if (b.json != NULL) {
+		fprintf(b.json, "\n] }\n");
+		fclose(b.json);
+		printf("json: %s\n", path);
+	}
+	if (b.arena != NULL)
+		shm_detach(b.arena);
+	return 0;
+}
