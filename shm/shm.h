@@ -164,7 +164,8 @@ enum shm_dl_reason {
 	SHM_DL_UNREACHABLE = 9,		/* node unreachable */
 	SHM_DL_GARBLED = 10,		/* garbled cell */
 	SHM_DL_ASK_FAILED = 11,		/* ask failed: the actor is down */
-	SHM_DL_NREASONS = 12
+	SHM_DL_ACTOR_DOWN = 12,		/* its actor died (on_down) or is down */
+	SHM_DL_NREASONS = 13
 };
 
 /* One dead letter, as read back. */
