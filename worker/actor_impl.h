@@ -66,27 +66,35 @@ struct ar_snap {
 	uint8_t		 pad[40];
 };
 
+/*
+ * Cache lines by writer, so that senders reading the policies never share a
+ * line the consumer writes on every message.
+ */
 struct ar_hdr {
+	/* Read-mostly: written by actord at configure, start and reap. */
 	_Atomic uint64_t magic;		/* AR_MAGIC once configured */
 	uint32_t	 max_attempts;
 	uint32_t	 on_down;
 	uint32_t	 while_down;
 	uint32_t	 snap_cap;	/* bytes of each snapshot slot */
 	_Atomic uint32_t launched;	/* incarnation last given a process */
-	_Atomic uint32_t inhand;	/* IH_* */
-	_Atomic uint64_t inhand_id;	/* delivery id of the in-hand message */
-	_Atomic uint64_t next_delivery;
 	_Atomic uint32_t last_dead;	/* incarnation that died last */
 	_Atomic int32_t	 last_wstatus;
-	_Alignas(64) _Atomic uint64_t deaths;
+	/* Written by the consumer on every message. */
+	_Alignas(64) _Atomic uint32_t inhand;	/* IH_* */
+	_Atomic uint64_t inhand_id;	/* delivery id of the in-hand message */
+	_Atomic uint64_t next_delivery;
 	_Atomic uint64_t handled;
+	_Atomic uint64_t late_replies;
+	_Atomic uint64_t commits;
+	/* Written by others, rarely. */
+	_Alignas(64) _Atomic uint64_t deaths;
 	_Atomic uint64_t redelivered;
 	_Atomic uint64_t poison;
 	_Atomic uint64_t asks_failed;
-	_Atomic uint64_t late_replies;
 	_Atomic uint64_t stale;
-	_Atomic uint64_t commits;
-	_Atomic uint64_t shard_msgs;
+	/* Written by senders that route by key: a line of its own. */
+	_Alignas(64) _Atomic uint64_t shard_msgs;
 	_Alignas(64) _Atomic uint64_t watchers[ACTOR_WATCHERS];
 	struct ar_snap	 snap[2];
 };
@@ -129,6 +137,8 @@ struct actor {
 	struct pending	*pend;
 	uint32_t	 pend_cap;	/* a power of two */
 	uint32_t	 npend;
+	uint32_t	 ndone;		/* answered, not yet returned */
+	int64_t		 min_deadline;	/* <= every pending deadline */
 	unsigned char	*rbuf;		/* a reply being read */
 	size_t		 rbuf_len;
 	void		*last_reply;	/* data of the last answer returned */

@@ -97,6 +97,8 @@ insert(struct actor *a, uint64_t corr, int64_t deadline)
 	a->pend[i].corr = corr;
 	a->pend[i].deadline = deadline;
 	a->npend++;
+	if (a->npend == 1 || deadline < a->min_deadline)
+		a->min_deadline = deadline;
 	return 0;
 }
 
@@ -109,6 +111,9 @@ remove_at(struct actor *a, struct pending *p)
 	free(p->data);
 	p->data = NULL;
 	p->corr = 0;
+	if (p->done)
+		a->ndone--;
+	p->done = 0;
 	a->npend--;
 	j = i;
 	for (;;) {
@@ -119,6 +124,7 @@ remove_at(struct actor *a, struct pending *p)
 		if ((j > i && (k <= i || k > j)) || (j < i && k <= i && k > j)) {
 			a->pend[i] = a->pend[j];
 			a->pend[j].corr = 0;
+			a->pend[j].done = 0;
 			a->pend[j].data = NULL;
 			i = j;
 		}
@@ -206,12 +212,22 @@ actor_ask_send(struct actor *a, struct actor_ref ref, uint32_t tag,
 	return 0;
 }
 
-/* The first ask in flight whose deadline passed: ACTOR_ETIMEDOUT for it. */
+static int64_t	 earliest(const struct actor *);
+
+/*
+ * The first ask in flight whose deadline passed: ACTOR_ETIMEDOUT for it.
+ * min_deadline spares the scan until one may have passed.
+ */
 static int
 expired(struct actor *a, int64_t now, uint64_t *corr)
 {
 	uint32_t i;
 
+	if (now < a->min_deadline)
+		return 0;
+	a->min_deadline = earliest(a);
+	if (now < a->min_deadline)
+		return 0;
 	for (i = 0; i < a->pend_cap; i++) {
 		if (a->pend[i].corr == 0 || a->pend[i].done ||
 		    a->pend[i].deadline > now)
@@ -254,6 +270,7 @@ stash(struct actor *a, const struct shm_msg *m)
 	else if (m->len > 0)
 		p->msg.len = 0;
 	p->done = 1;
+	a->ndone++;
 	return 1;
 }
 
@@ -282,7 +299,7 @@ actor_ask_next(struct actor *a, struct actor_msg *reply, int64_t timeout_ns,
 	for (;;) {
 		if (a->npend == 0)
 			return ACTOR_EEMPTY;
-		for (i = 0; i < a->pend_cap; i++) {
+		for (i = 0; a->ndone > 0 && i < a->pend_cap; i++) {
 			p = &a->pend[i];
 			if (p->corr == 0 || !p->done)
 				continue;
@@ -311,7 +328,7 @@ actor_ask_next(struct actor *a, struct actor_msg *reply, int64_t timeout_ns,
 			return ACTOR_ETIMEDOUT;
 		if (now >= deadline)
 			return ACTOR_EAGAIN;
-		until = earliest(a);
+		until = a->min_deadline;
 		if (deadline < until)
 			until = deadline;
 		rc = shm_wait(a->arena, (uint32_t)a->idx,

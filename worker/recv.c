@@ -53,6 +53,7 @@ take_cb(void *arg, enum shm_lane lane, const struct shm_msg *m,
 	struct ar_hdr *h = a->hdr;
 	struct shm_msg c = *m;
 	uint32_t l = (uint32_t)lane;
+	uint64_t id;
 
 	if (c.len > a->inhand_len - INHAND_PAYLOAD)
 		c.len = (uint32_t)(a->inhand_len - INHAND_PAYLOAD);
@@ -61,9 +62,15 @@ take_cb(void *arg, enum shm_lane lane, const struct shm_msg *m,
 	memcpy(a->inhand + INHAND_PAYLOAD, payload, c.len);
 	memcpy(a->inhand, &c, sizeof(c));
 	memcpy(a->inhand + sizeof(c), &l, sizeof(l));
-	atomic_store_explicit(&h->inhand_id,
-	    atomic_fetch_add(&h->next_delivery, 1) + 1, memory_order_relaxed);
-	atomic_store_explicit(&h->inhand, IH_HELD, memory_order_seq_cst);
+	/* Only the consumer writes these: no read-modify-write needed. */
+	id = atomic_load_explicit(&h->next_delivery, memory_order_relaxed) + 1;
+	atomic_store_explicit(&h->next_delivery, id, memory_order_relaxed);
+	atomic_store_explicit(&h->inhand_id, id, memory_order_relaxed);
+	/*
+	 * Release: the copy is in the slot before it is marked held, and
+	 * marked held before shm frees the cell (a later release store).
+	 */
+	atomic_store_explicit(&h->inhand, IH_HELD, memory_order_release);
 	a->cur = c;
 	ta->took = 1;
 	return 1;
@@ -175,7 +182,8 @@ actor_recv(struct actor *a, struct actor_msg *out, int64_t timeout_ns)
 			return rc;
 	}
 	a->holding = true;
-	atomic_fetch_add_explicit(&a->hdr->handled, 1, memory_order_relaxed);
+	atomic_store_explicit(&a->hdr->handled, atomic_load_explicit(
+	    &a->hdr->handled, memory_order_relaxed) + 1, memory_order_relaxed);
 	fill(a, out);
 	if (out->tag == ACTOR_SYS_STOP && (out->flags & ACTOR_MSG_SYSTEM))
 		a->stop = 1;
