@@ -747,6 +747,64 @@ START_TEST(snapshot_survives_sigkill)
 }
 END_TEST
 
+/* --- an exec'd worker: examples/counter, a shard group of two ------------- */
+
+static int
+fn_counter_client(void *arg)
+{
+	struct actor *a = attach_or_die();
+	struct shm_arena *ar = actor_arena(a);
+	struct actor_ref r;
+	struct actor_msg m;
+	uint64_t n = 0;
+	uint32_t inc;
+	pid_t pid;
+	int i;
+
+	(void)arg;
+	(void)actor_ready(a);
+	CLIENT_CHECK(actor_shard(a, "/counter", "apples", 6, &r) >= 0);
+	for (i = 0; i < 3; i++)
+		CLIENT_CHECK(actor_tell(a, r, 1, "apples", 6) == 0);
+	CLIENT_CHECK(actor_ask(a, r, 2, "apples", 6, LONG_NS, &m) == 0);
+	if (m.len == sizeof(n))
+		memcpy(&n, m.data, sizeof(n));
+	atomic_store(&sh->val[0], (int64_t)n);
+	inc = shm_actor_incarnation(ar, r.index);
+	pid = shm_actor_pid(ar, r.index);
+	CLIENT_CHECK(pid > 0 && kill(pid, SIGKILL) == 0);
+	CLIENT_CHECK(wait_new_incarnation(ar, r.index, inc, WAIT) == 0);
+	CLIENT_CHECK(actor_tell(a, r, 1, "apples", 6) == 0);
+	n = 0;
+	atomic_store(&sh->rc[0], actor_ask(a, r, 2, "apples", 6, LONG_NS,
+	    &m));
+	if (m.len == sizeof(n))
+		memcpy(&n, m.data, sizeof(n));
+	atomic_store(&sh->val[1], (int64_t)n);
+	return client_finish(a);
+}
+
+START_TEST(exec_worker_counter)
+{
+	struct actord_spec *spec = ts_spec();
+	struct child_spec *c;
+	struct actord *ad;
+
+	c = ts_add_exec(&spec->root, "counter", ts_build("examples/counter"),
+	    NULL);
+	c->ready = READY_ACTOR;
+	c->has_mailbox = true;
+	c->instances = 2;
+	c->mailbox.state = 8192;
+	add_actor(&spec->root, "client", fn_counter_client);
+	ad = run_scenario(spec);
+	ck_assert_int_eq(sh->val[0], 3);
+	ck_assert_int_eq(sh->rc[0], 0);
+	ck_assert_int_eq(sh->val[1], 4);	/* committed state survived */
+	actord_free(ad);
+}
+END_TEST
+
 /* CK_TEST=name runs that test alone (debugging). */
 #define ADD(tc, t) do {							\
 	const char *only = getenv("CK_TEST");				\
@@ -773,6 +831,7 @@ actor_suite(void)
 	ADD(tc, on_down_fail);
 	ADD(tc, terminated_exactly_once);
 	ADD(tc, snapshot_survives_sigkill);
+	ADD(tc, exec_worker_counter);
 	suite_add_tcase(s, tc);
 	return s;
 }
