@@ -38,6 +38,7 @@ static int	 localize(struct shm_arena *, char *, size_t);
 static void	 init_arena(struct shm_arena *);
 static uint64_t	 random_id(void);
 static int	 is_pow2(uint32_t);
+static void	 calibrate(struct shm_hdr *);
 
 static int
 seterr(char *err, size_t errlen, int code, const char *fmt, ...)
@@ -289,6 +290,7 @@ shm_create(const struct shm_layout *l, const char *name,
 		d[i].state_size = l->mailboxes[i].state_size;
 	}
 	place(h, d);
+	calibrate(h);
 	h->checksum = header_sum(h, d);
 	if ((rc = localize(a, err, errlen)) < 0) {
 		shm_detach(a);
@@ -409,6 +411,11 @@ localize(struct shm_arena *a, char *err, size_t errlen)
 	uint32_t i, k;
 
 	a->id = h->arena_id;
+	shm_membarrier_init(a);
+	a->tsc_ok = h->tsc_ok;
+	a->tsc_base = h->tsc_base;
+	a->ns_base = h->ns_base;
+	a->tsc_mult = h->tsc_mult;
 	a->n = h->nmailboxes;
 	a->nslots = h->nproducers;
 	a->dl_cap = h->dl_capacity;
@@ -532,6 +539,51 @@ shm_detach(struct shm_arena *a)
 		close(a->fd);
 	free(a->mb);
 	free(a);
+}
+
+/*
+ * Calibrate the arena clock: only when the kernel keeps time with the TSC
+ * (it checked the TSC is constant and synchronized), over 5 ms.
+ */
+static void
+calibrate(struct shm_hdr *h)
+{
+#if defined(__x86_64__)
+	struct timespec	 ts = { 0, 5000000 };
+	char		 cs[32] = "";
+	uint64_t	 t0, t1, c0, c1;
+	FILE		*f;
+
+	f = fopen("/sys/devices/system/clocksource/clocksource0/"
+	    "current_clocksource", "re");
+	if (f == NULL)
+		return;
+	if (fgets(cs, sizeof(cs), f) == NULL)
+		cs[0] = '\0';
+	fclose(f);
+	if (strcmp(cs, "tsc\n") != 0)
+		return;
+	t0 = shm_now_ns();
+	c0 = __builtin_ia32_rdtsc();
+	nanosleep(&ts, NULL);
+	t1 = shm_now_ns();
+	c1 = __builtin_ia32_rdtsc();
+	if (c1 <= c0 || t1 <= t0)
+		return;
+	h->tsc_mult = (uint64_t)(((unsigned __int128)(t1 - t0) << 32) /
+	    (c1 - c0));
+	h->tsc_base = c1;
+	h->ns_base = t1;
+	h->tsc_ok = h->tsc_mult != 0;
+#else
+	(void)h;
+#endif
+}
+
+uint64_t
+shm_clock_ns(const struct shm_arena *a)
+{
+	return shm_clock(a);
 }
 
 int

@@ -51,6 +51,8 @@ shm_producer_open(struct shm_arena *a, struct shm_producer **out)
 		p->slot = s;
 		p->pid = pid;
 		p->bellfd = -1;
+		/* Registered: the consumer's membarrier fences our publish. */
+		p->fence = shm_membarrier_register() < 0;
 		*out = p;
 		return 0;
 	}

@@ -14,7 +14,7 @@
  *   producer: rec := (ring, P, INTENT)    (release stores: pos, then ring)
  *             CAS tail P -> P + 1          (seq_cst)
  *             write header and payload
- *             CAS cell.seq P -> P + 1      (seq_cst: publish)
+ *             cell.seq := P + 1            (release: publish)
  *             rec := NONE                  (release)
  *             if consumer.sleeping has this lane: wake it (wait.c)
  *
@@ -29,10 +29,15 @@
  * reaper releases a cell only with a CAS seq P -> (P + 1) | RELEASED, which
  * fails if the owner published first; and only if no live slot records the
  * same (ring, P): a live owner must still show it, since it reads seq == P
- * first and the owner clears its record only after publishing.  The
- * producer publishes with a CAS, not a store, so a cell released under it
- * (a scribbled arena) is noticed (SHM_ELOST) instead of overwriting a newer
- * sequence number and wedging the ring.
+ * first and the owner clears its record only after publishing (so a
+ * reaper that sees the record cleared also sees seq == P + 1, and its CAS
+ * fails).  Publishing is a plain store, not a CAS: a locked instruction on
+ * the line the consumer polls would stall the producer for a whole cache
+ * line transfer per message (measured: about 20% of throughput).  The
+ * price: a cell whose sequence number is scribbled on during the few
+ * instructions between claim and publish can be skipped by the consumer and
+ * then published anyway, which holds that lane as full until the consumer
+ * recovery runs; this needs a scribbling process, not just a dead one.
  *
  * drop_oldest: a sender that finds the main lane full takes the head cell:
  * it copies it (for the dead letter), marks it seq | TAKEN by CAS (only if
@@ -54,6 +59,7 @@
 #define STEAL_RETRY	1
 #define STEAL_WAIT	2
 #define COPYBUF_STACK	4096
+#define SPACE_SLICE_NS	1000000		/* a blocked sender looks every 1 ms */
 
 static int	 claim(struct shm_producer *, struct shm_mbox_local *,
 		    unsigned, const struct shm_msg *, const void *, int64_t,
@@ -76,6 +82,8 @@ static int	 free_flagged(struct shm_cell *, uint64_t, uint64_t);
 static int	 copy_handler(void *, enum shm_lane, const struct shm_msg *,
 		    const void *);
 static int	 uses_take(const struct shm_mbox_local *, unsigned);
+static void	 wake_blocked(struct shm_mbox_local *, struct shm_lane_local *,
+		    uint64_t);
 
 static const unsigned lane_order[SHM_NLANES] = {
 	SHM_LANE_SYSTEM, SHM_LANE_REPLY, SHM_LANE_MAIN
@@ -127,9 +135,9 @@ shm_send(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	struct shm_arena *a = p->a;
 	struct shm_mbox_local *mb;
 	struct shm_cell	*c;
-	uint64_t	 pos, expect;
+	uint64_t	 pos;
 	uint32_t	 sleeping;
-	int		 rc, ok;
+	int		 rc;
 
 	if (idx >= a->n || (unsigned)lane >= SHM_NLANES)
 		return SHM_EBADINDEX;
@@ -146,17 +154,25 @@ shm_send(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	if (p->hook != NULL)
 		p->hook(p->hook_arg);		/* tests: die here */
 	c->msg = *msg;
-	c->msg.enq_ns = shm_now_ns();
+	c->msg.enq_ns = shm_clock(a);
 	c->msg.flags &= SHM_MSG_USER_MASK;
 	if (msg->len > 0)
 		memcpy(c->payload, payload, msg->len);
-	expect = pos;
-	ok = atomic_compare_exchange_strong(&c->seq, &expect, pos + 1);
+	atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
 	atomic_store_explicit(&p->slot->rec_ring, 0, memory_order_release);
-	if (!ok)
-		return SHM_ELOST;
-	/* The CAS above is a full barrier: this load cannot pass it. */
-	sleeping = atomic_load(&mb->m->sleeping);
+	/*
+	 * Publish, then look at "sleeping": a store then a load, which the
+	 * CPU may reorder.  A producer registered for membarrier needs no
+	 * fence here (the consumer issues one on every CPU before it
+	 * sleeps, see wait.c), unless the consumer asked for fences because
+	 * it sleeps often (fence_mode); an unregistered one always fences.
+	 */
+	atomic_signal_fence(memory_order_seq_cst);
+	if (p->fence || atomic_load_explicit(&mb->m->fence_mode,
+	    memory_order_relaxed))
+		atomic_thread_fence(memory_order_seq_cst);
+	sleeping = atomic_load_explicit(&mb->m->sleeping,
+	    memory_order_relaxed);
 	if (sleeping & SHM_LANE_BIT(lane))
 		shm_wake_consumer(a, idx, lane, &p->bellfd);
 	return 0;
@@ -280,8 +296,11 @@ overflow(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 }
 
 /*
- * Sleep until the consumer frees cells (or timeout_ns, -1 for ever).  The
- * waiter count is raised before the last look at the cell, and the
+ * Sleep until the consumer frees cells, for at most timeout_ns (-1: no
+ * limit) and at most one slice: the consumer wakes blocked senders only
+ * once the lane is half empty (see wake_blocked), so a sender looks again
+ * every SPACE_SLICE_NS in case a consumer took a few and then stopped.
+ * The waiter count is raised before the last look at the cell, and the
  * consumer reads it after freeing cells (both seq_cst): no lost wake-up.
  */
 static int
@@ -292,6 +311,8 @@ wait_space(struct shm_mbox_local *mb, struct shm_lane_local *l, uint64_t pos,
 	uint64_t	 seq;
 	uint32_t	 w;
 
+	if (timeout_ns < 0 || timeout_ns > SPACE_SLICE_NS)
+		timeout_ns = SPACE_SLICE_NS;
 	atomic_fetch_add(&m->space_waiters, 1);
 	w = atomic_load(&m->space_word);
 	seq = atomic_load(&lane_cell(l, pos)->seq) & ~SEQ_FLAGS;
@@ -300,6 +321,30 @@ wait_space(struct shm_mbox_local *mb, struct shm_lane_local *l, uint64_t pos,
 		shm_futex_wait(&m->space_word, w, timeout_ns);
 	atomic_fetch_sub(&m->space_waiters, 1);
 	return 0;
+}
+
+/*
+ * After the consumer freed cells of the main lane (head now h): wake
+ * blocked senders, but only once the lane is at most half full.  Waking
+ * them for every freed cell makes a convoy: each sender sleeps and wakes
+ * (two system calls, ~10 us) per message while the lane stays full.  The
+ * fence orders the frees before the look at the waiter count (the sender
+ * raises the count, then looks at the cell: Dekker, no lost wake-up); a
+ * sender left asleep above the mark is woken when the consumer, which
+ * still has messages to take, gets below it.
+ */
+static void
+wake_blocked(struct shm_mbox_local *mb, struct shm_lane_local *l, uint64_t h)
+{
+	uint64_t t;
+
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load(&mb->m->space_waiters) == 0)
+		return;
+	t = atomic_load(&l->ctl->tail);
+	if (t >= h && t - h > l->cap / 2)
+		return;
+	shm_wake_senders_force(mb->m);
 }
 
 /* Free a cell marked TAKEN or RELEASED for position pos; a CAS, so idempotent. */
@@ -463,7 +508,7 @@ drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 				garbled(a, idx, lane, &m);
 			} else {
 				if ((n & 63) == 0)
-					now = shm_now_ns();
+					now = shm_clock(a);
 				count_wait(mb->m, now, m.enq_ns);
 				if (fn(arg, (enum shm_lane)lane, &m,
 				    c->payload) != 0)
@@ -504,13 +549,18 @@ drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 		atomic_store_explicit(&ctl->dequeued, atomic_load_explicit(
 		    &ctl->dequeued, memory_order_relaxed) + n,
 		    memory_order_relaxed);
-		t = atomic_load_explicit(&ctl->tail, memory_order_relaxed);
-		d = t - h0;
+		/*
+		 * The depth seen by the consumer: what it found published
+		 * in one batch.  Not tail - head: reading tail would pull
+		 * the producers' line over on every batch.
+		 */
+		d = h - h0;
 		if (d > atomic_load_explicit(&ctl->depth_hwm,
-		    memory_order_relaxed) && d <= l->cap)
+		    memory_order_relaxed))
 			atomic_store_explicit(&ctl->depth_hwm, d,
 			    memory_order_relaxed);
-		shm_wake_senders(mb->m);
+		if (lane == SHM_LANE_MAIN)
+			wake_blocked(mb, l, h);
 	}
 	return (int)n;
 }
@@ -587,7 +637,7 @@ drain_take(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 			garbled(a, idx, lane, &m);
 			continue;
 		}
-		now = shm_now_ns();
+		now = shm_clock(a);
 		count_wait(mb->m, now, m.enq_ns);
 		n++;
 		atomic_store_explicit(&ctl->dequeued, atomic_load_explicit(

@@ -136,7 +136,7 @@ struct shm_msg {
 	uint32_t	 len;		/* payload bytes */
 	struct shm_ref	 sender;	/* who sent it; {0, 0} for actord */
 	uint64_t	 corr;		/* correlation id of an ask, or 0 */
-	uint64_t	 enq_ns;	/* CLOCK_MONOTONIC at enqueue (set by shm) */
+	uint64_t	 enq_ns;	/* shm_clock_ns() at enqueue (set by shm) */
 	uint32_t	 attempts;	/* deliveries so far */
 	uint32_t	 flags;		/* SHM_MSG_* */
 };
@@ -246,7 +246,9 @@ void	*shm_state(struct shm_arena *, uint32_t idx, size_t *len);
  * that pid's claimed-but-unpublished cells (each one a dead letter "sender
  * died mid-send"), frees its slots and wakes waiters.  It returns the number
  * of slots freed, or SHM_EAGAIN when a claim is ambiguous (a live producer
- * records the same cell): call it again a little later (bounded).
+ * records the same cell): call it again a little later (bounded).  Call it
+ * only for a pid that is dead and reaped (it trusts that nothing of that
+ * process runs any more), and before the pid can be reused.
  */
 int	 shm_producer_open(struct shm_arena *, struct shm_producer **);
 void	 shm_producer_close(struct shm_producer *);
@@ -291,7 +293,8 @@ int	 shm_consumer_recover(struct shm_arena *, uint32_t idx);
 
 /*
  * wait.c.  shm_wait returns 0 once one of the lanes has a message, or
- * SHM_ETIMEDOUT.  A consumer in an event loop opens a doorbell (a datagram
+ * SHM_ETIMEDOUT.  One thread at a time waits on a mailbox (the "sleeping"
+ * word holds one set of lanes).  A consumer in an event loop opens a doorbell (a datagram
  * socket, non-blocking, close-on-exec, to put in epoll), calls
  * shm_doorbell_arm before epoll_wait (1: messages are pending, do not
  * sleep; 0: armed), and shm_doorbell_disarm after waking.  shm_wake_all
@@ -330,5 +333,11 @@ const char *shm_strerror(int err);
 const char *shm_reason_name(enum shm_dl_reason);
 const char *shm_lane_name(enum shm_lane);
 uint64_t shm_now_ns(void);		/* CLOCK_MONOTONIC in ns */
+/*
+ * arena.c: the arena clock, CLOCK_MONOTONIC ns extrapolated from the TSC
+ * (calibrated at shm_create; a few ppm off at worst) when the kernel's
+ * clock source is the TSC, else clock_gettime.  Message enq_ns uses it.
+ */
+uint64_t shm_clock_ns(const struct shm_arena *);
 
 #endif /* ACTORD_SHM_H */

@@ -61,7 +61,12 @@ struct shm_hdr {
 	uint64_t	 dl_off;
 	uint64_t	 dl_entries_off;
 	uint64_t	 mbox_off;	/* first mailbox region */
-	uint8_t		 pad1[88];
+	/* The arena clock: CLOCK_MONOTONIC extrapolated from the TSC. */
+	uint64_t	 tsc_base;	/* TSC at calibration */
+	uint64_t	 ns_base;	/* CLOCK_MONOTONIC ns at calibration */
+	uint64_t	 tsc_mult;	/* ns per tick, 32.32 fixed point */
+	uint32_t	 tsc_ok;	/* 0: use clock_gettime */
+	uint8_t		 pad1[60];
 };
 
 /* One mailbox descriptor: immutable after create. */
@@ -114,6 +119,7 @@ struct shm_mbox {
 	/* The consumer's wake-up line: producers only read it while busy. */
 	_Alignas(SHM_CL) _Atomic uint32_t wake_word;	/* futex */
 	_Atomic uint32_t sleeping;	/* lane bits | SLEEP_DOORBELL, 0: awake */
+	_Atomic uint32_t fence_mode;	/* 1: producers fence after publishing */
 	/* Blocked senders. */
 	_Alignas(SHM_CL) _Atomic uint32_t space_word;	/* futex */
 	_Atomic uint32_t space_waiters;
@@ -178,6 +184,11 @@ struct shm_arena {
 	struct shm_dl_ctl *dl;
 	struct shm_dl_entry *dl_entries;
 	uint32_t	 dl_cap;
+	int		 membarrier;	/* this process may use GLOBAL_EXPEDITED */
+	uint32_t	 tsc_ok;
+	uint64_t	 tsc_base;
+	uint64_t	 ns_base;
+	uint64_t	 tsc_mult;
 };
 
 struct shm_producer {
@@ -185,6 +196,7 @@ struct shm_producer {
 	struct shm_slot	*slot;
 	pid_t		 pid;
 	int		 bellfd;	/* datagram socket for doorbells, or -1 */
+	int		 fence;		/* not registered for membarrier: fence */
 	void		(*hook)(void *);
 	void		*hook_arg;
 };
@@ -216,7 +228,32 @@ cpu_relax(void)
 /* arena.c */
 uint64_t shm_fnv(uint64_t, const void *, size_t);
 
+/*
+ * The arena clock, read on the hot path: the TSC scaled by the factor
+ * calibrated against CLOCK_MONOTONIC when the arena was created (only when
+ * the kernel itself uses the TSC as its clock source, i.e. trusts it to be
+ * constant and synchronized across CPUs); clock_gettime otherwise.  About
+ * 10 ns instead of 25 ns for the vDSO call.
+ */
+static inline uint64_t
+shm_clock(const struct shm_arena *a)
+{
+#if defined(__x86_64__)
+	uint64_t t;
+
+	if (a->tsc_ok) {
+		t = __builtin_ia32_rdtsc();
+		if (t >= a->tsc_base)
+			return a->ns_base + (uint64_t)(((unsigned __int128)
+			    (t - a->tsc_base) * a->tsc_mult) >> 32);
+	}
+#endif
+	return shm_now_ns();
+}
+
 /* wait.c */
+void	 shm_membarrier_init(struct shm_arena *);
+int	 shm_membarrier_register(void);
 int	 shm_futex_wait(_Atomic uint32_t *, uint32_t, int64_t timeout_ns);
 void	 shm_futex_wake(_Atomic uint32_t *, int n);
 void	 shm_wake_consumer(struct shm_arena *, uint32_t idx, unsigned lane,

@@ -7,15 +7,37 @@
  * Futexes are shared between processes, so FUTEX_PRIVATE_FLAG is never
  * used.
  *
- * No lost wake-up (consumer C, producer P, all seq_cst):
- *   C: w = wake_word; sleeping = lanes; if (pending) stop; futex_wait(w)
- *   P: publish (CAS on seq); if (sleeping & lane) { CAS sleeping -> 0;
- *      wake_word++; FUTEX_WAKE }
- * If P reads sleeping == 0, its publish comes before C's store to sleeping
- * in the single total order, so C's pending check sees the message.  If P
- * reads the lane bit, it bumps wake_word after C read w, so futex_wait
- * either returns at once (the word changed) or is woken.  Only the
- * producer that clears "sleeping" makes the system call.
+ * No lost wake-up (consumer C, producer P):
+ *   C: w = wake_word; sleeping = lanes; BARRIER; if (pending) stop;
+ *      futex_wait(w)
+ *   P: publish (store seq); FENCE; if (sleeping & lane) { CAS sleeping
+ *      -> 0; wake_word++; FUTEX_WAKE }
+ * This is Dekker's pattern: each side stores, then loads what the other
+ * stored, so each needs a StoreLoad barrier.  To keep it off the hot path
+ * it is asymmetric: BARRIER is membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED),
+ * which runs a full memory barrier on every CPU that runs a process
+ * registered for it (every producer registers in shm_producer_open), and
+ * FENCE is then only a compiler barrier.  After BARRIER either P's publish
+ * is visible to C's pending check, or P's load of sleeping comes after the
+ * barrier on P's CPU and sees the lanes.  A producer that could not
+ * register uses a real fence (seq_cst).
+ *
+ * A membarrier costs the sleeper ~1-10 us and interrupts the producers'
+ * CPUs, which is cheap next to a sleep that follows 20 us of fruitless
+ * spinning, but not in pure-sleep mode where the consumer sleeps after
+ * every message.  So a pure sleeper (or a doorbell user) switches its
+ * mailbox to fence_mode: it sets the flag, issues one membarrier (after
+ * which every producer either has its publish visible or reads the flag
+ * and fences), and from then on sleeps with an ordinary fence; producers
+ * pay a fence per message to that mailbox.  A spin-then-sleep consumer
+ * clears the flag (no barrier needed to stop fences).
+ *
+ * A consumer that cannot issue membarrier while producers rely on it
+ * sleeps in slices of 1 ms (a doorbell user is told to poll again), so a
+ * wake-up is at worst late, never lost.  If P sees the lane bit, it bumps
+ * wake_word after C read w, so futex_wait either returns at once (the word
+ * changed) or is woken.  Only the producer that clears "sleeping" makes
+ * the system call.
  *
  * The doorbell: a consumer waiting in epoll binds an abstract AF_UNIX
  * datagram socket named after the arena id and its mailbox index, arms
@@ -28,6 +50,7 @@
 #include <sys/un.h>
 
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -44,6 +67,43 @@ static socklen_t bell_name(const struct shm_arena *, uint32_t,
 		    struct sockaddr_un *);
 static void	 ring_bell(struct shm_arena *, uint32_t, int *);
 static int	 spin(struct shm_arena *, uint32_t, unsigned, int64_t);
+static int	 barrier_all(struct shm_arena *);
+static int	 set_fence_mode(struct shm_arena *, struct shm_mbox *, uint32_t);
+
+#define SLICE_NS		1000000	/* sleep slice without membarrier */
+
+/* May this process use the global expedited membarrier? */
+void
+shm_membarrier_init(struct shm_arena *a)
+{
+	long	 q = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+
+	a->membarrier = q > 0 && (q & MEMBARRIER_CMD_GLOBAL_EXPEDITED) != 0;
+}
+
+/* Register this process for the consumers' barriers: 0, or -1. */
+int
+shm_membarrier_register(void)
+{
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED,
+	    0, 0) == -1)
+		return -1;
+	return 0;
+}
+
+/*
+ * The consumer's half of the barrier, after it stored "sleeping": 0 if
+ * every registered producer is now fenced, -1 if it must sleep in slices.
+ */
+static int
+barrier_all(struct shm_arena *a)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (a->membarrier && syscall(SYS_membarrier,
+	    MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) == 0)
+		return 0;
+	return -1;
+}
 
 int
 shm_futex_wait(_Atomic uint32_t *w, uint32_t val, int64_t timeout_ns)
@@ -123,7 +183,26 @@ shm_wake_all(struct shm_arena *a, uint32_t idx)
 		close(fd);
 }
 
-/* Poll the lanes; 0 when something came, SHM_ETIMEDOUT at deadline. */
+/*
+ * Poll the lanes; 0 when something came, SHM_ETIMEDOUT at deadline (arena
+ * clock).  The clock is read only every SPIN_CLOCK_EVERY polls, so a
+ * message that comes during the first polls costs no clock read at all.
+ */
+/*
+ * Switch a mailbox's fence mode.  Returns -1 if the consumer must sleep in
+ * slices (no membarrier to make producers see the switch).
+ */
+static int
+set_fence_mode(struct shm_arena *a, struct shm_mbox *m, uint32_t on)
+{
+	if (atomic_load_explicit(&m->fence_mode, memory_order_relaxed) == on)
+		return 0;
+	atomic_store(&m->fence_mode, on);
+	if (on)
+		return barrier_all(a);
+	return 0;
+}
+
 static int
 spin(struct shm_arena *a, uint32_t idx, unsigned lanes, int64_t deadline)
 {
@@ -135,7 +214,7 @@ spin(struct shm_arena *a, uint32_t idx, unsigned lanes, int64_t deadline)
 				return 0;
 			cpu_relax();
 		}
-		if ((int64_t)shm_now_ns() >= deadline)
+		if ((int64_t)shm_clock(a) >= deadline)
 			return SHM_ETIMEDOUT;
 	}
 }
@@ -145,9 +224,9 @@ shm_wait(struct shm_arena *a, uint32_t idx, unsigned lanes,
     enum shm_wait_mode mode, int64_t spin_ns, int64_t timeout_ns)
 {
 	struct shm_mbox	*m;
-	int64_t		 now, deadline, sd;
+	int64_t		 now, deadline, sd, rem;
 	uint32_t	 w;
-	int		 rc;
+	int		 rc, sliced, fenced;
 
 	if (idx >= a->n)
 		return SHM_EBADINDEX;
@@ -156,7 +235,7 @@ shm_wait(struct shm_arena *a, uint32_t idx, unsigned lanes,
 	if (shm_pending(a, idx, lanes))
 		return 0;
 	m = a->mb[idx].m;
-	now = (int64_t)shm_now_ns();
+	now = (int64_t)shm_clock(a);
 	deadline = timeout_ns < 0 ? INT64_MAX : now + timeout_ns;
 	if (mode == SHM_WAIT_SPIN)
 		return spin(a, idx, lanes, deadline);
@@ -167,20 +246,31 @@ shm_wait(struct shm_arena *a, uint32_t idx, unsigned lanes,
 		if (spin(a, idx, lanes, sd) == 0)
 			return 0;
 	}
+	fenced = mode == SHM_WAIT_SLEEP;
+	if (set_fence_mode(a, m, fenced) < 0)
+		fenced = 0;
 	for (;;) {
 		w = atomic_load(&m->wake_word);
 		atomic_store(&m->sleeping, lanes & SHM_LANES_ALL);
+		/* A cheap look first: most near-misses end here. */
 		if (shm_pending(a, idx, lanes)) {
 			atomic_store(&m->sleeping, 0);
 			return 0;
 		}
-		now = (int64_t)shm_now_ns();
+		sliced = fenced ? 0 : barrier_all(a) < 0;
+		if (shm_pending(a, idx, lanes)) {
+			atomic_store(&m->sleeping, 0);
+			return 0;
+		}
+		now = (int64_t)shm_clock(a);
 		if (now >= deadline) {
 			atomic_store(&m->sleeping, 0);
 			return SHM_ETIMEDOUT;
 		}
-		rc = shm_futex_wait(&m->wake_word, w, deadline == INT64_MAX ?
-		    -1 : deadline - now);
+		rem = deadline == INT64_MAX ? -1 : deadline - now;
+		if (sliced && (rem < 0 || rem > SLICE_NS))
+			rem = SLICE_NS;
+		rc = shm_futex_wait(&m->wake_word, w, rem);
 		atomic_store(&m->sleeping, 0);
 		if (rc == -EINTR || rc == -EAGAIN || rc == -ETIMEDOUT ||
 		    rc == 0) {
@@ -278,7 +368,12 @@ shm_doorbell_arm(struct shm_arena *a, uint32_t idx, unsigned lanes)
 	if (idx >= a->n)
 		return SHM_EBADINDEX;
 	m = a->mb[idx].m;
+	if (set_fence_mode(a, m, 1) < 0) {
+		/* Producers may not fence: poll again, do not sleep. */
+		return 1;
+	}
 	atomic_store(&m->sleeping, (lanes & SHM_LANES_ALL) | SLEEP_DOORBELL);
+	atomic_thread_fence(memory_order_seq_cst);
 	if (shm_pending(a, idx, lanes)) {
 		atomic_store(&m->sleeping, 0);
 		return 1;

@@ -45,6 +45,7 @@ actord_new(struct actord_spec *spec, char *err, size_t errlen)
 	ad->sigfd = -1;
 	ad->notify_sock = -1;
 	ad->arena_fd = -1;
+	ad->nofile.rlim_cur = ad->nofile.rlim_max = RLIM_INFINITY; /* unset */
 	ad->loop.epfd = ad->loop.tfd = -1;
 	if (getrandom(&ad->rng, sizeof(ad->rng), GRND_NONBLOCK) !=
 	    sizeof(ad->rng))
@@ -67,6 +68,17 @@ actord_new(struct actord_spec *spec, char *err, size_t errlen)
 		snprintf(err, errlen, "signalfd: %s", strerror(errno));
 		goto fail;
 	}
+	/*
+	 * Two descriptors per child at most (output, readiness): raise our
+	 * soft limit to the hard one; children get the original back.
+	 */
+	if (getrlimit(RLIMIT_NOFILE, &ad->nofile) == 0) {
+		struct rlimit rl = ad->nofile;
+
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	} else
+		ad->nofile.rlim_cur = ad->nofile.rlim_max = RLIM_INFINITY;
 	/* What the workers orphan comes back to us to be reaped. */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
 		log_warn("%s: PR_SET_CHILD_SUBREAPER", __func__);
@@ -116,6 +128,9 @@ actord_free(struct actord *ad)
 		loop_del(&ad->loop, &ad->sig_ev);
 		close(ad->sigfd);
 		sigprocmask(SIG_SETMASK, &ad->oldmask, NULL);
+		if (ad->nofile.rlim_cur != RLIM_INFINITY ||
+		    ad->nofile.rlim_max != RLIM_INFINITY)
+			(void)setrlimit(RLIMIT_NOFILE, &ad->nofile);
 	}
 	loop_close(&ad->loop);
 	if (ad->free_spec != NULL) {

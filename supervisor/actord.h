@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -165,6 +166,10 @@ struct node {
 	struct timer	 backoff;	/* one_for_one restart pending */
 	bool		 manual_stopped;
 	char		 last_exit[768];
+	char		*tail;		/* recent output, for actorctl log */
+	size_t		 tail_len;
+	size_t		 tail_cap;
+	uint64_t	 tail_total;	/* bytes ever printed: the cursor */
 
 	/* API operations in flight. */
 	bool		 api_stop;	/* a stop asked by hand */
@@ -183,12 +188,14 @@ struct node {
 	size_t		 cursor;	/* next child to start */
 	size_t		 from;		/* first child of the restart set */
 	bool		 report_start;	/* the op started during boot */
+	bool		 giveup_in_boot;	/* its start never completed */
 	bool		 in_stop_next;
 	bool		 stop_again;
 	struct node	*trigger;	/* whose backoff spaces a set restart */
 	struct timer	 op_timer;
 	uint64_t	*decisions;	/* restart decision times, ms */
 	size_t		 ndecisions;
+	size_t		 decisions_cap;	/* intensity + 1 when allocated */
 	char		 cause[512];	/* why it gave up or failed */
 };
 
@@ -207,6 +214,10 @@ struct node_status {
 	enum strategy	 strategy;		/* supervisors and groups */
 	const char	*cause;			/* why a supervisor failed */
 	unsigned	 depth;
+	uint64_t	 uptime_ms;		/* 0 unless running */
+	int32_t		 mbox;			/* mailbox index, or -1 */
+	unsigned	 intensity;		/* supervisors and groups */
+	unsigned	 period;		/* seconds */
 };
 
 typedef void (*walk_fn)(const struct node_status *, void *arg);
@@ -276,6 +287,8 @@ int	 output_open(struct node *, int *child_end);
 void	 output_forked(struct node *);
 void	 output_flush_all(struct actord *);
 void	 output_node_gone(struct node *);
+size_t	 output_read(const struct node *, uint64_t cursor, char *buf,
+	    size_t len, uint64_t *next);
 
 /* --- sup.c: strategies, intensity, escalation ------------------------------- */
 
@@ -286,8 +299,22 @@ void	 node_stopped(struct node *);
 void	 node_exited(struct node *, bool clean, const char *cause);
 size_t	 sup_decisions_in_period(struct node *);
 void	 node_api_done(struct node *, int error, const char *msg);
+void	 node_replace(struct node *);
 
-/* --- api.c: what the control socket calls ----------------------------------- */
+/*
+ * --- api.c: what the control socket calls -----------------------------------
+ *
+ * Each returns 0 when the operation began, or an errno: ENOENT no such
+ * path, EINVAL the root or a bad argument, EBUSY another operation on the
+ * node or its supervisor is in progress (try again), EALREADY start of a
+ * running node, EAGAIN its supervisor is not running, ESHUTDOWN actord is
+ * stopping, ENOMEM.  On 0, done (if not NULL) is called exactly once, maybe
+ * before the function returns: error 0, or EIO with the start failure as
+ * msg, or ECANCELED.  restart completes when the new incarnation is ready;
+ * stop when the process group is gone.  Manual operations never count
+ * toward restart intensity; a node stopped by hand stays stopped until
+ * started by hand (or restarted with a one_for_all / rest_for_one set).
+ */
 
 struct node *actord_find(struct actord *, const char *path);
 int	 actord_start_node(struct actord *, const char *path, done_fn, void *);
@@ -299,6 +326,8 @@ int	 actord_add_instance(struct actord *, const char *group, done_fn,
 int	 actord_remove_node(struct actord *, const char *path);
 void	 actord_walk(struct actord *, walk_fn, void *arg);
 int	 actord_reload(struct actord *, struct actord_spec *, char *err,
+	    size_t errlen);
+int	 actord_reload_file(struct actord *, const char *path, char *err,
 	    size_t errlen);
 
 /* --- mailboxes.c: actord's side of the shared-memory arena ---------------- */
@@ -333,6 +362,7 @@ struct actord {
 	struct ev	 notify_ev;
 	char		 notify_name[108];
 	int		 arena_fd;	/* -1 until the arena exists */
+	struct rlimit	 nofile;	/* as actord found it: children get it */
 	struct shm_arena *arena;	/* created before the first fork */
 	struct timer	 reap_timer;	/* shm_reap retries */
 	struct reap_retry *reap_pending;
@@ -351,6 +381,8 @@ struct actord {
 	void		(*free_spec)(struct actord_spec *);	/* NULL: not owned */
 	void		(*on_event)(struct actord *, void *);	/* after each turn */
 	void		*event_arg;
+	void		(*on_output)(struct actord *, struct node *, void *);
+	void		*output_arg;	/* on_output: a node printed a line */
 };
 
 struct actord *actord_new(struct actord_spec *, char *err, size_t errlen);

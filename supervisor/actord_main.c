@@ -41,18 +41,11 @@ static void
 on_hup(struct actord *ad, void *arg)
 {
 	struct main_state *ms = arg;
-	struct actord_spec *spec;
 	char err[1024];
 
 	log_info("SIGHUP: reloading %s", ms->config);
-	if ((spec = config_load(ms->config, err, sizeof(err))) == NULL) {
+	if (actord_reload_file(ad, ms->config, err, sizeof(err)) != 0)
 		log_warnx("reload refused: %s", err);
-		return;
-	}
-	if (actord_reload(ad, spec, err, sizeof(err)) != 0) {
-		log_warnx("reload refused: %s", err);
-		spec_free(spec);
-	}
 }
 
 static int
@@ -103,7 +96,7 @@ main(int argc, char *argv[])
 	}
 	if (optind != argc)
 		usage();
-	log_init("actord", verbose);
+	log_init("actord", verbose > 0 ? 2 : 0);	/* -v: debug too */
 
 	if ((spec = config_load(ms.config, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "actord: %s\n", err);
@@ -120,6 +113,7 @@ main(int argc, char *argv[])
 		spec_free(spec);
 		return ACTORD_EXIT_CONFIG;
 	}
+	log_set_rotation(spec->log.max_size, spec->log.keep);
 	if (ms.pidfile == NULL)
 		ms.pidfile = spec->pidfile;
 	/* A write to a closed pipe is an error return, never a death. */

@@ -43,6 +43,10 @@ check_node(struct actord *ad, const char *path, struct node **np)
 		return EBUSY;		/* one operation at a time */
 	if (n->parent->op != OP_NONE && n->parent->op != OP_BOOT)
 		return EBUSY;
+	/* Its supervisor waits for this start: do not pull it away. */
+	if (n->state == NS_STARTING && (n->why == WHY_BOOT ||
+	    n->why == WHY_SET))
+		return EBUSY;
 	*np = n;
 	return 0;
 }

@@ -34,10 +34,15 @@
 #define DEFAULT_MAILBOX_STATE		0	/* bytes; no committed state */
 #define DEFAULT_ON_DOWN			ON_DOWN_KEEP
 #define DEFAULT_WHILE_DOWN		WHILE_DOWN_QUEUE
-#define DEFAULT_LOG_MAX_SIZE		10485760	/* bytes before rotation */
+#define DEFAULT_LOG_MAX_SIZE		10485760	/* bytes, then rotate */
 #define DEFAULT_LOG_KEEP		5
 
-/* config.c */
+/*
+ * config.c: a new spec, or NULL with one line in err (err may be NULL):
+ * "FILE:LINE: KEYPATH: expected WHAT, got VALUE", "FILE:LINE: syntax
+ * error[: TEXT]" or "FILE: strerror".  config_load sets spec->file; in
+ * config_parse_string, name stands for FILE and spec->file stays NULL.
+ */
 struct actord_spec *config_load(const char *path, char *err, size_t errlen);
 struct actord_spec *config_parse_string(const char *text, const char *name,
 		    char *err, size_t errlen);
@@ -48,7 +53,9 @@ void	 spec_free(struct actord_spec *);
 void	 spec_sup_init(struct sup_spec *);	/* defaults */
 void	 spec_child_init(struct child_spec *);	/* defaults, kind worker */
 void	 spec_child_clear(struct child_spec *);	/* frees what it points to */
+/* Deep; dst is overwritten, not freed; -1 (ENOMEM) leaves dst cleared. */
 int	 spec_child_copy(struct child_spec *dst, const struct child_spec *src);
+/* All that a reload must restart for, supervisors recursively; not line. */
 bool	 spec_child_equal(const struct child_spec *, const struct child_spec *);
 const char *spec_default_runtime_dir(void);	/* static storage */
 

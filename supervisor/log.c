@@ -2,13 +2,16 @@
  * log.c: where actord's own messages go: stderr by default (what systemd,
  * s6 and runit capture), or a file.  Each line carries a UTC timestamp and
  * a level.  It never changes errno and never allocates, so it is safe on
- * error paths, including after a failed malloc.
+ * error paths, including after a failed malloc.  A log file is rotated by
+ * size: path -> path.1 -> ... -> path.keep, the oldest dropped.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,7 +22,13 @@ static struct {
 	const char	*ident;
 	int		 verbose;
 	int		 fd;		/* where lines go: 2 or a log file */
-} logstate = { "actord", 0, STDERR_FILENO };
+	char		 path[1024];	/* the log file, for rotation */
+	uint64_t	 size;		/* bytes in it */
+	uint64_t	 max_size;	/* 0: never rotate */
+	unsigned	 keep;		/* rotated files kept */
+} logstate = { "actord", 0, STDERR_FILENO, "", 0, 0, 0 };
+
+static void	rotate(void);
 
 void
 log_init(const char *ident, int verbose)
@@ -46,13 +55,53 @@ log_open_file(const char *path)
 {
 	int fd;
 
+	struct stat st;
+
+	if (strlen(path) >= sizeof(logstate.path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
 	if (fd == -1)
 		return -1;
 	if (logstate.fd != STDERR_FILENO)
 		close(logstate.fd);
 	logstate.fd = fd;
+	snprintf(logstate.path, sizeof(logstate.path), "%s", path);
+	logstate.size = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
 	return 0;
+}
+
+/* Rotate the log file once it would pass max_size bytes (0: never). */
+void
+log_set_rotation(unsigned long long max_size, unsigned keep)
+{
+	logstate.max_size = max_size;
+	logstate.keep = keep;
+}
+
+static void
+rotate(void)
+{
+	char from[1040], to[1040];
+	unsigned k;
+	int fd;
+
+	for (k = logstate.keep; k > 0; k--) {
+		if (k == 1)
+			snprintf(from, sizeof(from), "%s", logstate.path);
+		else
+			snprintf(from, sizeof(from), "%s.%u", logstate.path, k - 1);
+		snprintf(to, sizeof(to), "%s.%u", logstate.path, k);
+		(void)rename(from, to);
+	}
+	fd = open(logstate.path, O_WRONLY | O_APPEND | O_CREAT | O_TRUNC |
+	    O_CLOEXEC, 0640);
+	if (fd == -1)
+		return;		/* keep writing to the old file */
+	close(logstate.fd);
+	logstate.fd = fd;
+	logstate.size = 0;
 }
 
 static const char *
@@ -94,7 +143,11 @@ vlog(int pri, const char *fmt, va_list ap)
 	if ((size_t)n > sizeof(line) - 2)
 		n = sizeof(line) - 2;
 	line[n++] = '\n';
-	(void)!write(logstate.fd, line, n);
+	if (logstate.fd != STDERR_FILENO && logstate.max_size > 0 &&
+	    logstate.size + (uint64_t)n > logstate.max_size)
+		rotate();
+	if (write(logstate.fd, line, n) == n)
+		logstate.size += (uint64_t)n;
 	errno = saved_errno;
 }
 

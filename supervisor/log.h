@@ -14,6 +14,7 @@ void	log_init(const char *ident, int verbose);
 void	log_setverbose(int verbose);
 int	log_getverbose(void);
 int	log_open_file(const char *path);	/* -1 and errno on failure */
+void	log_set_rotation(unsigned long long max_size, unsigned keep);
 void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));

@@ -27,6 +27,8 @@
 
 static uint32_t	pow2_at_least(uint32_t);
 static void	on_reap_retry(void *);
+static bool	wants_mailbox(const struct node *);
+static int	reap_once(struct actord *, pid_t);
 
 static uint32_t
 pow2_at_least(uint32_t v)

@@ -24,6 +24,7 @@
 #include "supervisor/log.h"
 
 #define OUT_BUF		4096
+#define OUT_TAIL	4096	/* bytes of recent output kept per node */
 
 struct output {
 	struct output	*next;
@@ -45,6 +46,8 @@ static void	set_prefix(struct output *);
 static void	emit(struct output *, const char *, size_t);
 static void	rotate(struct output *);
 static void	out_close(struct output *);
+static void	flush_lines(struct output *, bool);
+static void	tail_append(struct node *, const char *, size_t);
 
 /* Open the pipe for a new incarnation; *child_end goes to fds 1 and 2. */
 int
@@ -133,6 +136,43 @@ rotate(struct output *o)
 	o->logsize = 0;
 }
 
+/*
+ * Keep the last OUT_TAIL bytes a node printed, for actorctl log.  The
+ * buffer grows with what is printed, so a quiet child costs nothing.
+ */
+static void
+tail_append(struct node *n, const char *s, size_t len)
+{
+	size_t need, cap, drop;
+	char *t;
+
+	if (len > OUT_TAIL) {
+		s += len - OUT_TAIL;
+		n->tail_total += len - OUT_TAIL;
+		len = OUT_TAIL;
+	}
+	need = n->tail_len + len;
+	if (need > n->tail_cap && n->tail_cap < OUT_TAIL) {
+		cap = n->tail_cap ? n->tail_cap : 256;
+		while (cap < need && cap < OUT_TAIL)
+			cap *= 2;
+		if (cap > OUT_TAIL)
+			cap = OUT_TAIL;
+		if ((t = realloc(n->tail, cap)) == NULL)
+			return;
+		n->tail = t;
+		n->tail_cap = cap;
+	}
+	if (need > n->tail_cap) {
+		drop = need - n->tail_cap;
+		memmove(n->tail, n->tail + drop, n->tail_len - drop);
+		n->tail_len -= drop;
+	}
+	memcpy(n->tail + n->tail_len, s, len);
+	n->tail_len += len;
+	n->tail_total += len;
+}
+
 static void
 emit(struct output *o, const char *line, size_t len)
 {
@@ -140,15 +180,20 @@ emit(struct output *o, const char *line, size_t len)
 	int n;
 
 	set_prefix(o);
-	if (o->logfd == -1) {
-		log_info("%s: %.*s", o->prefix, (int)len, line);
-		return;
-	}
 	n = snprintf(buf, sizeof(buf), "%s: %.*s\n", o->prefix, (int)len, line);
 	if (n < 0)
 		return;
 	if ((size_t)n >= sizeof(buf))
 		n = sizeof(buf) - 1;
+	if (o->node != NULL) {
+		tail_append(o->node, buf, (size_t)n);
+		if (o->ad->on_output != NULL)
+			o->ad->on_output(o->ad, o->node, o->ad->output_arg);
+	}
+	if (o->logfd == -1) {
+		log_info("%s: %.*s", o->prefix, (int)len, line);
+		return;
+	}
 	if (o->node != NULL && o->node->cs->log.max_size > 0 &&
 	    o->logsize + (uint64_t)n > o->node->cs->log.max_size)
 		rotate(o);
@@ -256,4 +301,32 @@ output_flush_all(struct actord *ad)
 		}
 		out_close(o);
 	}
+}
+
+/*
+ * What a node printed, from byte offset cursor (UINT64_MAX: the last len
+ * bytes kept).  A cursor older than what is kept starts at the oldest byte
+ * kept.  Returns the bytes copied; *next is the cursor to ask for next.
+ */
+size_t
+output_read(const struct node *n, uint64_t cursor, char *buf, size_t len,
+    uint64_t *next)
+{
+	uint64_t first = n->tail_total - n->tail_len;
+	size_t off, k;
+
+	if (cursor == UINT64_MAX)
+		cursor = n->tail_total > len ? n->tail_total - len : 0;
+	if (cursor < first)
+		cursor = first;
+	if (cursor > n->tail_total)
+		cursor = n->tail_total;
+	off = (size_t)(cursor - first);
+	k = n->tail_len - off;
+	if (k > len)
+		k = len;
+	if (k > 0)
+		memcpy(buf, n->tail + off, k);
+	*next = cursor + k;
+	return k;
 }

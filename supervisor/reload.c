@@ -33,8 +33,10 @@ kid_named(struct node *s, const char *name)
 {
 	size_t i;
 
+	/* A node on its way out counts only if a new one replaces it. */
 	for (i = 0; i < s->nkids; i++)
-		if (!s->kids[i]->api_remove && strcmp(s->kids[i]->name, name) == 0)
+		if ((!s->kids[i]->api_remove || s->kids[i]->pending_cs != NULL) &&
+		    strcmp(s->kids[i]->name, name) == 0)
 			return s->kids[i];
 	return NULL;
 }
@@ -102,18 +104,24 @@ change(struct node *n, const struct child_spec *cs)
 {
 	log_info("%s: changed, restarting", n->path);
 	if (n->kind == NODE_GROUP) {
-		/* A group is rebuilt: drop it and add it again. */
-		struct node *s = n->parent, *k;
-		size_t at = node_index(n);
-
-		drop(n);
-		if ((k = node_new_child(s, cs, cs->name)) == NULL ||
-		    node_insert(s, k, at) == -1) {
-			log_warnx("%s: cannot rebuild", n->path);
+		/*
+		 * A group is rebuilt with its new instances: stopped and
+		 * removed first, so that no two nodes share a path; sup.c
+		 * puts the new one in its place (node_replace).
+		 */
+		if (timer_pending(&n->backoff))
+			timer_cancel(&n->ad->loop, &n->backoff);
+		n->pending_cs = cs;
+		n->api_remove = true;
+		if (node_is_down(n)) {
+			node_replace(n);
 			return;
 		}
-		if (s->state == NS_RUNNING)
-			node_start(k, WHY_MANUAL);
+		if (n->state == NS_STOPPING && n->api_stop)
+			return;
+		n->api_stop = true;
+		if (n->state != NS_STOPPING)
+			node_stop(n);
 		return;
 	}
 	if (node_is_down(n)) {
@@ -191,7 +199,7 @@ diff_sup(struct node *s, const struct sup_spec *ss)
 		if ((k = kid_named(s, ss->children[i].name)) != NULL)
 			order[n++] = k;
 	for (j = 0; j < s->nkids; j++)
-		if (s->kids[j]->api_remove)
+		if (s->kids[j]->api_remove && s->kids[j]->pending_cs == NULL)
 			order[n++] = s->kids[j];	/* on their way out */
 	if (n == s->nkids)
 		memcpy(s->kids, order, n * sizeof(*order));
@@ -229,4 +237,22 @@ actord_reload(struct actord *ad, struct actord_spec *newspec, char *err,
 	ad->retired[ad->nretired++] = ad->spec;
 	ad->spec = newspec;
 	return 0;
+}
+
+/*
+ * Read path and apply it (SIGHUP, actorctl reload).  An invalid file is
+ * refused with its error and the running tree stays as it was.
+ */
+int
+actord_reload_file(struct actord *ad, const char *path, char *err,
+    size_t errlen)
+{
+	struct actord_spec *spec;
+	int e;
+
+	if ((spec = config_load(path, err, errlen)) == NULL)
+		return EINVAL;
+	if ((e = actord_reload(ad, spec, err, errlen)) != 0)
+		spec_free(spec);
+	return e;
 }

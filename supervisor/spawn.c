@@ -4,8 +4,9 @@
  * It owns the child side between fork and exec: process group, parent-death
  * signal, signal dispositions and mask, descriptors, limits, umask, cwd,
  * credentials, environment.  Everything that may allocate or read files
- * (getpwnam, the environment array) happens in the parent before fork, so
- * the child only makes async-signal-safe calls.  A step that fails in the
+ * (getpwnam, getgrouplist, the environment array) happens in the parent
+ * before fork, so the child only makes system calls: a program child is
+ * started with vfork, a function child with fork.  A step that fails in the
  * child is reported through a close-on-exec pipe as {stage, errno}: the
  * parent reads EOF when execve succeeded, or the exact error otherwise, so
  * a missing program is logged as "exec /usr/bin/nope: No such file or
@@ -48,7 +49,8 @@ struct creds {
 	bool		 set_uid, set_gid;
 	uid_t		 uid;
 	gid_t		 gid;
-	const char	*user;
+	gid_t		*groups;	/* supplementary, resolved before fork */
+	int		 ngroups;
 };
 
 static int	 resolve_creds(const struct child_spec *, struct creds *,
@@ -101,7 +103,20 @@ resolve_creds(const struct child_spec *cs, struct creds *cr, char *err,
 		cr->set_uid = cr->set_gid = true;
 		cr->uid = pw->pw_uid;
 		cr->gid = pw->pw_gid;
-		cr->user = cs->user;
+		/* initgroups reads files: done here, not in the child. */
+		cr->ngroups = 0;
+		(void)getgrouplist(cs->user, cr->gid, NULL, &cr->ngroups);
+		if (cr->ngroups < 1)
+			cr->ngroups = 1;
+		cr->groups = calloc((size_t)cr->ngroups, sizeof(gid_t));
+		if (cr->groups == NULL || getgrouplist(cs->user, cr->gid,
+		    cr->groups, &cr->ngroups) == -1) {
+			snprintf(err, errlen, "user %s: groups: %s", cs->user,
+			    strerror(errno ? errno : ENOMEM));
+			free(cr->groups);
+			cr->groups = NULL;
+			return -1;
+		}
 	}
 	if (cs->group != NULL) {
 		errno = 0;
@@ -113,6 +128,15 @@ resolve_creds(const struct child_spec *cs, struct creds *cr, char *err,
 		cr->set_gid = true;
 		cr->gid = gr->gr_gid;
 	}
+	if (cr->set_gid && cr->groups == NULL) {
+		if ((cr->groups = calloc(1, sizeof(gid_t))) == NULL) {
+			snprintf(err, errlen, "groups: %s", strerror(errno));
+			return -1;
+		}
+		cr->groups[0] = cr->gid;
+		cr->ngroups = 1;
+	} else if (cr->groups != NULL && cs->group != NULL)
+		cr->groups[0] = cr->gid;	/* the configured group first */
 	return 0;
 }
 
@@ -286,6 +310,8 @@ child_exec(struct node *n, const struct spawn_fds *fds,
 	child_fds(fds, exec);
 	if (exec)
 		efd = FD_EXECERR;
+	/* The descriptor limit actord found, not the one it raised. */
+	(void)setrlimit(RLIMIT_NOFILE, &n->ad->nofile);
 	for (i = 0; i < cs->nlimits; i++) {
 		struct rlimit rl;
 
@@ -298,10 +324,7 @@ child_exec(struct node *n, const struct spawn_fds *fds,
 	if (cs->cwd != NULL && chdir(cs->cwd) == -1)
 		child_fail(efd, STAGE_CHDIR);
 	if (cr->set_gid) {
-		if (cr->user != NULL) {
-			if (initgroups(cr->user, cr->gid) == -1)
-				child_fail(efd, STAGE_SETGROUPS);
-		} else if (setgroups(1, &cr->gid) == -1)
+		if (setgroups((size_t)cr->ngroups, cr->groups) == -1)
 			child_fail(efd, STAGE_SETGROUPS);
 		if (setresgid(cr->gid, cr->gid, cr->gid) == -1)
 			child_fail(efd, STAGE_SETGID);
@@ -342,12 +365,22 @@ spawn_child(struct node *n, const struct spawn_fds *fds, char *err,
 		return -1;
 	if ((env = build_env(n, fds)) == NULL) {
 		snprintf(err, errlen, "environment: %s", strerror(errno));
+		free(cr.groups);
 		return -1;
 	}
 	parent = getpid();
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
-	pid = fork();
+	/*
+	 * A program child only makes system calls before execve, on its own
+	 * stack frames below this one, and never returns here: vfork spares
+	 * copying actord's page tables (and unmapping them at exec), which
+	 * grows with the tree.  A function child runs arbitrary code: fork.
+	 */
+	if (n->cs->argv != NULL)
+		pid = vfork();
+	else
+		pid = fork();
 	if (pid == 0)
 		child_exec(n, fds, &cr, env, parent);
 	if (pid == -1)
@@ -356,5 +389,6 @@ spawn_child(struct node *n, const struct spawn_fds *fds, char *err,
 		(void)setpgid(pid, pid);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	free_env(env);
+	free(cr.groups);
 	return pid;
 }

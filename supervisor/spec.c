@@ -23,8 +23,10 @@ static int	 strdup_opt(char **, const char *);
 static bool	 streq_opt(const char *, const char *);
 static bool	 argv_equal(char *const *, char *const *);
 static bool	 env_has(const struct child_spec *, const struct env_var *);
-static bool	 env_equal(const struct child_spec *, const struct child_spec *);
-static bool	 limits_has(const struct child_spec *, const struct limit_spec *);
+static bool	 env_equal(const struct child_spec *,
+		    const struct child_spec *);
+static bool	 limits_has(const struct child_spec *,
+		    const struct limit_spec *);
 static bool	 limits_equal(const struct child_spec *,
 		    const struct child_spec *);
 static bool	 status_has(const struct child_spec *, int);

@@ -57,7 +57,7 @@ enum while_down {
 #define SHUTDOWN_INFINITY	(-2)	/* SIGTERM, then wait for ever */
 
 #define SPEC_NAME_MAX		64	/* a node name, without the NUL */
-#define SPEC_PATH_MAX		256	/* a full path such as /web/frontend/3, with its NUL */
+#define SPEC_PATH_MAX		256	/* a full path (/web/frontend/3) and its NUL */
 #define SPEC_RUNTIME_DIR_MAX	80	/* leaves room in sun_path for a socket name */
 #define SPEC_INSTANCES_MAX	1024	/* the largest "instances" */
 

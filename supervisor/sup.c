@@ -284,7 +284,11 @@ stop_done(struct node *s)
 		s->started_ms = 0;
 		snprintf(s->last_exit, sizeof(s->last_exit), "gave up: %s",
 		    s->cause);
-		node_exited(s, false, s->last_exit);
+		if (s->giveup_in_boot) {
+			s->giveup_in_boot = false;
+			node_started(s, false, s->last_exit);
+		} else
+			node_exited(s, false, s->last_exit);
 		break;
 	case OP_RESTART:
 		c = s->trigger;
@@ -338,11 +342,14 @@ decide(struct node *s, struct node *c)
 	    (uint64_t)s->ss->period * 1000);
 	if (s->ndecisions + 1 > s->ss->intensity)
 		return false;
-	if (s->decisions == NULL) {
-		d = calloc((size_t)s->ss->intensity + 1, sizeof(*d));
+	/* Sized by intensity, which a reload may raise. */
+	if (s->decisions_cap < (size_t)s->ss->intensity + 1) {
+		d = reallocarray(s->decisions, (size_t)s->ss->intensity + 1,
+		    sizeof(*d));
 		if (d == NULL)
-			fatal("%s: calloc", __func__);
+			fatal("%s: reallocarray", __func__);
 		s->decisions = d;
+		s->decisions_cap = (size_t)s->ss->intensity + 1;
 	}
 	s->decisions[s->ndecisions++] = now;
 	c->restarts++;
@@ -357,6 +364,8 @@ giveup(struct node *s, struct node *c, const char *cause)
 	    s->ss->intensity, s->ss->period);
 	log_warnx("%s: giving up: %s", s->path, s->cause);
 	timer_cancel(&s->ad->loop, &s->op_timer);
+	/* Its parent still waits for the start: it fails, not exits. */
+	s->giveup_in_boot = s->report_start;
 	s->op = OP_GIVEUP;
 	s->from = 0;
 	s->phase = PH_STOP;
@@ -428,14 +437,42 @@ remove_child(struct node *s, struct node *c)
 	node_free(c);
 }
 
+/*
+ * Put a new node built from n->pending_cs in the place of n (stopped), and
+ * start it if its supervisor runs.  Reload rebuilds groups this way.
+ */
+void
+node_replace(struct node *n)
+{
+	struct node *s = n->parent, *k;
+	const struct child_spec *cs = n->pending_cs;
+	size_t at = node_index(n);
+
+	n->pending_cs = NULL;
+	remove_child(s, n);
+	if ((k = node_new_child(s, cs, cs->name)) == NULL ||
+	    node_insert(s, k, at) == -1) {
+		log_warnx("%s/%s: cannot rebuild", s->parent == NULL ? "" :
+		    s->path, cs->name);
+		if (k != NULL)
+			node_free(k);
+		return;
+	}
+	if (s->state == NS_RUNNING && !s->ad->shutting_down)
+		node_start(k, WHY_MANUAL);
+}
+
 /* --- completions from children ------------------------------------------------ */
 
 static void
 sup_child_started(struct node *s, struct node *c, bool ok, const char *cause)
 {
 	enum start_why why = c->why;
+	char failed[sizeof(c->last_exit) + 32];
 
 	c->why = WHY_NONE;
+	snprintf(failed, sizeof(failed), "failed to start: %s",
+	    cause != NULL ? cause : "?");
 	if (why == WHY_MANUAL) {
 		node_api_done(c, ok ? 0 : EIO, ok ? NULL : cause);
 		if (in_stop_phase(s))
@@ -467,7 +504,7 @@ sup_child_started(struct node *s, struct node *c, bool ok, const char *cause)
 		}
 		/* A restart whose start fails counts, and is retried. */
 		if (!decide(s, c)) {
-			giveup(s, c, cause);
+			giveup(s, c, failed);
 			return;
 		}
 		s->trigger = c;
@@ -480,7 +517,7 @@ sup_child_started(struct node *s, struct node *c, bool ok, const char *cause)
 		if (ok)
 			return;
 		if (!decide(s, c)) {
-			giveup(s, c, cause);
+			giveup(s, c, failed);
 			return;
 		}
 		schedule_restart(s, c);
@@ -500,7 +537,10 @@ sup_child_stopped(struct node *s, struct node *c)
 		if (c->api_remove) {
 			c->api_remove = false;
 			node_api_done(c, 0, NULL);
-			remove_child(s, c);
+			if (c->pending_cs != NULL)
+				node_replace(c);
+			else
+				remove_child(s, c);
 			if (in_stop_phase(s))
 				stop_next(s);
 			return;

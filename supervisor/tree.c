@@ -20,6 +20,7 @@
 static struct node *node_alloc(struct actord *, struct node *, const char *);
 static int	build_children(struct node *, const struct sup_spec *);
 static void	all_remove(struct node *);
+static void	walk(struct node *, unsigned, walk_fn, void *);
 
 static struct node *
 node_alloc(struct actord *ad, struct node *parent, const char *name)
@@ -213,6 +214,7 @@ tree_release(struct actord *ad)
 		ad->graveyard = n->next_all;
 		free(n->kids);
 		free(n->decisions);
+		free(n->tail);
 		free(n);
 	}
 }
@@ -333,9 +335,14 @@ walk(struct node *n, unsigned depth, walk_fn fn, void *arg)
 	st.incarnation = n->incarnation;
 	st.cause = n->cause;
 	st.depth = depth;
+	st.mbox = n->mbox;
+	if (n->state == NS_RUNNING && n->started_ms != 0)
+		st.uptime_ms = now_ms() - n->started_ms;
 	if (n->kind != NODE_WORKER) {
 		st.restarts_in_period = sup_decisions_in_period(n);
 		st.strategy = n->ss->strategy;
+		st.intensity = n->ss->intensity;
+		st.period = n->ss->period;
 	}
 	fn(&st, arg);
 	for (i = 0; i < n->nkids; i++)

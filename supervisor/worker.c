@@ -39,6 +39,8 @@ static void	a_down_stop(struct node *);
 static void	on_exec(void *, uint32_t);
 static void	cleanup(struct node *);
 static void	group_kill(struct node *, int);
+static void	on_timer(void *);
+static void	close_exec(struct node *);
 
 /*
  * The table.  Rows are states, columns events.  An event a state does not

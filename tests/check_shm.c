@@ -560,6 +560,19 @@ START_TEST(test_attach_refuses)
 }
 END_TEST
 
+/* The arena clock follows CLOCK_MONOTONIC (a sanity bound, not a timing). */
+START_TEST(test_clock)
+{
+	struct shm_arena *a = shm_test_arena(1, 4, 128, SHM_OVERFLOW_REJECT);
+	uint64_t t0 = shm_now_ns(), c = shm_clock_ns(a), t1 = shm_now_ns();
+
+	ck_assert_uint_gt(c + 1000000000ULL, t0);
+	ck_assert_uint_lt(c, t1 + 1000000000ULL);
+	ck_assert_uint_le(shm_clock_ns(a), shm_clock_ns(a));
+	shm_detach(a);
+}
+END_TEST
+
 START_TEST(test_attach_env)
 {
 	struct shm_arena *a = shm_test_arena(2, 8, 128, SHM_OVERFLOW_REJECT);
@@ -630,6 +643,7 @@ shm_suite(void)
 	tcase_add_test(tc, test_actor_table);
 	tcase_add_test(tc, test_attach_refuses);
 	tcase_add_test(tc, test_attach_env);
+	tcase_add_test(tc, test_clock);
 	tcase_add_test(tc, test_sealed);
 	suite_add_tcase(s, tc);
 	return s;

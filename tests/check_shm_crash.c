@@ -279,6 +279,66 @@ START_TEST(test_garbage)
 END_TEST
 
 /*
+ * What a dead consumer or a dead drop_oldest sender leaves behind: a cell
+ * taken off the head (head moved past it) but never freed.  Recovery and
+ * reap free it, and the lane fills and drains over it again.
+ */
+START_TEST(test_recover_taken)
+{
+	struct shm_arena *a = shm_test_arena(1, 4, 128,
+	    SHM_OVERFLOW_DROP_OLDEST);
+	struct shm_lane_local *l = &a->mb[0].lane[SHM_LANE_MAIN];
+	struct shm_slot	*s = NULL;
+	struct shm_producer *p;
+	struct shm_msg	 m;
+	unsigned	 released, i;
+	pid_t		 ghost;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	send_tag(p, 0);
+	send_tag(p, 1);
+	/* A consumer died after moving head past 0 and 1, before freeing. */
+	atomic_store(&lane_cell(l, 0)->seq, 1 | SEQ_TAKEN);
+	atomic_store(&lane_cell(l, 1)->seq, 2 | SEQ_TAKEN);
+	atomic_store(&l->ctl->head, 2);
+	ck_assert_int_eq(shm_consumer_recover(a, 0), 2);
+	ck_assert_uint_eq(atomic_load(&lane_cell(l, 0)->seq), 4);
+	/* A drop_oldest sender died the same way, its record says STEAL. */
+	send_tag(p, 2);
+	ghost = fork();
+	ck_assert_int_ge(ghost, 0);
+	if (ghost == 0) {
+		struct shm_producer *q;
+
+		_exit(shm_producer_open(a, &q) == 0 ? 0 : 1);
+	}
+	ck_assert_int_eq(shm_test_wait_exit(ghost), 0);
+	for (i = 0; i < a->nslots; i++)
+		if (atomic_load(&a->slots[i].pid) == ghost)
+			s = &a->slots[i];
+	ck_assert_ptr_nonnull(s);
+	atomic_store(&lane_cell(l, 2)->seq, 3 | SEQ_TAKEN);
+	atomic_store(&l->ctl->head, 3);
+	atomic_store(&s->rec_pos, 2);
+	atomic_store(&s->rec_ring, l->ring_id << 2 | REC_STEAL);
+	ck_assert_int_eq(shm_reap(a, ghost, &released), 1);
+	ck_assert_uint_eq(atomic_load(&lane_cell(l, 2)->seq), 2 + 4);
+	/* The lane is whole: four in, four out, in order. */
+	for (i = 0; i < 4; i++)
+		send_tag(p, 10 + i);
+	for (i = 0; i < 4; i++) {
+		ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_INBOX, &m, NULL, 0,
+		    NULL), 0);
+		ck_assert_uint_eq(m.tag, 10 + i);
+	}
+	ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_INBOX, &m, NULL, 0, NULL),
+	    SHM_EEMPTY);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
+/*
  * Wake-ups under stress, streaming: a producer floods a small lane in
  * bursts, the consumer never spins (it sleeps whenever the lane is empty)
  * and the producer sleeps whenever it is full.  Every message must arrive
@@ -324,7 +384,7 @@ START_TEST(test_wake_pingpong)
 	struct shm_arena *a = shm_test_arena(2, 8, 64, SHM_OVERFLOW_BLOCK);
 	struct shm_producer *p;
 	struct shm_msg	 m;
-	unsigned	 N = 30000 / shm_test_scale(), i;
+	unsigned	 N = 100000 / shm_test_scale(), i;
 	uint64_t	 t0 = shm_now_ns();
 	pid_t		 pid;
 	int		 rc;
@@ -375,6 +435,7 @@ crash_suite(void)
 	tcase_add_test(tc, test_kill_mid_send);
 	tcase_add_test(tc, test_ambiguous_claim);
 	tcase_add_test(tc, test_garbage);
+	tcase_add_test(tc, test_recover_taken);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(ts, 60);
 	tcase_add_test(ts, test_wake_stream);

@@ -8,6 +8,7 @@
  */
 #include <check.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,13 @@ START_TEST(check_only)
 	ck_assert_int_eq(ts_daemon_wait(&d, WAIT), 1);
 	ck_assert_msg(strstr(ts_daemon_log(&d), "permanant") != NULL,
 	    "log:\n%s", ts_daemon_log(&d));
+	/* A missing file and a bad option are errors too. */
+	unlink(d.conf);
+	ts_daemon_start(&d, NULL);
+	ck_assert_int_eq(ts_daemon_wait(&d, WAIT), 1);
+	ts_daemon_start(&d, "-x");
+	ck_assert_int_eq(ts_daemon_wait(&d, WAIT), 1);
+	ck_assert(strstr(ts_daemon_log(&d), "usage: actord") != NULL);
 }
 END_TEST
 
@@ -192,6 +200,146 @@ START_TEST(reload_diffs_the_tree)
 }
 END_TEST
 
+static bool
+exists(const char *dir, const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+START_TEST(child_log_file_rotates)
+{
+	char path[256], want[64], buf[4096];
+	FILE *f;
+	size_t n;
+	pid_t pid;
+
+	ts_daemon_conf(&d,
+	    "log = { path = \"%s/own.log\"; max_size = 4000; keep = 1; };\n"
+	    HEAD
+	    "    { name = \"spam\"; exec = [\"%s\", \"spam\", \"400\"];\n"
+	    "      env = { TW_DIR = \"%s\"; };\n"
+	    "      log = { path = \"%s/spam.log\"; max_size = 2000; keep = 2; }; }\n"
+	    TAIL, d.dir, ts_progs("tworker"), d.dir, d.dir);
+	ts_daemon_start(&d, NULL);
+	ck_assert(ts_daemon_ready(&d, WAIT));
+	pid = ts_daemon_child(&d, "spam", WAIT);
+	snprintf(path, sizeof(path), "%s/spam.log", d.dir);
+	snprintf(want, sizeof(want), "/spam[%d]: spam line 399", (int)pid);
+	for (;;) {
+		buf[0] = '\0';
+		if ((f = fopen(path, "r")) != NULL) {
+			n = fread(buf, 1, sizeof(buf) - 1, f);
+			buf[n] = '\0';
+			fclose(f);
+		}
+		if (strstr(buf, want) != NULL)
+			break;
+		ts_sleep_ms(5);
+	}
+	ck_assert(exists(d.dir, "spam.log.1"));
+	ck_assert(exists(d.dir, "spam.log.2"));
+	ck_assert(!exists(d.dir, "spam.log.3"));
+	ck_assert_uint_le(strlen(buf), 2000);
+	kill(d.pid, SIGTERM);
+	ck_assert_int_eq(ts_daemon_wait(&d, WAIT), 0);
+	/* actord's own log went to its file, not to stderr. */
+	ck_assert(exists(d.dir, "own.log"));
+	ck_assert(strstr(ts_daemon_log(&d), "tree started") == NULL);
+}
+END_TEST
+
+static int
+proc_status_field(pid_t pid, const char *field, char *out, size_t len)
+{
+	char path[64], line[256];
+	FILE *f;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, field, strlen(field)) == 0) {
+			snprintf(out, len, "%s", line + strlen(field));
+			found = 1;
+			break;
+		}
+	fclose(f);
+	return found;
+}
+
+/* The child's credentials, limits, umask, cwd and environment. */
+START_TEST(child_environment_is_what_was_configured)
+{
+	char buf[256], path[128], env[4096];
+	FILE *f;
+	size_t n;
+	pid_t pid;
+
+	ts_daemon_conf(&d, HEAD
+	    "    { name = \"c\"; exec = [\"%s\", \"run\"];\n"
+	    "      env = { TW_DIR = \"%s\"; FOO = \"bar\"; };\n"
+	    "      cwd = \"/tmp\"; umask = \"027\"; limits = { nofile = 77; };\n"
+	    "      %s }\n"
+	    TAIL, ts_progs("tworker"), d.dir,
+	    geteuid() == 0 ? "user = \"nobody\"; group = \"nogroup\";" : "");
+	if (geteuid() == 0)
+		chmod(d.dir, 0777);	/* nobody writes its pid file */
+	ts_daemon_start(&d, NULL);
+	ck_assert_msg(ts_daemon_ready(&d, WAIT), "log:\n%s", ts_daemon_log(&d));
+	pid = ts_daemon_child(&d, "c", WAIT);
+	ck_assert_int_gt(pid, 0);
+	ck_assert(proc_status_field(pid, "Umask:", buf, sizeof(buf)));
+	ck_assert_msg(strstr(buf, "0027") != NULL, "umask %s", buf);
+	if (geteuid() == 0) {
+		ck_assert(proc_status_field(pid, "Uid:", buf, sizeof(buf)));
+		ck_assert_msg(strstr(buf, "65534") != NULL, "uid %s", buf);
+		ck_assert(proc_status_field(pid, "Gid:", buf, sizeof(buf)));
+		ck_assert_msg(strstr(buf, "65534") != NULL, "gid %s", buf);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/cwd", (int)pid);
+	n = (size_t)readlink(path, buf, sizeof(buf) - 1);
+	buf[n < sizeof(buf) ? n : 0] = '\0';
+	ck_assert_str_eq(buf, "/tmp");
+	snprintf(path, sizeof(path), "/proc/%d/limits", (int)pid);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	n = fread(env, 1, sizeof(env) - 1, f);
+	env[n] = '\0';
+	fclose(f);
+	ck_assert_msg(strstr(env, "Max open files            77") != NULL,
+	    "limits:\n%s", env);
+	/* A clean environment: the configured variables and ACTORD_*. */
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	n = fread(env, 1, sizeof(env) - 1, f);
+	env[n] = '\0';
+	fclose(f);
+	for (size_t i = 0; i < n; i++)
+		if (env[i] == '\0')
+			env[i] = '\n';
+	ck_assert_msg(strstr(env, "FOO=bar\n") != NULL, "env:\n%s", env);
+	ck_assert(strstr(env, "ACTORD_PATH=/c\n") != NULL);
+	ck_assert(strstr(env, "ACTORD_INCARNATION=1\n") != NULL);
+	ck_assert(strstr(env, "ACTORD_ARENA_FD=4\n") != NULL);
+	ck_assert_msg(strstr(env, "NOTIFY_SOCKET") == NULL, "env:\n%s", env);
+	ck_assert(strstr(env, "HOME=") == NULL);
+	/* Only stdio and the arena are open. */
+	snprintf(path, sizeof(path), "/proc/%d/fd/5", (int)pid);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	snprintf(path, sizeof(path), "/proc/%d/fd/4", (int)pid);
+	n = (size_t)readlink(path, buf, sizeof(buf) - 1);
+	buf[n < sizeof(buf) ? n : 0] = '\0';
+	ck_assert_msg(strstr(buf, "memfd:actord") != NULL, "fd 4: %s", buf);
+	kill(d.pid, SIGTERM);
+	ck_assert_int_eq(ts_daemon_wait(&d, WAIT), 0);
+}
+END_TEST
+
 static long
 ctxt_switches(pid_t pid)
 {
@@ -247,6 +395,8 @@ suite(void)
 	tcase_add_test(tc, sd_notify_start_timeout);
 	tcase_add_test(tc, reload_diffs_the_tree);
 	tcase_add_test(tc, idle_actord_does_nothing);
+	tcase_add_test(tc, child_log_file_rotates);
+	tcase_add_test(tc, child_environment_is_what_was_configured);
 	suite_add_tcase(s, tc);
 	return s;
 }

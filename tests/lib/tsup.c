@@ -369,6 +369,30 @@ on_term(int sig)
 	_exit(0);
 }
 
+static void
+on_term_slow(int sig)
+{
+	struct timespec ts = { 0, 100 * 1000000 };
+
+	(void)sig;
+	nanosleep(&ts, NULL);
+	ts_record("stop");
+	_exit(0);
+}
+
+/* Like ts_fn_run, but takes 100 ms to stop: a sibling stopped in parallel
+ * would record its stop first. */
+int
+ts_fn_slowstop(void *arg)
+{
+	(void)arg;
+	signal(SIGTERM, on_term_slow);
+	ts_record("start");
+	ts_ready();
+	for (;;)
+		pause();
+}
+
 int
 ts_fn_run(void *arg)
 {

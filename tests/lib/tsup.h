@@ -54,6 +54,7 @@ int	 ts_fn_ignterm(void *);		/* ignores SIGTERM */
 int	 ts_fn_grandchild(void *);	/* forks a child, records "gc PID" */
 int	 ts_fn_fdready(void *);		/* newline on ACTORD_NOTIFY_FD */
 int	 ts_fn_crash_later(void *);	/* runs (intptr_t)arg ms, exits 1 */
+int	 ts_fn_slowstop(void *);	/* takes 100 ms to stop */
 int	 ts_fn_mute(void *);		/* never says it is ready */
 void	 ts_ready(void);		/* newline on ACTORD_NOTIFY_FD */
 

@@ -9,6 +9,7 @@
  *	sd_notify MS	after MS ms, READY=1 on NOTIFY_SOCKET
  *	mute		never say it is ready
  *	ignterm		ignore SIGTERM
+ *	spam N		print N lines, then sleep
  *
  * Before anything else it writes its pid to $TW_DIR/NAME.pid (NAME: the
  * last part of ACTORD_PATH) when TW_DIR is set, and prints one line
@@ -92,6 +93,13 @@ main(int argc, char *argv[])
 	fflush(stdout);
 	if (strcmp(mode, "exit") == 0)
 		return (int)arg;
+	if (strcmp(mode, "spam") == 0) {
+		long i;
+
+		for (i = 0; i < arg; i++)
+			printf("spam line %ld\n", i);
+		fflush(stdout);
+	}
 	if (strcmp(mode, "crash") == 0) {
 		sleep_ms(arg);
 		return 1;

@@ -16,6 +16,10 @@
  *
  * Prints a table (absolute figures and ratios to the bare ring, ZeroMQ and
  * the pipe: value / baseline) and writes every case as JSON to $BENCH_JSON.
+ * BENCH_QUICK=0.1 scales the counts down; BENCH_ONLY=tput runs only the
+ * cases whose JSON name contains that string.
+ * The machine is shared and noisy: every case runs ROUNDS times, the cases
+ * interleaved round by round, and the median is reported.
  * The parent is always the side that measures (the consumer, or the client
  * of a round trip); the child is the producer or the server.
  */
@@ -44,7 +48,8 @@
 #define MB_CELL		128
 #define CPU_PARENT	0
 #define CPU_CHILD	1
-#define WARMUP		2000
+#define WARMUP		500
+#define ROUNDS		5	/* the median of five runs is reported */
 
 enum unit { UNIT_RATE, UNIT_LATENCY };
 
@@ -75,6 +80,7 @@ struct bench {
 	double		 bare_rate, zmq_rate, pipe_rate;
 	double		 bare_p50, zmq_p50, pipe_p50;
 	double		 bare_p99, zmq_p99, pipe_p99;
+	int		 fds[4];	/* the current fd case's, made before fork */
 };
 
 struct result {
@@ -98,12 +104,22 @@ static void	 pin(int);
 static uint64_t	 now_ns(void);
 static pid_t	 spawn(struct bench *, side_fn, long);
 static void	 reap(pid_t);
-static void	 run_case(struct bench *, const struct bcase *);
+static void	 run_case(struct bench *, const struct bcase *,
+		    struct result *);
 static void	 emit(struct bench *, const struct bcase *, const char *,
 		    double, const char *, double, double, double);
 static int	 cmp_u64(const void *, const void *);
 static void	 percentiles(uint64_t *, long, struct result *);
 static void	 arena_new(struct bench *);
+static void	 setup_fds(struct bench *, const struct bcase *);
+static void	 close_fds(struct bench *);
+static int	 full_io(int, void *, size_t, int);
+static int	 mb_handler(void *, enum shm_lane, const struct shm_msg *,
+		    const void *);
+static double	 median(double *, int);
+static void	 report(struct bench *, const struct bcase *, struct result *,
+		    int);
+static void	 baselines(struct bench *, struct result (*)[ROUNDS]);
 
 /* bare ring */
 static void	 bare_put(struct bare_ring *, uint64_t, const void *);
@@ -148,41 +164,40 @@ static void	 zmq_cons(struct bench *, long, struct result *);
 static void	 zmq_pong(struct bench *, long, struct result *);
 static void	 zmq_ping(struct bench *, long, struct result *);
 
-/* The fds of the current fd case, set up before fork. */
-static int fds[4];
 
 static const struct bcase cases[] = {
 	{ "bare ring, busy-poll (limit)", "tput_bare_ring", UNIT_RATE,
-	    20000000, bare_prod, bare_cons, 1, 1 },
+	    2000000, bare_prod, bare_cons, 1, 1 },
 	{ "zeromq push/pull ipc", "tput_zmq_ipc", UNIT_RATE,
-	    3000000, zmq_prod, zmq_cons, 1, 2 },
+	    600000, zmq_prod, zmq_cons, 1, 2 },
 	{ "pipe", "tput_pipe", UNIT_RATE,
-	    400000, pipe_prod, pipe_cons, 1, 3 },
+	    150000, pipe_prod, pipe_cons, 1, 3 },
 	{ "mailbox, busy-poll", "tput_mailbox_busy", UNIT_RATE,
-	    20000000, mb_prod, mb_cons_busy, 1, 0 },
+	    2000000, mb_prod, mb_cons_busy, 1, 0 },
 	{ "mailbox, spin-then-sleep", "tput_mailbox_spin_sleep", UNIT_RATE,
-	    20000000, mb_prod, mb_cons_spin, 1, 0 },
+	    2000000, mb_prod, mb_cons_spin, 1, 0 },
 	{ "mailbox, futex sleep", "tput_mailbox_sleep", UNIT_RATE,
-	    10000000, mb_prod, mb_cons_sleep, 1, 0 },
+	    1000000, mb_prod, mb_cons_sleep, 1, 0 },
 	{ "mailbox, 2 producers", "tput_mailbox_2prod", UNIT_RATE,
-	    10000000, mb_prod, mb_cons_two, 2, 0 },
+	    1000000, mb_prod, mb_cons_two, 2, 0 },
 	{ "unix stream socket", "tput_unix_stream", UNIT_RATE,
-	    400000, unix_prod, unix_cons, 1, 0 },
+	    100000, unix_prod, unix_cons, 1, 0 },
 	{ "bare ring ping-pong (limit)", "rtt_bare_ring", UNIT_LATENCY,
-	    300000, bare_pong, bare_ping, 1, 1 },
+	    50000, bare_pong, bare_ping, 1, 1 },
 	{ "zeromq req/rep ipc", "rtt_zmq_ipc", UNIT_LATENCY,
-	    20000, zmq_pong, zmq_ping, 1, 2 },
+	    3000, zmq_pong, zmq_ping, 1, 2 },
 	{ "pipe pair", "rtt_pipe", UNIT_LATENCY,
-	    50000, pipe_pong, pipe_ping, 1, 3 },
+	    6000, pipe_pong, pipe_ping, 1, 3 },
 	{ "mailbox, spin-then-sleep", "rtt_mailbox_spin_sleep", UNIT_LATENCY,
-	    300000, mb_pong_spin, mb_ping_spin, 1, 0 },
+	    50000, mb_pong_spin, mb_ping_spin, 1, 0 },
 	{ "mailbox, futex sleep", "rtt_mailbox_sleep", UNIT_LATENCY,
-	    50000, mb_pong_sleep, mb_ping_sleep, 1, 0 },
+	    6000, mb_pong_sleep, mb_ping_sleep, 1, 0 },
 	{ "unix socket pair", "rtt_unix_socketpair", UNIT_LATENCY,
-	    50000, unix_pong, unix_ping, 1, 0 },
+	    6000, unix_pong, unix_ping, 1, 0 },
 	{ "eventfd ping-pong", "rtt_eventfd", UNIT_LATENCY,
-	    50000, efd_pong, efd_ping, 1, 0 },
+	    6000, efd_pong, efd_ping, 1, 0 },
 };
+#define NCASES	(sizeof(cases) / sizeof(cases[0]))
 
 static void
 pin(int cpu)
@@ -419,11 +434,8 @@ mb_cons(struct bench *b, long n, struct result *r, enum shm_wait_mode mode,
 		k = shm_drain(b->arena, 0, SHM_LANES_INBOX, 0, mb_handler, &c);
 		if (k > 0)
 			continue;
-		if (busy)
-			__builtin_ia32_pause();
-		else
-			shm_wait(b->arena, 0, SHM_LANES_INBOX, mode,
-			    SHM_SPIN_NS_DEFAULT, -1);
+		shm_wait(b->arena, 0, SHM_LANES_INBOX, busy ? SHM_WAIT_SPIN :
+		    mode, SHM_SPIN_NS_DEFAULT, -1);
 	}
 	r->v1 = (double)(n - 1) * 1e9 / (double)(now_ns() - c.t0);
 }
@@ -615,14 +627,14 @@ pipe_prod(struct bench *b, long n, struct result *r)
 {
 	(void)b;
 	(void)r;
-	fd_prod(fds[1], n);
+	fd_prod(b->fds[1], n);
 }
 
 static void
 pipe_cons(struct bench *b, long n, struct result *r)
 {
 	(void)b;
-	fd_cons(fds[0], n, r);
+	fd_cons(b->fds[0], n, r);
 }
 
 static void
@@ -630,62 +642,62 @@ unix_prod(struct bench *b, long n, struct result *r)
 {
 	(void)b;
 	(void)r;
-	fd_prod(fds[1], n);
+	fd_prod(b->fds[1], n);
 }
 
 static void
 unix_cons(struct bench *b, long n, struct result *r)
 {
 	(void)b;
-	fd_cons(fds[0], n, r);
+	fd_cons(b->fds[0], n, r);
 }
 
-/* fds[0] -> fds[1] is the request pipe, fds[2] -> fds[3] the answer. */
+/* b->fds[0] -> b->fds[1] is the request pipe, b->fds[2] -> b->fds[3] the answer. */
 static void
 pipe_pong(struct bench *b, long n, struct result *r)
 {
 	(void)b;
 	(void)r;
-	fd_pong(fds[0], fds[3], n, PAYLOAD);
+	fd_pong(b->fds[0], b->fds[3], n, PAYLOAD);
 }
 
 static void
 pipe_ping(struct bench *b, long n, struct result *r)
 {
 	(void)b;
-	fd_ping(fds[1], fds[2], n, PAYLOAD, r);
+	fd_ping(b->fds[1], b->fds[2], n, PAYLOAD, r);
 }
 
-/* A socket pair: fds[0] is the parent's end, fds[1] the child's. */
+/* A socket pair: b->fds[0] is the parent's end, b->fds[1] the child's. */
 static void
 unix_pong(struct bench *b, long n, struct result *r)
 {
 	(void)b;
 	(void)r;
-	fd_pong(fds[1], fds[1], n, PAYLOAD);
+	fd_pong(b->fds[1], b->fds[1], n, PAYLOAD);
 }
 
 static void
 unix_ping(struct bench *b, long n, struct result *r)
 {
 	(void)b;
-	fd_ping(fds[0], fds[0], n, PAYLOAD, r);
+	fd_ping(b->fds[0], b->fds[0], n, PAYLOAD, r);
 }
 
-/* Two eventfds: fds[0] wakes the child, fds[1] wakes the parent. */
+/* Two eventfds: b->fds[0] wakes the child, b->fds[1] wakes the parent. */
 static void
 efd_pong(struct bench *b, long n, struct result *r)
 {
 	(void)b;
 	(void)r;
-	fd_pong(fds[0], fds[1], n, sizeof(uint64_t));
+	fd_pong(b->fds[0], b->fds[1], n, sizeof(uint64_t));
 }
 
 static void
 efd_ping(struct bench *b, long n, struct result *r)
 {
 	(void)b;
-	fd_ping(fds[0], fds[1], n, sizeof(uint64_t), r);
+	fd_ping(b->fds[0], b->fds[1], n, sizeof(uint64_t), r);
 }
 
 /* --- ZeroMQ ----------------------------------------------------------------- */
@@ -780,41 +792,41 @@ zmq_ping(struct bench *b, long n, struct result *r)
 /* --- running and reporting ---------------------------------------------------- */
 
 static void
-setup_fds(const struct bcase *c)
+setup_fds(struct bench *b, const struct bcase *c)
 {
 	int	 p[2];
 
-	memset(fds, -1, sizeof(fds));
+	memset(b->fds, -1, sizeof(b->fds));
 	if (c->parent == pipe_cons) {
-		if (pipe(fds) == -1)
+		if (pipe(b->fds) == -1)
 			exit(1);
 	} else if (c->parent == unix_cons || c->parent == unix_ping) {
-		if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == -1)
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, b->fds) == -1)
 			exit(1);
 	} else if (c->parent == pipe_ping) {
-		if (pipe(fds) == -1 || pipe(p) == -1)
+		if (pipe(b->fds) == -1 || pipe(p) == -1)
 			exit(1);
-		/* fds[0] read / fds[1] write: request; p: answer */
-		fds[2] = p[0];
-		fds[3] = p[1];
+		/* b->fds[0] read / b->fds[1] write: request; p: answer */
+		b->fds[2] = p[0];
+		b->fds[3] = p[1];
 	} else if (c->parent == efd_ping) {
-		fds[0] = eventfd(0, 0);
-		fds[1] = eventfd(0, 0);
+		b->fds[0] = eventfd(0, 0);
+		b->fds[1] = eventfd(0, 0);
 	}
 }
 
 static void
-close_fds(void)
+close_fds(struct bench *b)
 {
 	int	 i;
 
 	for (i = 0; i < 4; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
+		if (b->fds[i] >= 0)
+			close(b->fds[i]);
 }
 
 static void
-run_case(struct bench *b, const struct bcase *c)
+run_case(struct bench *b, const struct bcase *c, struct result *out)
 {
 	struct result	 r = { 0, 0 };
 	pid_t		 pids[2];
@@ -831,10 +843,10 @@ run_case(struct bench *b, const struct bcase *c)
 	arena_new(b);
 	snprintf(b->ipc, sizeof(b->ipc), "ipc:///tmp/actord-bench-%d-%s.ipc",
 	    (int)getpid(), c->key);
-	setup_fds(c);
+	setup_fds(b, c);
 	if (c->child == zmq_prod) {
 		/* PULL binds first so no message waits for a reconnect. */
-		pids[0] = -1;
+		fflush(NULL);
 		if ((pids[0] = fork()) == 0) {
 			pin(CPU_CHILD);
 			while (atomic_load(&b->sh->ready) == 0)
@@ -848,34 +860,83 @@ run_case(struct bench *b, const struct bcase *c)
 	c->parent(b, n, &r);
 	for (i = 0; i < c->nchildren; i++)
 		reap(pids[i]);
-	close_fds();
+	close_fds(b);
 	unlink(b->ipc + strlen("ipc://"));
+	*out = r;
+}
+
+static double
+median(double *v, int n)
+{
+	int	 i, j;
+	double	 t;
+
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void
+report(struct bench *b, const struct bcase *c, struct result *rs, int n)
+{
+	double	 v1[ROUNDS], v2[ROUNDS], m1, m2;
+	int	 i;
+
+	for (i = 0; i < n; i++) {
+		v1[i] = rs[i].v1;
+		v2[i] = rs[i].v2;
+	}
+	m1 = median(v1, n);
+	m2 = median(v2, n);
 	if (c->unit == UNIT_RATE) {
-		if (c->baseline == 1)
-			b->bare_rate = r.v1;
-		if (c->baseline == 2)
-			b->zmq_rate = r.v1;
-		if (c->baseline == 3)
-			b->pipe_rate = r.v1;
-		emit(b, c, "", r.v1, "msg/s", b->bare_rate, b->zmq_rate,
+		emit(b, c, "", m1, "msg/s", b->bare_rate, b->zmq_rate,
 		    b->pipe_rate);
 	} else {
-		if (c->baseline == 1) {
-			b->bare_p50 = r.v1;
-			b->bare_p99 = r.v2;
-		}
-		if (c->baseline == 2) {
-			b->zmq_p50 = r.v1;
-			b->zmq_p99 = r.v2;
-		}
-		if (c->baseline == 3) {
-			b->pipe_p50 = r.v1;
-			b->pipe_p99 = r.v2;
-		}
-		emit(b, c, " p50", r.v1, "ns", b->bare_p50, b->zmq_p50,
+		emit(b, c, " p50", m1, "ns", b->bare_p50, b->zmq_p50,
 		    b->pipe_p50);
-		emit(b, c, " p99", r.v2, "ns", b->bare_p99, b->zmq_p99,
+		emit(b, c, " p99", m2, "ns", b->bare_p99, b->zmq_p99,
 		    b->pipe_p99);
+	}
+}
+
+/* The baselines' medians, before any line is printed. */
+static void
+baselines(struct bench *b, struct result (*rs)[ROUNDS])
+{
+	double	 v1[ROUNDS], v2[ROUNDS], m1, m2;
+	size_t	 k;
+	int	 i;
+
+	for (k = 0; k < NCASES; k++) {
+		if (cases[k].baseline == 0)
+			continue;
+		for (i = 0; i < ROUNDS; i++) {
+			v1[i] = rs[k][i].v1;
+			v2[i] = rs[k][i].v2;
+		}
+		m1 = median(v1, ROUNDS);
+		m2 = median(v2, ROUNDS);
+		if (cases[k].unit == UNIT_RATE) {
+			if (cases[k].baseline == 1)
+				b->bare_rate = m1;
+			else if (cases[k].baseline == 2)
+				b->zmq_rate = m1;
+			else
+				b->pipe_rate = m1;
+		} else if (cases[k].baseline == 1) {
+			b->bare_p50 = m1;
+			b->bare_p99 = m2;
+		} else if (cases[k].baseline == 2) {
+			b->zmq_p50 = m1;
+			b->zmq_p99 = m2;
+		} else {
+			b->pipe_p50 = m1;
+			b->pipe_p99 = m2;
+		}
 	}
 }
 
@@ -913,7 +974,10 @@ main(void)
 {
 	struct bench	 b;
 	const char	*path = getenv("BENCH_JSON"), *q = getenv("BENCH_QUICK");
+	const char	*only = getenv("BENCH_ONLY");	/* a key substring */
+	static struct result rs[NCASES][ROUNDS];
 	size_t		 i;
+	int		 round;
 
 	memset(&b, 0, sizeof(b));
 	b.scale = q != NULL && *q != '\0' ? atof(q) : 1.0;
@@ -941,8 +1005,17 @@ main(void)
 	    "latency: lower is better)\n");
 	printf("%-44s %16s %8s %8s %8s\n", "case", "value", "vs bare",
 	    "vs zmq", "vs pipe");
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		run_case(&b, &cases[i]);
+	for (round = 0; round < ROUNDS; round++) {
+		for (i = 0; i < NCASES; i++)
+			if (only == NULL || strstr(cases[i].key, only) != NULL)
+				run_case(&b, &cases[i], &rs[i][round]);
+		fprintf(stderr, "bench_ring: round %d of %d done\n",
+		    round + 1, ROUNDS);
+	}
+	baselines(&b, rs);
+	for (i = 0; i < NCASES; i++)
+		if (only == NULL || strstr(cases[i].key, only) != NULL)
+			report(&b, &cases[i], rs[i], ROUNDS);
 	if (b.json != NULL) {
 		fprintf(b.json, "\n] }\n");
 		fclose(b.json);
