@@ -25,6 +25,7 @@ static void	 release_steal(struct shm_arena *, uint64_t, uint64_t);
 static int	 ring_of(struct shm_arena *, uint64_t, uint32_t *, unsigned *);
 static int	 live_twin(struct shm_arena *, const struct shm_slot *,
 		    uint64_t, uint64_t);
+static void	 forget_waiter(struct shm_arena *, struct shm_slot *);
 
 int
 shm_producer_open(struct shm_arena *a, struct shm_producer **out)
@@ -46,6 +47,7 @@ shm_producer_open(struct shm_arena *a, struct shm_producer **out)
 			continue;
 		atomic_store(&s->rec_ring, 0);
 		atomic_store(&s->rec_pos, 0);
+		atomic_store(&s->waiting, 0);
 		atomic_store(&s->state, SLOT_LIVE);
 		p->a = a;
 		p->slot = s;
@@ -172,7 +174,25 @@ release_steal(struct shm_arena *a, uint64_t rr, uint64_t h)
 		return;			/* the consumer will skip it */
 	c = lane_cell(l, h);
 	if (atomic_compare_exchange_strong(&c->seq, &expect, h + l->cap))
-		shm_wake_senders_force(a->mb[idx].m);
+		shm_wake_all(a, idx);
+}
+
+/*
+ * A sender that died asleep on a full lane still counts as a waiter, which
+ * would make the consumer issue a futex wake per batch for ever: take its
+ * count back.  (It dies between the count and the note, or between the
+ * note and the uncount, only in a two-instruction window: then one count
+ * leaks, which costs wake-ups, never correctness.)
+ */
+static void
+forget_waiter(struct shm_arena *a, struct shm_slot *s)
+{
+	uint32_t w = atomic_exchange(&s->waiting, 0);
+
+	if (w == 0 || w > a->n)
+		return;
+	if (atomic_load(&a->mb[w - 1].m->space_waiters) > 0)
+		atomic_fetch_sub(&a->mb[w - 1].m->space_waiters, 1);
 }
 
 int
@@ -209,6 +229,7 @@ shm_reap(struct shm_arena *a, pid_t pid, unsigned *released)
 		}
 		if (rc == 1)
 			nrel++;
+		forget_waiter(a, s);
 		atomic_store(&s->rec_ring, 0);
 		atomic_store(&s->state, SLOT_FREE);
 		atomic_store(&s->pid, 0);

@@ -68,8 +68,8 @@ static int	 overflow(struct shm_producer *, struct shm_mbox_local *,
 		    unsigned, uint64_t, const struct shm_msg *, const void *,
 		    int64_t, int64_t *);
 static int	 steal(struct shm_producer *, struct shm_mbox_local *);
-static int	 wait_space(struct shm_mbox_local *, struct shm_lane_local *,
-		    uint64_t, int64_t);
+static int	 wait_space(struct shm_producer *, struct shm_mbox_local *,
+		    struct shm_lane_local *, uint64_t, int64_t);
 static int	 drain_inplace(struct shm_arena *, uint32_t, unsigned,
 		    unsigned, shm_handler, void *, int *);
 static int	 drain_take(struct shm_arena *, uint32_t, unsigned, unsigned,
@@ -135,6 +135,7 @@ shm_send(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	struct shm_arena *a = p->a;
 	struct shm_mbox_local *mb;
 	struct shm_cell	*c;
+	struct shm_msg	 hdr;
 	uint64_t	 pos;
 	uint32_t	 sleeping;
 	int		 rc;
@@ -148,14 +149,22 @@ shm_send(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 		shm_dl_put(a, idx, lane, SHM_DL_OVERSIZE, msg, payload);
 		return SHM_EOVERSIZE;
 	}
+	/* Read the clock first: its latency overlaps the claim. */
+	hdr = *msg;
+	hdr.enq_ns = shm_clock(a);
+	hdr.flags &= SHM_MSG_USER_MASK;
 	if ((rc = claim(p, mb, lane, msg, payload, timeout_ns, &pos)) < 0)
 		return rc;
+	if (rc == 1)
+		hdr.enq_ns = shm_clock(a);	/* it waited: stamp it now */
 	c = lane_cell(&mb->lane[lane], pos);
+	/* Ask for the next cell's lines while this one is written. */
+	__builtin_prefetch(lane_cell(&mb->lane[lane], pos + 1), 1);
+	__builtin_prefetch((char *)lane_cell(&mb->lane[lane], pos + 1) + SHM_CL,
+	    1);
 	if (p->hook != NULL)
 		p->hook(p->hook_arg);		/* tests: die here */
-	c->msg = *msg;
-	c->msg.enq_ns = shm_clock(a);
-	c->msg.flags &= SHM_MSG_USER_MASK;
+	c->msg = hdr;
 	if (msg->len > 0)
 		memcpy(c->payload, payload, msg->len);
 	atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
@@ -188,7 +197,7 @@ claim(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 	uint64_t	 intent = l->ring_id << 2 | REC_INTENT;
 	uint64_t	 pos, seq, again;
 	int64_t		 diff, deadline = 0;
-	int		 rc;
+	int		 rc, waited = 0;
 
 	pos = atomic_load_explicit(&l->ctl->tail, memory_order_relaxed);
 	for (;;) {
@@ -205,7 +214,7 @@ claim(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 			if (atomic_compare_exchange_weak(&l->ctl->tail, &pos,
 			    pos + 1)) {
 				*posp = pos;
-				return 0;
+				return waited;
 			}
 			continue;
 		}
@@ -227,6 +236,7 @@ claim(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 		    &deadline);
 		if (rc < 0)
 			return rc;
+		waited = 1;
 		pos = atomic_load_explicit(&l->ctl->tail, memory_order_relaxed);
 	}
 }
@@ -276,14 +286,14 @@ overflow(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 			return SHM_EDROPPED;
 		}
 		rem = *deadline - now;
-		wait_space(mb, &mb->lane[lane], pos, rem < 1000000 ? rem :
+		wait_space(p, mb, &mb->lane[lane], pos, rem < 1000000 ? rem :
 		    1000000);
 		return 0;
 	case SHM_OVERFLOW_BLOCK:
 		now = (int64_t)shm_now_ns();
 		if (now < *deadline) {
-			wait_space(mb, &mb->lane[lane], pos, *deadline == INT64_MAX
-			    ? -1 : *deadline - now);
+			wait_space(p, mb, &mb->lane[lane], pos,
+			    *deadline == INT64_MAX ? -1 : *deadline - now);
 			return 0;
 		}
 		/* FALLTHROUGH */
@@ -304,8 +314,8 @@ overflow(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
  * consumer reads it after freeing cells (both seq_cst): no lost wake-up.
  */
 static int
-wait_space(struct shm_mbox_local *mb, struct shm_lane_local *l, uint64_t pos,
-    int64_t timeout_ns)
+wait_space(struct shm_producer *p, struct shm_mbox_local *mb,
+    struct shm_lane_local *l, uint64_t pos, int64_t timeout_ns)
 {
 	struct shm_mbox	*m = mb->m;
 	uint64_t	 seq;
@@ -314,11 +324,14 @@ wait_space(struct shm_mbox_local *mb, struct shm_lane_local *l, uint64_t pos,
 	if (timeout_ns < 0 || timeout_ns > SPACE_SLICE_NS)
 		timeout_ns = SPACE_SLICE_NS;
 	atomic_fetch_add(&m->space_waiters, 1);
+	/* If we die asleep, shm_reap takes our count back (producer.c). */
+	atomic_store(&p->slot->waiting, (uint32_t)(mb - p->a->mb) + 1);
 	w = atomic_load(&m->space_word);
 	seq = atomic_load(&lane_cell(l, pos)->seq) & ~SEQ_FLAGS;
 	if ((int64_t)(seq - pos) < 0 &&
 	    atomic_load(&l->ctl->tail) == pos)
 		shm_futex_wait(&m->space_word, w, timeout_ns);
+	atomic_store(&p->slot->waiting, 0);
 	atomic_fetch_sub(&m->space_waiters, 1);
 	return 0;
 }
@@ -412,7 +425,7 @@ bool
 shm_pending(struct shm_arena *a, uint32_t idx, unsigned lanes)
 {
 	struct shm_lane_local *l;
-	uint64_t h;
+	uint64_t h, seq;
 	unsigned k;
 
 	if (idx >= a->n)
@@ -422,8 +435,14 @@ shm_pending(struct shm_arena *a, uint32_t idx, unsigned lanes)
 			continue;
 		l = &a->mb[idx].lane[k];
 		h = atomic_load(&l->ctl->head);
-		if (atomic_load(&lane_cell(l, h)->seq) != h)
-			return true;
+		seq = atomic_load(&lane_cell(l, h)->seq);
+		if (seq == h)
+			continue;
+		/* Last lap's cell, taken and not yet freed: nothing yet. */
+		if ((seq & SEQ_FLAGS) != 0 && (seq & ~SEQ_FLAGS) + l->cap ==
+		    h + 1)
+			continue;
+		return true;
 	}
 	return false;
 }
@@ -606,6 +625,9 @@ drain_take(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 		}
 		if (seq == h)
 			break;
+		if ((seq & SEQ_FLAGS) != 0 && (seq & ~SEQ_FLAGS) + l->cap ==
+		    h + 1)
+			break;		/* last lap's taker has yet to free it */
 		if (seq != h + 1) {
 			t = atomic_load(&ctl->tail);
 			if (t <= h) {

@@ -17,6 +17,18 @@
  * from shared memory is checked before use: another process may scribble
  * on the arena, and the reader must survive it.
  *
+ * Design in one paragraph: each lane is a Vyukov bounded MPSC ring of
+ * fixed-size cells with 64-bit per-cell sequence numbers; a producer writes
+ * a claim record in its slot before claiming, so shm_reap() can release
+ * exactly a dead process's unpublished cells (ring.c, producer.c).  The
+ * consumer drains in batches and publishes its head once per batch.  A
+ * producer makes a system call only to wake a consumer whose "sleeping"
+ * word names the lane; the store/load race with a sleeper is closed by a
+ * membarrier the sleeper issues (producers register for it), or by fences
+ * when the consumer sleeps often (wait.c).  Blocked senders are woken once
+ * the lane is half empty and look again every millisecond.  Producers must
+ * run on the same machine (the futexes are shared, not private).
+ *
  * Return values: functions returning int return 0 (or a count) on success,
  * or a negative SHM_E* code.  SHM_ESYS means a system call failed and errno
  * says why.  shm_strerror() names each code.
@@ -60,7 +72,7 @@ enum shm_err {
 	SHM_EINVAL	= -11,	/* bad argument (layout, path, ...) */
 	SHM_EDROPPED	= -12,	/* drop_newest: this message was dropped */
 	SHM_ENOENT	= -13,	/* no actor has that path */
-	SHM_ELOST	= -14	/* the message was released before publish */
+	SHM_ELOST	= -14	/* reserved: a claim released before publish */
 };
 
 /*
@@ -185,7 +197,7 @@ struct shm_counters {
 	uint64_t	 enqueued;	/* published into any lane */
 	uint64_t	 dequeued;	/* handed to the consumer */
 	uint64_t	 depth;		/* claimed but not yet consumed, all lanes */
-	uint64_t	 depth_hwm;	/* highest depth seen by the consumer */
+	uint64_t	 depth_hwm;	/* most messages found waiting in one batch */
 	uint64_t	 dropped;	/* by the overflow policy */
 	uint64_t	 dead_lettered;	/* every message of this mailbox dead-lettered */
 	uint64_t	 garbled;	/* cells refused as garbled */

@@ -97,7 +97,8 @@ struct shm_slot {
 	_Atomic uint32_t state;		/* SLOT_* */
 	_Atomic uint64_t rec_ring;	/* ring id << 2 | REC_* */
 	_Atomic uint64_t rec_pos;
-	uint8_t		 pad[40];
+	_Atomic uint32_t waiting;	/* mailbox + 1 while counted a waiter */
+	uint8_t		 pad[36];
 };
 
 struct shm_cell {

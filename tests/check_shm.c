@@ -53,11 +53,12 @@ START_TEST(test_order_exactly_once)
 	struct shm_msg	 m;
 	uint32_t	 next[NPROD] = { 0 }, body[2];
 	unsigned	 M = 50000 / shm_test_scale(), got = 0, i;
+	uint64_t	 sum;
 	pid_t		 pids[NPROD];
 	int		 rc;
 
 	for (i = 0; i < NPROD; i++)
-		pids[i] = shm_test_spawn_sender(a, 0, i, M, 0);
+		pids[i] = shm_test_spawn_sender(a, 0, i, M);
 	while (got < NPROD * M) {
 		rc = shm_recv_wait(a, 0, SHM_LANES_INBOX, SHM_WAIT_SPIN_SLEEP,
 		    2000, 10 * 1000000000LL, &m, body, sizeof(body), NULL);
@@ -81,6 +82,9 @@ START_TEST(test_order_exactly_once)
 	ck_assert_uint_eq(c.depth, 0);
 	ck_assert_uint_le(c.depth_hwm, 64);
 	ck_assert_uint_eq(c.dead_lettered, 0);
+	for (i = 0, sum = 0; i < SHM_HIST_BUCKETS; i++)
+		sum += c.wait_hist[i];
+	ck_assert_uint_eq(sum, NPROD * M);	/* one wait per delivery */
 	shm_detach(a);
 }
 END_TEST
@@ -197,36 +201,43 @@ START_TEST(test_overflow_drop_oldest)
 }
 END_TEST
 
-/* drop_oldest under a real consumer and producer: none twice, order kept. */
+/*
+ * drop_oldest under a real consumer and two producers: nothing twice,
+ * each producer's order kept, every message delivered or dropped.
+ */
 START_TEST(test_drop_oldest_concurrent)
 {
 	struct shm_arena *a = shm_test_arena(1, 8, 128,
 	    SHM_OVERFLOW_DROP_OLDEST);
 	struct shm_counters c;
 	struct shm_msg	 m;
-	uint32_t	 body[2], last = 0;
-	unsigned	 M = 200000 / shm_test_scale(), got = 0;
-	pid_t		 pid;
-	int		 rc, first = 1;
+	uint32_t	 body[2], last[2] = { 0, 0 };
+	unsigned	 M = 100000 / shm_test_scale(), got = 0;
+	pid_t		 pid[2];
+	int		 rc, first[2] = { 1, 1 };
 
-	pid = shm_test_spawn_sender(a, 0, 0, M, 0);
+	pid[0] = shm_test_spawn_sender(a, 0, 0, M);
+	pid[1] = shm_test_spawn_sender(a, 0, 1, M);
 	for (;;) {
 		rc = shm_recv_wait(a, 0, SHM_LANES_INBOX, SHM_WAIT_SPIN_SLEEP,
 		    1000, 200000000LL, &m, body, sizeof(body), NULL);
 		if (rc == SHM_ETIMEDOUT)
 			break;
 		ck_assert_int_eq(rc, 0);
-		ck_assert_msg(first || body[1] > last, "%u after %u", body[1],
-		    last);
-		first = 0;
-		last = body[1];
+		ck_assert_uint_lt(body[0], 2);
+		ck_assert_msg(first[body[0]] || body[1] > last[body[0]],
+		    "producer %u: %u after %u", body[0], body[1],
+		    last[body[0]]);
+		first[body[0]] = 0;
+		last[body[0]] = body[1];
 		got++;
 	}
-	ck_assert_int_eq(shm_test_wait_exit(pid), 0);
+	ck_assert_int_eq(shm_test_wait_exit(pid[0]), 0);
+	ck_assert_int_eq(shm_test_wait_exit(pid[1]), 0);
 	shm_counters(a, 0, &c);
 	ck_assert_uint_eq(c.garbled, 0);
-	ck_assert_uint_eq(got + c.dropped, M);
-	ck_assert_uint_eq(last, M - 1);	/* the newest is never dropped */
+	ck_assert_uint_eq(got + c.dropped, 2 * M);
+	ck_assert_uint_eq(c.dead_lettered, c.dropped);
 	shm_detach(a);
 }
 END_TEST
@@ -251,7 +262,7 @@ START_TEST(test_overflow_block)
 	    SHM_EFULL);
 	expect_dl(a, &cur, SHM_DL_FULL, 4);
 	/* A child blocks without a timeout until the parent takes one. */
-	pid = shm_test_spawn_sender(a, 0, 0, 1, 1);
+	pid = shm_test_spawn_sender(a, 0, 0, 1);
 	ck_assert_int_eq(shm_test_sleeping_senders(a, 0, 5000), 1);
 	ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_INBOX, &m, &v, sizeof(v),
 	    NULL), 0);
@@ -383,7 +394,7 @@ START_TEST(test_doorbell)
 	ck_assert_int_ge(ep = epoll_create1(EPOLL_CLOEXEC), 0);
 	ck_assert_int_eq(epoll_ctl(ep, EPOLL_CTL_ADD, bell, &ev), 0);
 	ck_assert_int_eq(shm_doorbell_arm(a, 0, SHM_LANES_INBOX), 0);
-	pid = shm_test_spawn_sender(a, 0, 0, 1, 0);
+	pid = shm_test_spawn_sender(a, 0, 0, 1);
 	n = epoll_wait(ep, &out, 1, 10000);
 	ck_assert_int_eq(n, 1);
 	shm_doorbell_disarm(a, 0, bell);
@@ -391,7 +402,7 @@ START_TEST(test_doorbell)
 	    NULL), 0);
 	ck_assert_int_eq(shm_test_wait_exit(pid), 0);
 	/* Armed with something pending: do not sleep. */
-	pid = shm_test_spawn_sender(a, 0, 0, 1, 0);
+	pid = shm_test_spawn_sender(a, 0, 0, 1);
 	ck_assert_int_eq(shm_test_wait_exit(pid), 0);
 	ck_assert_int_eq(shm_doorbell_arm(a, 0, SHM_LANES_INBOX), 1);
 	close(ep);

@@ -80,7 +80,7 @@ shm_test_wait_exit(pid_t pid)
  */
 static UNUSED pid_t
 shm_test_spawn_sender(struct shm_arena *a, uint32_t idx, uint32_t id,
-    unsigned M, int unused)
+    unsigned M)
 {
 	struct shm_producer *p;
 	struct shm_msg	 m;
@@ -89,7 +89,6 @@ shm_test_spawn_sender(struct shm_arena *a, uint32_t idx, uint32_t id,
 	pid_t		 pid;
 	int		 rc;
 
-	(void)unused;
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid != 0)
