@@ -232,8 +232,15 @@ START_TEST(shard_hash_vectors)
 	ck_assert_uint_eq(actor_shard_hash("a", 1), 0xaf63dc4c8601ec8cULL);
 	ck_assert_uint_eq(actor_shard_hash("foobar", 6),
 	    0x85944171f73967e8ULL);
-	ck_assert_uint_eq(actor_shard_of("key-0", 5, 16),
-	    actor_shard_of("key-0", 5, 16));
+	/* Checked against an independent implementation (Python). */
+	ck_assert_uint_eq(actor_shard_of("", 0, 16), 13);
+	ck_assert_uint_eq(actor_shard_of("a", 1, 16), 12);
+	ck_assert_uint_eq(actor_shard_of("foobar", 6, 16), 5);
+	ck_assert_uint_eq(actor_shard_of("key-0", 5, 16), 1);
+	ck_assert_uint_eq(actor_shard_of("user:42", 7, 16), 15);
+	ck_assert_uint_eq(actor_shard_of("user:42", 7, 1000), 295);
+	ck_assert_uint_eq(actor_shard_hash("user:42", 7),
+	    0x6c151ea4dcd221c2ULL);
 	ck_assert_uint_eq(actor_shard_of("anything", 8, 1), 0);
 	ck_assert_uint_eq(actor_shard_of("anything", 8, 0), 0);
 }
