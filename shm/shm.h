@@ -297,6 +297,13 @@ int	 shm_drain(struct shm_arena *, uint32_t idx, unsigned lanes,
 	    unsigned max, shm_handler, void *arg);
 bool	 shm_pending(struct shm_arena *, uint32_t idx, unsigned lanes);
 /*
+ * The header of the message published at the head of one lane, not taken:
+ * 1 with *msg, 0 if none.  For whoever reaped the consumer (libactor's
+ * actor_reaped: was the message marked in hand still in its cell?).
+ */
+int	 shm_head_msg(struct shm_arena *, uint32_t idx, enum shm_lane,
+	    struct shm_msg *);
+/*
  * A new consumer (the next incarnation, before it receives) or actord (after
  * it reaped the consumer) frees cells a dead consumer had taken but not yet
  * freed.  Only while no consumer of that mailbox runs.
