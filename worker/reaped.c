@@ -6,8 +6,9 @@
  *     the dead one reach nobody (dead letter "stale reference");
  *  2. shm_reap releases the cells the dead process claimed and never
  *     published, and the consumer's taken-but-unfreed cells are recovered;
- *  3. the message in hand: already committed (the last snapshot names its
- *     delivery) means done; under max_attempts it is kept for the next
+ *  3. the message in hand: still in its cell (killed between marking it
+ *     and freeing the cell) means the cell delivers it again; already
+ *     committed (the last snapshot names its delivery) means done; under max_attempts it is kept for the next
  *     incarnation, first; at the limit it is a dead letter "poison" and an
  *     ask gets an error answer at once;
  *  4. on_down = fail: every queued ask gets an error answer, every queued
@@ -26,6 +27,8 @@ static void	 inhand(struct shm_producer *, struct shm_arena *, uint32_t,
 		    struct ar_hdr *);
 static int	 fail_cb(void *, enum shm_lane, const struct shm_msg *,
 		    const void *);
+static bool	 still_queued(struct shm_arena *, uint32_t, uint32_t,
+		    const struct shm_msg *);
 
 struct fail_arg {
 	struct shm_producer *p;
@@ -33,6 +36,21 @@ struct fail_arg {
 	uint32_t	 idx;
 	struct ar_hdr	*h;
 };
+
+/* The in-hand copy is also the message still published at its lane's head. */
+static bool
+still_queued(struct shm_arena *a, uint32_t idx, uint32_t lane,
+    const struct shm_msg *m)
+{
+	struct shm_msg q;
+
+	if (shm_head_msg(a, idx, (enum shm_lane)lane, &q) != 1)
+		return false;
+	return q.tag == m->tag && q.enq_ns == m->enq_ns && q.corr == m->corr &&
+	    q.sender.index == m->sender.index &&
+	    q.sender.incarnation == m->sender.incarnation &&
+	    q.len >= m->len;
+}
 
 static void
 inhand(struct shm_producer *p, struct shm_arena *a, uint32_t idx,
@@ -57,6 +75,14 @@ inhand(struct shm_producer *p, struct shm_arena *a, uint32_t idx,
 	if (m.len > len - INHAND_PAYLOAD || lane >= SHM_NLANES) {
 		m.len = 0;
 		shm_dl_put(a, idx, SHM_LANE_MAIN, SHM_DL_GARBLED, &m, NULL);
+		atomic_store(&h->inhand, IH_EMPTY);
+		return;
+	}
+	if (still_queued(a, idx, lane, &m)) {
+		/*
+		 * Killed between marking it held and freeing its cell: the
+		 * handler never ran, and the cell delivers it again.
+		 */
 		atomic_store(&h->inhand, IH_EMPTY);
 		return;
 	}

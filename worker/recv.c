@@ -9,9 +9,11 @@
  * then the system lane, then the main lane.  A main-lane message addressed
  * to an incarnation that is not ours is a dead letter "stale reference".
  *
- * Known window: a worker killed between marking the copy held and freeing
- * the cell (two stores apart) gets that message twice; one killed while
- * taking from a drop_oldest lane, before the copy is marked, loses it.
+ * A worker killed between marking the copy held and freeing the cell is
+ * told apart by actord (shm_head_msg: the message is still published), so
+ * the message is delivered once.  Known window: one killed while taking
+ * from a drop_oldest lane, after the take and before the copy is marked
+ * held, loses that message.
  *
  * Owns: the in-hand slot while the worker lives, the run loop, SIGTERM in
  * the run loop.  Must never block without a deadline, nor call a handler
