@@ -77,7 +77,9 @@ mailboxes_setup(struct actord *ad, char *err, size_t errlen)
 		if (mb[i].cell < SHM_CELL_MIN)
 			mb[i].cell = SHM_CELL_MIN;
 		mb[i].sys_capacity = SYS_LANE_CELLS;
-		mb[i].reply_capacity = REPLY_LANE_CELLS;
+		/* Room for an answer to each ask a full mailbox can hold. */
+		mb[i].reply_capacity = pow2_at_least(ms->capacity >
+		    REPLY_LANE_CELLS ? ms->capacity : REPLY_LANE_CELLS);
 		mb[i].overflow = (enum shm_overflow)ms->overflow;
 		mb[i].block_timeout_ms = ms->block_timeout;
 		/* libactor's region: policies, watchers, two snapshots. */
