@@ -48,17 +48,18 @@ check_target(struct actor *a, struct actor_ref ref, bool ask,
 		    SHM_DL_NO_ACTOR, m, data);
 		return ACTOR_ENOENT;
 	}
-	h = ar_hdr(a->arena, ref.index);
 	cur = shm_actor_incarnation(a->arena, ref.index);
 	if (ref.incarnation != ACTOR_ANY && ref.incarnation != cur) {
 		shm_dl_put(a->arena, ref.index, SHM_LANE_MAIN,
 		    SHM_DL_STALE_REF, m, data);
-		if (h != NULL)
+		if ((h = ar_hdr(a->arena, ref.index)) != NULL)
 			atomic_fetch_add(&h->stale, 1);
 		return ACTOR_ESTALE;
 	}
+	/* The fast path ends here: the policies matter only when down. */
 	if (shm_actor_state(a->arena, ref.index) != SHM_ACTOR_DOWN)
 		return 0;
+	h = ar_hdr(a->arena, ref.index);
 	if (ask) {
 		shm_dl_put(a->arena, ref.index, SHM_LANE_MAIN,
 		    SHM_DL_ASK_FAILED, m, data);
@@ -97,8 +98,8 @@ actor_tell_timeout(struct actor *a, struct actor_ref ref, uint32_t tag,
 	memset(&m, 0, sizeof(m));
 	m.tag = tag;
 	m.len = (uint32_t)len;
-	m.sender.index = actor_self(a).index;
-	m.sender.incarnation = actor_self(a).incarnation;
+	m.sender.index = a->idx < 0 ? UINT32_MAX : (uint32_t)a->idx;
+	m.sender.incarnation = a->idx < 0 ? 0 : a->incarnation;
 	m.corr = (uint64_t)(ref.incarnation & CORR_INC_MASK) <<
 	    CORR_INC_SHIFT;
 	return send_raw(a, ref, SHM_LANE_MAIN, &m, data, timeout_ns);

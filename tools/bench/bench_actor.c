@@ -625,6 +625,8 @@ main(void)
 	n_slow = iters(&b, 30000);
 	n_rate = iters(&b, 2000000);
 
+	if (getenv("BENCH_TELL_ONLY") != NULL)
+		goto tell_only;
 	ask_rt(&b, ACTOR_WAIT_SPIN_SLEEP, "actor_ask (spin-then-sleep)",
 	    n_fast, &spin);
 	ask_rt(&b, ACTOR_WAIT_SLEEP, "actor_ask (futex)", n_slow, &sleep_);
@@ -632,8 +634,13 @@ main(void)
 	fd_rt(&b, "pipe ping-pong", false, n_slow, &pipe_);
 	fd_rt(&b, "unix socket request/reply", true, n_slow, &unx);
 	zmq_rt(&b, n_slow, &zmq);
+tell_only:
 	tell = tell_rate(&b, n_rate);
 	emit(&b, "actor_tell -> actor_recv", "msg/s", tell, 0);
+	if (getenv("BENCH_TELL_ONLY") != NULL) {
+		printf("tell %.0f\n", tell);
+		return 0;
+	}
 	rawr = raw_rate(&b, n_rate);
 	emit(&b, "raw mailbox shm_send -> shm_drain", "msg/s", rawr, 0);
 	inflight = ask_inflight_rate(&b, n_rate / 4);
