@@ -35,7 +35,8 @@ enum {
 	T_EXIT,			/* _exit(int) */
 	T_WORK,			/* uint32 i: i % 1000 == 500 crashes */
 	T_COMMIT,		/* commit the string */
-	T_COMMIT_KILL		/* commit the string, SIGKILL mid-commit */
+	T_COMMIT_KILL,		/* commit the string, SIGKILL mid-commit */
+	T_SLOW			/* wait for the gate, then count a note */
 };
 
 static void
@@ -80,6 +81,11 @@ kv_handle(struct actor *a, const struct actor_msg *m, void *arg)
 	case T_NOTE:
 		atomic_fetch_add(&sh->notes, 1);
 		break;
+	case T_SLOW:
+		atomic_store(&sh->blocked, 1);
+		wait_gate();
+		atomic_fetch_add(&sh->notes, 1);
+		break;
 	case T_BLOCK:
 		atomic_store(&sh->blocked, 1);
 		wait_gate();
@@ -115,6 +121,15 @@ kv_handle(struct actor *a, const struct actor_msg *m, void *arg)
 	return 0;
 }
 
+static void
+kv_stop(struct actor *a, void *arg)
+{
+	(void)a;
+	(void)arg;
+	/* After the message in hand: the note it counts is already there. */
+	atomic_store(&sh->val[15], atomic_load(&sh->notes) + 100);
+}
+
 static int
 fn_kv(void *arg)
 {
@@ -124,7 +139,7 @@ fn_kv(void *arg)
 	actor_set_wait(a, ACTOR_WAIT_SLEEP, 0);
 	if (actor_ready(a) < 0)
 		_exit(97);
-	(void)actor_run(a, kv_handle, NULL, NULL);
+	(void)actor_run(a, kv_handle, kv_stop, NULL);
 	actor_close(a);
 	return 0;
 }
@@ -637,6 +652,47 @@ START_TEST(terminated_exactly_once)
 }
 END_TEST
 
+/* --- SIGTERM: the message in hand is finished, on_stop runs, exit 0 ------- */
+
+static int
+fn_sigterm(void *arg)
+{
+	struct actor *a = attach_or_die();
+	struct shm_arena *ar = actor_arena(a);
+	struct actor_ref kv;
+	int i;
+
+	(void)arg;
+	(void)actor_ready(a);
+	CLIENT_CHECK(actor_lookup(a, "/kv", &kv) == 0);
+	CLIENT_CHECK(actor_watch(a, kv) == 0);
+	CLIENT_CHECK(actor_tell(a, kv, T_SLOW, NULL, 0) == 0);
+	for (i = 0; i < WAIT * 10 && !atomic_load(&sh->blocked); i++)
+		sleep_us(100);
+	CLIENT_CHECK(kill(shm_actor_pid(ar, kv.index), SIGTERM) == 0);
+	sleep_us(20000);	/* let the signal land mid-handler */
+	atomic_store(&sh->gate, 1);
+	take_terminated(a);
+	return client_finish(a);
+}
+
+START_TEST(sigterm_finishes_the_message_in_hand)
+{
+	struct actord *ad = run_scenario(spec_kv(3, ON_DOWN_KEEP,
+	    fn_sigterm));
+	struct actor_stats st;
+
+	ck_assert_int_eq(sh->notes, 1);
+	ck_assert_int_eq(sh->val[15], 101);	/* on_stop ran after it */
+	ck_assert_int_eq(sh->nterm, 1);
+	ck_assert_int_eq(sh->term[0].exit_status, 0);
+	ck_assert_int_eq(sh->term[0].signal, 0);
+	ck_assert_int_eq(actor_stats(ad->arena, 0, &st), 0);
+	ck_assert_uint_eq(st.redelivered, 0);
+	actord_free(ad);
+}
+END_TEST
+
 /* --- committed snapshots across SIGKILL ------------------------------------- */
 
 static void
@@ -832,6 +888,7 @@ actor_suite(void)
 	ADD(tc, terminated_exactly_once);
 	ADD(tc, snapshot_survives_sigkill);
 	ADD(tc, exec_worker_counter);
+	ADD(tc, sigterm_finishes_the_message_in_hand);
 	suite_add_tcase(s, tc);
 	return s;
 }
