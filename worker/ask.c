@@ -27,6 +27,11 @@ static int	 grow(struct actor *);
 static int	 take_reply(struct actor *, struct shm_msg *);
 static int	 reply_rc(const struct shm_msg *, const void *);
 static int	 expired(struct actor *, int64_t, uint64_t *);
+static uint32_t	 slot_of(uint64_t, uint32_t);
+static void	 to_user(const struct shm_msg *, const void *,
+		    struct actor_msg *);
+static int	 stash(struct actor *, const struct shm_msg *);
+static int64_t	 earliest(const struct actor *);
 
 static uint64_t
 next_corr(struct actor *a)
@@ -211,8 +216,6 @@ actor_ask_send(struct actor *a, struct actor_ref ref, uint32_t tag,
 		*corr = m.corr;
 	return 0;
 }
-
-static int64_t	 earliest(const struct actor *);
 
 /*
  * The first ask in flight whose deadline passed: ACTOR_ETIMEDOUT for it.

@@ -16,6 +16,8 @@
 
 static int	 check_target(struct actor *, struct actor_ref, bool,
 		    const struct shm_msg *, const void *);
+static int	 reply_to(struct shm_producer *, struct shm_arena *,
+		    const struct shm_msg *, struct shm_msg *, const void *);
 
 int
 actor_lookup(struct actor *a, const char *path, struct actor_ref *ref)

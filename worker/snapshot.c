@@ -17,6 +17,7 @@
 
 static bool	 slot_valid(struct ar_hdr *, int, const unsigned char *);
 static uint32_t	 slot_crc(uint64_t, uint64_t, uint32_t, const void *);
+static int	 read_slot(struct ar_hdr *, void *, size_t, size_t *);
 
 static const uint32_t crc_table[256] = {
 	0x00000000U, 0xf26b8303U, 0xe13b70f7U, 0x1350f3f4U,

@@ -16,6 +16,9 @@
 
 #include "worker/actor_impl.h"
 
+static int	 send_terminated(struct shm_producer *, uint32_t,
+		    const struct actor_terminated *);
+
 void
 terminated_fill(struct actor_terminated *t, uint32_t idx, uint32_t inc,
     int wstatus)
