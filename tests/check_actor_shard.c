@@ -2,7 +2,7 @@
  * check_actor_shard.c: the seeds' integrated example across processes: a
  * counter sharded over 16 actors (one worker with instances = 16) under a
  * real actord, 51,000 increments over 200 keys from 4 sender processes, one
- * shard SIGKILLed in the middle; the totals read at the end from the
+ * shard SIGKILLed in the middle (three kills, two shards); the totals read at the end from the
  * committed snapshots are exact, and every key was always routed to the
  * same shard.  Also the routing function itself: test vectors others can
  * check against, and stability when the group grows.
@@ -194,12 +194,22 @@ START_TEST(sharded_counter_exact_after_sigkill)
 		if (fork() == 0)
 			sender(ad->arena, i);
 	pr.idx = idx;
-	pr.at = NINCR / 3;
-	ck_assert_msg(run_until(ad, reached, &pr, 60000), "stuck at %llu",
-	    (unsigned long long)committed_total(ad->arena, idx, NULL));
-	victim = ts_pid(ad, "/counter/5");
-	ck_assert_int_gt(victim, 0);
-	ck_assert_int_eq(kill(victim, SIGKILL), 0);
+	/* SIGKILL shards mid-way: 5 at a third, 9 at a half, 5 again. */
+	for (i = 0; i < 3; i++) {
+		static const int who[3] = { 5, 9, 5 };
+		static const uint64_t at[3] = { NINCR / 3, NINCR / 2,
+		    NINCR * 2 / 3 };
+
+		pr.at = at[i];
+		ck_assert_msg(run_until(ad, reached, &pr, 60000), "stuck at "
+		    "%llu", (unsigned long long)committed_total(ad->arena,
+		    idx, NULL));
+		snprintf(path, sizeof(path), "/counter/%d", who[i]);
+		ck_assert(ts_wait_state(ad, path, NS_RUNNING, 20000));
+		victim = ts_pid(ad, path);
+		ck_assert_int_gt(victim, 0);
+		ck_assert_int_eq(kill(victim, SIGKILL), 0);
+	}
 	pr.at = NINCR;
 	ck_assert_msg(run_until(ad, reached, &pr, 60000), "stuck at %llu, "
 	    "%d senders done",
@@ -220,6 +230,8 @@ START_TEST(sharded_counter_exact_after_sigkill)
 				ck_assert_uint_eq(st[s].count[k], 0);
 	}
 	ck_assert_int_eq(actor_stats(ad->arena, idx[5], &as), 0);
+	ck_assert_uint_eq(as.deaths, 2);
+	ck_assert_int_eq(actor_stats(ad->arena, idx[9], &as), 0);
 	ck_assert_uint_eq(as.deaths, 1);
 	actord_free(ad);
 }
