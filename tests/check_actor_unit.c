@@ -261,6 +261,30 @@ START_TEST(tell_by_policy)
 }
 END_TEST
 
+/* While down: tells queued or refused by while_down, asks fail at once. */
+START_TEST(while_down_policies)
+{
+	struct shm_arena *ar = arena(3, SHM_OVERFLOW_BLOCK, 16);
+	struct actor_policy rej = { 3, ACTOR_ON_DOWN_KEEP,
+	    ACTOR_WHILE_DOWN_REJECT };
+	struct actor *c = open_(ar, 2);
+	struct actor_ref q = { 0, ACTOR_ANY }, r = { 1, ACTOR_ANY };
+	struct actor_msg m;
+
+	ck_assert_int_eq(actor_configure(ar, 1, &rej), 0);
+	shm_actor_set_state(ar, 0, SHM_ACTOR_DOWN);
+	shm_actor_set_state(ar, 1, SHM_ACTOR_DOWN);
+	ck_assert_int_eq(actor_tell(c, q, 1, NULL, 0), 0);
+	ck_assert_int_eq(actor_tell(c, r, 1, NULL, 0), ACTOR_EDOWN);
+	ck_assert_int_eq(actor_ask(c, q, 1, NULL, 0, 10000000000LL, &m),
+	    ACTOR_EDOWN);
+	ck_assert_int_eq(actor_ask(c, q, 1, NULL, 0, -1, &m), ACTOR_EINVAL);
+	ck_assert_int_eq(actor_ask_next(c, &m, 0, NULL), ACTOR_EEMPTY);
+	actor_close(c);
+	shm_detach(ar);
+}
+END_TEST
+
 /* A commit torn by a crash at any point leaves the previous snapshot. */
 static void
 die_now(void *arg)
@@ -318,6 +342,7 @@ unit_suite(void)
 	tcase_add_test(tc, many_asks_in_flight);
 	tcase_add_test(tc, tell_by_policy);
 	tcase_add_test(tc, torn_commit_keeps_previous);
+	tcase_add_test(tc, while_down_policies);
 	suite_add_tcase(s, tc);
 	return s;
 }
