@@ -483,6 +483,7 @@ poison_run(uint32_t max_attempts)
 	struct actord *ad = ts_actord(spec_kv(max_attempts, ON_DOWN_KEEP,
 	    fn_flood));
 	struct actor_stats st;
+	uint64_t sum;
 	uint32_t i;
 
 	actord_boot(ad);
@@ -503,6 +504,11 @@ poison_run(uint32_t max_attempts)
 	ck_assert_uint_eq(st.redelivered, 10 * (max_attempts - 1));
 	ck_assert_int_eq(count_dl(ad->arena, 0, SHM_DL_POISON), 10);
 	ck_assert_uint_eq(actord_find(ad, "/kv")->restarts, 10 * max_attempts);
+	/* Handler durations: one message in 8 of each incarnation sampled. */
+	for (i = 0, sum = 0; i < ACTOR_HIST_BUCKETS; i++)
+		sum += st.handler_hist[i];
+	ck_assert_uint_ge(sum, (NWORK - 10) / 8 - 8 * (10 * max_attempts + 1));
+	ck_assert_uint_le(sum, NWORK / 8 + 1);
 	actord_free(ad);
 }
 

@@ -44,6 +44,7 @@
 #define ACTOR_ANY		0	/* incarnation: whichever is live */
 #define ACTOR_MAX_ATTEMPTS_DEFAULT 3
 #define ACTOR_WATCHERS		64	/* watchers of one actor at a time */
+#define ACTOR_HIST_BUCKETS	40	/* log2 buckets of ns: [2^i, 2^(i+1)) */
 
 enum actor_err {
 	ACTOR_OK	= 0,
@@ -142,6 +143,8 @@ struct actor_stats {
 	uint64_t	 stale;		/* messages to a dead incarnation */
 	uint64_t	 commits;	/* snapshots committed */
 	uint64_t	 shard_msgs;	/* messages routed to it as a shard */
+	/* Handler duration (receive to done), one message in 8 sampled. */
+	uint64_t	 handler_hist[ACTOR_HIST_BUCKETS];
 };
 
 /* How receive waits (see shm/shm.h). */

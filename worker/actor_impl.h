@@ -87,6 +87,8 @@ struct ar_hdr {
 	_Atomic uint64_t handled;
 	_Atomic uint64_t late_replies;
 	_Atomic uint64_t commits;
+	/* Written by the consumer, one message in 8. */
+	_Alignas(64) _Atomic uint64_t handler_hist[ACTOR_HIST_BUCKETS];
 	/* Written by others, rarely. */
 	_Alignas(64) _Atomic uint64_t deaths;
 	_Atomic uint64_t redelivered;
@@ -130,6 +132,8 @@ struct actor {
 	enum actor_wait	 wait;
 	int64_t		 spin_ns;
 	bool		 holding;	/* a message is in hand */
+	uint32_t	 nrecv;
+	uint64_t	 recv_ns;	/* when the sampled message came, or 0 */
 	struct shm_msg	 cur;		/* its header (copy) */
 	volatile sig_atomic_t stop;
 	/* asks */

@@ -184,6 +184,7 @@ actor_recv(struct actor *a, struct actor_msg *out, int64_t timeout_ns)
 			return rc;
 	}
 	a->holding = true;
+	a->recv_ns = (++a->nrecv & 7) == 0 ? shm_now_ns() : 0;
 	atomic_store_explicit(&a->hdr->handled, atomic_load_explicit(
 	    &a->hdr->handled, memory_order_relaxed) + 1, memory_order_relaxed);
 	fill(a, out);
@@ -196,8 +197,22 @@ actor_recv(struct actor *a, struct actor_msg *out, int64_t timeout_ns)
 void
 actor_done(struct actor *a)
 {
+	_Atomic uint64_t *b;
+	uint64_t d;
+	unsigned k;
+
 	if (!a->holding)
 		return;
+	if (a->recv_ns != 0) {
+		/* Handler duration: a sample, kept like shm's wait histogram. */
+		d = shm_now_ns() - a->recv_ns;
+		k = d == 0 ? 0 : 63 - (unsigned)__builtin_clzll(d);
+		if (k >= ACTOR_HIST_BUCKETS)
+			k = ACTOR_HIST_BUCKETS - 1;
+		b = &a->hdr->handler_hist[k];
+		atomic_store_explicit(b, atomic_load_explicit(b,
+		    memory_order_relaxed) + 1, memory_order_relaxed);
+	}
 	atomic_store_explicit(&a->hdr->inhand, IH_EMPTY, memory_order_release);
 	a->holding = false;
 }

@@ -115,6 +115,7 @@ int
 actor_stats(struct shm_arena *a, uint32_t idx, struct actor_stats *st)
 {
 	struct ar_hdr *h = ar_hdr(a, idx);
+	unsigned i;
 
 	memset(st, 0, sizeof(*st));
 	if (h == NULL)
@@ -128,5 +129,7 @@ actor_stats(struct shm_arena *a, uint32_t idx, struct actor_stats *st)
 	st->stale = atomic_load(&h->stale);
 	st->commits = atomic_load(&h->commits);
 	st->shard_msgs = atomic_load(&h->shard_msgs);
+	for (i = 0; i < ACTOR_HIST_BUCKETS; i++)
+		st->handler_hist[i] = atomic_load(&h->handler_hist[i]);
 	return 0;
 }
