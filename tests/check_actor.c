@@ -666,7 +666,8 @@ fn_sigterm(void *arg)
 	struct actor *a = attach_or_die();
 	struct shm_arena *ar = actor_arena(a);
 	struct actor_ref kv;
-	int i;
+	struct actor_msg r;
+	int i, n;
 
 	(void)arg;
 	(void)actor_ready(a);
@@ -679,6 +680,18 @@ fn_sigterm(void *arg)
 	sleep_us(20000);	/* let the signal land mid-handler */
 	atomic_store(&sh->gate, 1);
 	take_terminated(a);
+	/* The next incarnation ignores the Stop left for the last one ... */
+	CLIENT_CHECK(wait_new_incarnation(ar, kv.index, kv.incarnation,
+	    WAIT) == 0);
+	kv.incarnation = ACTOR_ANY;
+	n = 4;
+	atomic_store(&sh->rc[0], actor_ask(a, kv, T_GET, &n, sizeof(n),
+	    LONG_NS, &r));
+	/* ... and, idle, asleep on its futex, wakes for SIGTERM at once. */
+	CLIENT_CHECK(actor_lookup(a, "/kv", &kv) == 0);
+	CLIENT_CHECK(actor_watch(a, kv) == 0);
+	CLIENT_CHECK(kill(shm_actor_pid(ar, kv.index), SIGTERM) == 0);
+	take_terminated(a);
 	return client_finish(a);
 }
 
@@ -690,9 +703,12 @@ START_TEST(sigterm_finishes_the_message_in_hand)
 
 	ck_assert_int_eq(sh->notes, 1);
 	ck_assert_int_eq(sh->val[15], 101);	/* on_stop ran after it */
-	ck_assert_int_eq(sh->nterm, 1);
+	ck_assert_int_eq(sh->nterm, 2);
 	ck_assert_int_eq(sh->term[0].exit_status, 0);
 	ck_assert_int_eq(sh->term[0].signal, 0);
+	ck_assert_int_eq(sh->rc[0], 0);
+	ck_assert_int_eq(sh->term[1].exit_status, 0);
+	ck_assert_int_eq(sh->term[1].signal, 0);
 	ck_assert_int_eq(actor_stats(ad->arena, 0, &st), 0);
 	ck_assert_uint_eq(st.redelivered, 0);
 	actord_free(ad);

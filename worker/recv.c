@@ -25,7 +25,7 @@
 
 #include "worker/actor_impl.h"
 
-#define RUN_SLICE_NS	50000000LL	/* the run loop looks at SIGTERM */
+#define RUN_SLICE_NS	50000000LL	/* without a wake-up slot: poll SIGTERM */
 
 static int	 take_cb(void *, enum shm_lane, const struct shm_msg *,
 		    const void *);
@@ -34,11 +34,23 @@ static void	 fill(struct actor *, struct actor_msg *);
 static bool	 refuse_stale(struct actor *);
 static void	 on_term(int);
 
+static bool	 stale_stop(struct actor *);
+
 /*
  * The only global of libactor: a signal handler can reach nothing else.
- * Set by SIGTERM while actor_run() runs; read by the run loop.
+ * While actor_run() runs, SIGTERM sets term_seen and, through a producer
+ * slot of its own (never used by the interrupted code, so the send cannot
+ * re-enter a half-done one), puts a Stop for this incarnation on the
+ * actor's own system lane: a sleeping run loop wakes at once, and an idle
+ * one never has to poll.  shm_send takes no lock and allocates nothing.
  */
-static volatile sig_atomic_t term_seen;
+static struct {
+	volatile sig_atomic_t term_seen;
+	struct shm_producer *prod;
+	uint32_t	 idx;
+	uint32_t	 incarnation;
+} run_sig;
+#define term_seen	run_sig.term_seen
 
 struct take_arg {
 	struct actor	*a;
@@ -158,6 +170,7 @@ actor_recv(struct actor *a, struct actor_msg *out, int64_t timeout_ns)
 		actor_done(a);
 	deadline = timeout_ns < 0 ? INT64_MAX :
 	    (int64_t)shm_now_ns() + timeout_ns;
+again:
 	for (;;) {
 		if (take_pending(a))
 			break;
@@ -184,6 +197,10 @@ actor_recv(struct actor *a, struct actor_msg *out, int64_t timeout_ns)
 			return rc;
 	}
 	a->holding = true;
+	if (stale_stop(a)) {
+		actor_done(a);
+		goto again;
+	}
 	a->recv_ns = (++a->nrecv & 7) == 0 ? shm_now_ns() : 0;
 	atomic_store_explicit(&a->hdr->handled, atomic_load_explicit(
 	    &a->hdr->handled, memory_order_relaxed) + 1, memory_order_relaxed);
@@ -213,15 +230,40 @@ actor_done(struct actor *a)
 		atomic_store_explicit(b, atomic_load_explicit(b,
 		    memory_order_relaxed) + 1, memory_order_relaxed);
 	}
+	a->recv_ns = 0;
 	atomic_store_explicit(&a->hdr->inhand, IH_EMPTY, memory_order_release);
 	a->holding = false;
+}
+
+/* A Stop from SIGTERM for an earlier incarnation: not for us. */
+static bool
+stale_stop(struct actor *a)
+{
+	uint32_t lane;
+
+	memcpy(&lane, a->inhand + sizeof(struct shm_msg), sizeof(lane));
+	return lane == SHM_LANE_SYSTEM && a->cur.tag == ACTOR_SYS_STOP &&
+	    a->cur.corr != 0 && a->cur.corr != a->incarnation;
 }
 
 static void
 on_term(int sig)
 {
+	struct shm_msg m;
+	int saved = errno;
+
 	(void)sig;
 	term_seen = 1;
+	if (run_sig.prod != NULL) {
+		memset(&m, 0, sizeof(m));
+		m.tag = ACTOR_SYS_STOP;
+		m.sender.index = run_sig.idx;
+		m.sender.incarnation = run_sig.incarnation;
+		m.corr = run_sig.incarnation;
+		(void)shm_send(run_sig.prod, run_sig.idx, SHM_LANE_SYSTEM, &m,
+		    NULL, 0);
+	}
+	errno = saved;
 }
 
 /*
@@ -239,13 +281,22 @@ actor_run(struct actor *a, actor_handler fn, actor_stop_fn on_stop,
 
 	if (a->idx < 0)
 		return ACTOR_ENOMAILBOX;
+	run_sig.idx = (uint32_t)a->idx;
+	run_sig.incarnation = a->incarnation;
+	if (shm_producer_open(a->arena, &run_sig.prod) < 0)
+		run_sig.prod = NULL;	/* then the loop polls term_seen */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_term;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGTERM, &sa, &old) == -1)
+	if (sigaction(SIGTERM, &sa, &old) == -1) {
+		if (run_sig.prod != NULL)
+			shm_producer_close(run_sig.prod);
+		run_sig.prod = NULL;
 		return ACTOR_ESYS;
+	}
 	while (!a->stop && !term_seen) {
-		r = actor_recv(a, &m, RUN_SLICE_NS);
+		r = actor_recv(a, &m, run_sig.prod != NULL ? ACTOR_FOREVER :
+		    RUN_SLICE_NS);
 		if (r == ACTOR_ETIMEDOUT)
 			continue;
 		if (r < 0) {
@@ -264,6 +315,9 @@ actor_run(struct actor *a, actor_handler fn, actor_stop_fn on_stop,
 	if (on_stop != NULL)
 		on_stop(a, arg);
 	(void)sigaction(SIGTERM, &old, NULL);
+	if (run_sig.prod != NULL)
+		shm_producer_close(run_sig.prod);
+	run_sig.prod = NULL;
 	return rc;
 }
 
