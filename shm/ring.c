@@ -448,6 +448,25 @@ shm_pending(struct shm_arena *a, uint32_t idx, unsigned lanes)
 }
 
 int
+shm_head_msg(struct shm_arena *a, uint32_t idx, enum shm_lane lane,
+    struct shm_msg *msg)
+{
+	struct shm_lane_local *l;
+	struct shm_cell	*c;
+	uint64_t h;
+
+	if (idx >= a->n || (unsigned)lane >= SHM_NLANES)
+		return SHM_EBADINDEX;
+	l = &a->mb[idx].lane[lane];
+	h = atomic_load(&l->ctl->head);
+	c = lane_cell(l, h);
+	if (atomic_load_explicit(&c->seq, memory_order_acquire) != h + 1)
+		return 0;
+	*msg = c->msg;
+	return atomic_load(&c->seq) == h + 1 ? 1 : 0;
+}
+
+int
 shm_drain(struct shm_arena *a, uint32_t idx, unsigned lanes, unsigned max,
     shm_handler fn, void *arg)
 {

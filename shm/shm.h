@@ -176,7 +176,8 @@ enum shm_dl_reason {
 	SHM_DL_UNREACHABLE = 9,		/* node unreachable */
 	SHM_DL_GARBLED = 10,		/* garbled cell */
 	SHM_DL_ASK_FAILED = 11,		/* ask failed: the actor is down */
-	SHM_DL_NREASONS = 12
+	SHM_DL_ACTOR_DOWN = 12,		/* its actor died (on_down) or is down */
+	SHM_DL_NREASONS = 13
 };
 
 /* One dead letter, as read back. */
@@ -295,6 +296,13 @@ int	 shm_recv(struct shm_arena *, uint32_t idx, unsigned lanes,
 int	 shm_drain(struct shm_arena *, uint32_t idx, unsigned lanes,
 	    unsigned max, shm_handler, void *arg);
 bool	 shm_pending(struct shm_arena *, uint32_t idx, unsigned lanes);
+/*
+ * The header of the message published at the head of one lane, not taken:
+ * 1 with *msg, 0 if none.  For whoever reaped the consumer (libactor's
+ * actor_reaped: was the message marked in hand still in its cell?).
+ */
+int	 shm_head_msg(struct shm_arena *, uint32_t idx, enum shm_lane,
+	    struct shm_msg *);
 /*
  * A new consumer (the next incarnation, before it receives) or actord (after
  * it reaped the consumer) frees cells a dead consumer had taken but not yet

@@ -34,7 +34,8 @@ static const char *const reasons[SHM_DL_NREASONS] = {
 	"oversize",
 	"node unreachable",
 	"garbled",
-	"ask failed: actor down"
+	"ask failed: actor down",
+	"actor down"
 };
 
 static const char *const lanes[SHM_NLANES] = { "main", "system", "reply" };

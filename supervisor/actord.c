@@ -258,7 +258,7 @@ actord_reap(struct actord *ad)
 	ready_socket_drain(ad);
 	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
 		n = node_by_pid(ad, pid);
-		mailboxes_reaped(ad, pid, n);
+		mailboxes_reaped(ad, pid, st, n);
 		if (n == NULL) {
 			char why[64];
 

@@ -342,7 +342,7 @@ int	 mailboxes_setup(struct actord *, char *err, size_t errlen);
 void	 mailboxes_close(struct actord *);
 void	 mailboxes_prespawn(struct node *);
 void	 mailboxes_state(struct node *, int state);
-void	 mailboxes_reaped(struct actord *, pid_t, struct node *);
+void	 mailboxes_reaped(struct actord *, pid_t, int wstatus, struct node *);
 
 /* --- backend.c: the control socket and metrics over the running tree ----- */
 

@@ -16,6 +16,7 @@
 
 #include "shm/shm.h"
 #include "supervisor/actord.h"
+#include "worker/actor.h"
 #include "supervisor/log.h"
 
 #define SYS_LANE_CELLS		16
@@ -76,10 +77,13 @@ mailboxes_setup(struct actord *ad, char *err, size_t errlen)
 		if (mb[i].cell < SHM_CELL_MIN)
 			mb[i].cell = SHM_CELL_MIN;
 		mb[i].sys_capacity = SYS_LANE_CELLS;
-		mb[i].reply_capacity = REPLY_LANE_CELLS;
+		/* Room for an answer to each ask a full mailbox can hold. */
+		mb[i].reply_capacity = pow2_at_least(ms->capacity >
+		    REPLY_LANE_CELLS ? ms->capacity : REPLY_LANE_CELLS);
 		mb[i].overflow = (enum shm_overflow)ms->overflow;
 		mb[i].block_timeout_ms = ms->block_timeout;
-		mb[i].state_size = ms->state;
+		/* libactor's region: policies, watchers, two snapshots. */
+		mb[i].state_size = (uint32_t)actor_region_size(ms->state);
 	}
 	memset(&l, 0, sizeof(l));
 	l.nmailboxes = count;
@@ -92,10 +96,20 @@ mailboxes_setup(struct actord *ad, char *err, size_t errlen)
 	if (rc < 0)
 		return -1;
 	ad->arena_fd = shm_fd(ad->arena);
-	for (n = ad->all; n != NULL; n = n->next_all)
-		if (n->mbox >= 0 &&
-		    shm_actor_set_path(ad->arena, (uint32_t)n->mbox, n->path) < 0)
+	for (n = ad->all; n != NULL; n = n->next_all) {
+		struct actor_policy pol;
+
+		if (n->mbox < 0)
+			continue;
+		if (shm_actor_set_path(ad->arena, (uint32_t)n->mbox, n->path) < 0)
 			log_warnx("%s: cannot name its mailbox", n->path);
+		pol.max_attempts = n->cs->mailbox.max_attempts;
+		pol.on_down = (enum actor_on_down)n->cs->mailbox.on_down;
+		pol.while_down = (enum actor_while_down)
+		    n->cs->mailbox.while_down;
+		if (actor_configure(ad->arena, (uint32_t)n->mbox, &pol) < 0)
+			log_warnx("%s: cannot configure its mailbox", n->path);
+	}
 	timer_init(&ad->reap_timer, on_reap_retry, ad);
 	log_debug("arena: %u mailboxes, %zu bytes", count, shm_size(ad->arena));
 	return 0;
@@ -129,8 +143,7 @@ mailboxes_prespawn(struct node *n)
 			    "mailbox", n->path);
 		return;
 	}
-	n->incarnation = shm_actor_bump_incarnation(a, (uint32_t)n->mbox);
-	shm_actor_set_state(a, (uint32_t)n->mbox, SHM_ACTOR_STARTING);
+	n->incarnation = actor_prepare_start(a, (uint32_t)n->mbox);
 }
 
 void
@@ -168,21 +181,25 @@ reap_once(struct actord *ad, pid_t pid)
 	return rc;
 }
 
-/* Every reaped pid: its claims are released; a consumer's cells recovered. */
+/*
+ * Every reaped pid: its claims are released; an actor's death is handled
+ * by libactor (actor_reaped: incarnation, in-hand message, on_down,
+ * Terminated to its watchers).
+ */
 void
-mailboxes_reaped(struct actord *ad, pid_t pid, struct node *n)
+mailboxes_reaped(struct actord *ad, pid_t pid, int wstatus, struct node *n)
 {
 	struct reap_retry *r;
+	int rc;
 
 	if (ad->arena == NULL)
 		return;
-	if (n != NULL && n->mbox >= 0) {
-		shm_actor_set_state(ad->arena, (uint32_t)n->mbox,
-		    SHM_ACTOR_DOWN);
-		shm_actor_set_pid(ad->arena, (uint32_t)n->mbox, 0);
-		(void)shm_consumer_recover(ad->arena, (uint32_t)n->mbox);
-	}
-	if (reap_once(ad, pid) != SHM_EAGAIN)
+	if (n != NULL && n->mbox >= 0)
+		rc = actor_reaped(ad->arena, (uint32_t)n->mbox, pid, wstatus)
+		    == ACTOR_EAGAIN ? SHM_EAGAIN : 0;
+	else
+		rc = reap_once(ad, pid);
+	if (rc != SHM_EAGAIN)
 		return;
 	/* An ambiguous claim: try again a little later, a bounded number. */
 	r = reallocarray(ad->reap_pending, ad->nreap_pending + 1, sizeof(*r));

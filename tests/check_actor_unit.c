@@ -1,0 +1,360 @@
+/*
+ * check_actor_unit.c: libactor without actord, in one process where the
+ * order of events is ours: what actor_reaped() does with the message in
+ * hand (still in its cell, taken, committed), late answers, the ask table
+ * with many asks in flight, overflow policies through actor_tell, and
+ * stale-reference dead letters.  Deaths are simulated by closing a handle
+ * at a chosen point and calling actor_reaped() as actord would.
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "shm/shm.h"
+#include "worker/actor.h"
+#include "worker/actor_impl.h"
+
+static struct shm_arena *
+arena(uint32_t n, enum shm_overflow ov, uint32_t cap)
+{
+	struct shm_mailbox_layout mb[4];
+	struct shm_layout l;
+	struct shm_arena *a;
+	char err[SHM_ERRBUF], path[16];
+	uint32_t i;
+
+	memset(mb, 0, sizeof(mb));
+	for (i = 0; i < n; i++) {
+		mb[i].capacity = cap;
+		mb[i].cell = 128;
+		mb[i].sys_capacity = 16;
+		mb[i].reply_capacity = 2048;
+		mb[i].overflow = ov;
+		mb[i].block_timeout_ms = 10;
+		mb[i].state_size = (uint32_t)actor_region_size(256);
+	}
+	memset(&l, 0, sizeof(l));
+	l.nmailboxes = n;
+	l.mailboxes = mb;
+	l.nproducers = 8;
+	l.dl_capacity = 64;
+	ck_assert_int_eq(shm_create(&l, "unit", &a, err, sizeof(err)), 0);
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "/a%u", i);
+		ck_assert_int_eq(shm_actor_set_path(a, i, path), 0);
+		ck_assert_int_eq(actor_configure(a, i, NULL), 0);
+		ck_assert_uint_eq(actor_prepare_start(a, i), 1);
+		shm_actor_set_state(a, i, SHM_ACTOR_UP);
+	}
+	return a;
+}
+
+static struct actor *
+open_(struct shm_arena *ar, int32_t idx)
+{
+	struct actor *a;
+	char err[ACTOR_ERRBUF];
+
+	ck_assert_msg(actor_open(ar, idx, &a, err, sizeof(err)) == 0, "%s",
+	    err);
+	return a;
+}
+
+/* Killed after marking the copy held, before the cell was freed. */
+START_TEST(reaped_inhand_still_in_its_cell)
+{
+	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
+	struct actor *c = open_(ar, 1), *w = open_(ar, 0);
+	struct ar_hdr *h = ar_hdr(ar, 0);
+	struct shm_msg q;
+	struct actor_msg m;
+	struct actor_ref to = { 0, ACTOR_ANY };
+	uint32_t lane = SHM_LANE_MAIN;
+	size_t len;
+	unsigned char *slot = shm_inhand(ar, 0, &len);
+
+	ck_assert_int_eq(actor_tell(c, to, 7, "x", 1), 0);
+	/* What take_cb does before shm frees the cell, and no more. */
+	ck_assert_int_eq(shm_head_msg(ar, 0, SHM_LANE_MAIN, &q), 1);
+	memcpy(slot, &q, sizeof(q));
+	memcpy(slot + sizeof(q), &lane, sizeof(lane));
+	atomic_store(&h->inhand, IH_HELD);
+	actor_close(w);
+	ck_assert_int_eq(actor_reaped(ar, 0, 0, 9), 0);
+	ck_assert_uint_eq(atomic_load(&h->inhand), IH_EMPTY);
+	shm_actor_set_state(ar, 0, SHM_ACTOR_UP);
+	w = open_(ar, 0);
+	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
+	ck_assert_uint_eq(m.tag, 7);
+	ck_assert_uint_eq(m.attempts, 1);
+	ck_assert_int_eq(actor_recv(w, &m, 0), ACTOR_ETIMEDOUT);
+	actor_close(w);
+	actor_close(c);
+	shm_detach(ar);
+}
+END_TEST
+
+/* Killed while handling: redelivered first, one attempt more. */
+START_TEST(reaped_inhand_redelivered)
+{
+	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
+	struct actor *c = open_(ar, 1), *w = open_(ar, 0);
+	struct actor_ref to = { 0, ACTOR_ANY };
+	struct actor_msg m;
+	struct actor_stats st;
+
+	ck_assert_int_eq(actor_tell(c, to, 1, "a", 1), 0);
+	ck_assert_int_eq(actor_tell(c, to, 2, "b", 1), 0);
+	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
+	ck_assert_uint_eq(m.tag, 1);
+	w->holding = false;		/* the process dies holding it */
+	actor_close(w);
+	ck_assert_int_eq(actor_reaped(ar, 0, 0, 9), 0);
+	shm_actor_set_state(ar, 0, SHM_ACTOR_UP);
+	w = open_(ar, 0);
+	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
+	ck_assert_uint_eq(m.tag, 1);
+	ck_assert_uint_eq(m.attempts, 2);
+	ck_assert(m.flags & ACTOR_MSG_REDELIVERED);
+	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
+	ck_assert_uint_eq(m.tag, 2);
+	ck_assert_uint_eq(m.attempts, 1);
+	ck_assert_int_eq(actor_stats(ar, 0, &st), 0);
+	ck_assert_uint_eq(st.deaths, 1);
+	ck_assert_uint_eq(st.redelivered, 1);
+	actor_close(w);
+	actor_close(c);
+	shm_detach(ar);
+}
+END_TEST
+
+/* Killed after committing with the message in hand: not redelivered. */
+START_TEST(reaped_inhand_committed)
+{
+	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
+	struct actor *c = open_(ar, 1), *w = open_(ar, 0);
+	struct actor_ref to = { 0, ACTOR_ANY };
+	struct actor_msg m;
+	char buf[8];
+	size_t len;
+
+	ck_assert_int_eq(actor_tell(c, to, 1, "a", 1), 0);
+	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
+	ck_assert_int_eq(actor_commit(w, "one", 4), 0);
+	w->holding = false;
+	actor_close(w);
+	ck_assert_int_eq(actor_reaped(ar, 0, 0, 9), 0);
+	shm_actor_set_state(ar, 0, SHM_ACTOR_UP);
+	w = open_(ar, 0);
+	ck_assert_int_eq(actor_load(w, buf, sizeof(buf), &len), 0);
+	ck_assert_str_eq(buf, "one");
+	ck_assert_int_eq(actor_recv(w, &m, 0), ACTOR_ETIMEDOUT);
+	actor_close(w);
+	actor_close(c);
+	shm_detach(ar);
+}
+END_TEST
+
+/* An answer after its ask timed out is dropped, never given to the next. */
+START_TEST(late_answer_is_dropped)
+{
+	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
+	struct actor *asker = open_(ar, 0), *srv = open_(ar, 1);
+	struct actor_ref to = { 1, ACTOR_ANY };
+	struct actor_msg m, r;
+	struct actor_stats st;
+	uint64_t c1, c2, c;
+	int v;
+
+	v = 1;
+	ck_assert_int_eq(actor_ask_send(asker, to, 1, &v, sizeof(v), 1000,
+	    &c1), 0);
+	ck_assert_int_eq(actor_ask_next(asker, &r, -1, &c), ACTOR_ETIMEDOUT);
+	ck_assert_uint_eq(c, c1);
+	ck_assert_int_eq(actor_recv(srv, &m, 0), 0);
+	ck_assert_int_eq(actor_reply(srv, 1, m.data, m.len), 0);
+	v = 2;
+	ck_assert_int_eq(actor_ask_send(asker, to, 1, &v, sizeof(v),
+	    1000000000, &c2), 0);
+	ck_assert_int_eq(actor_recv(srv, &m, 0), 0);
+	ck_assert_int_eq(actor_reply(srv, 1, m.data, m.len), 0);
+	ck_assert_int_eq(actor_ask_next(asker, &r, -1, &c), 0);
+	ck_assert_uint_eq(c, c2);
+	memcpy(&v, r.data, sizeof(v));
+	ck_assert_int_eq(v, 2);
+	ck_assert_int_eq(actor_stats(ar, 0, &st), 0);
+	ck_assert_uint_eq(st.late_replies, 1);
+	ck_assert_int_eq(actor_ask_next(asker, &r, 0, &c), ACTOR_EEMPTY);
+	actor_close(asker);
+	actor_close(srv);
+	shm_detach(ar);
+}
+END_TEST
+
+/* 1,500 asks in flight, answered in reverse order, each matched. */
+START_TEST(many_asks_in_flight)
+{
+	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 2048);
+	struct actor *asker = open_(ar, 0), *srv = open_(ar, 1);
+	struct actor_ref to = { 1, ACTOR_ANY };
+	struct actor_msg m, r;
+	static uint64_t corr[1500];
+	static unsigned char seen[1500];
+	uint64_t c;
+	int i, v, n = 1500;
+
+	for (i = 0; i < n; i++)
+		ck_assert_int_eq(actor_ask_send(asker, to, 1, &i, sizeof(i),
+		    10000000000LL, &corr[i]), 0);
+	ck_assert_uint_eq(actor_asks_pending(asker), n);
+	for (i = 0; i < n; i++) {
+		ck_assert_int_eq(actor_recv(srv, &m, 0), 0);
+		ck_assert_int_eq(actor_reply(srv, 1, m.data, m.len), 0);
+	}
+	for (i = 0; i < n; i++) {
+		ck_assert_int_eq(actor_ask_next(asker, &r, 0, &c), 0);
+		memcpy(&v, r.data, sizeof(v));
+		ck_assert_int_ge(v, 0);
+		ck_assert_int_lt(v, n);
+		ck_assert_uint_eq(corr[v], c);
+		ck_assert_int_eq(seen[v], 0);
+		seen[v] = 1;
+	}
+	ck_assert_uint_eq(actor_asks_pending(asker), 0);
+	actor_close(asker);
+	actor_close(srv);
+	shm_detach(ar);
+}
+END_TEST
+
+/* tell follows the mailbox policy: reject fails at once, and dead-letters. */
+START_TEST(tell_by_policy)
+{
+	struct shm_arena *ar = arena(2, SHM_OVERFLOW_REJECT, 2);
+	struct actor *c = open_(ar, 1);
+	struct actor_ref to = { 0, ACTOR_ANY }, stale = { 0, 7 };
+	struct actor_dl_counters dc;
+	struct actor_dead_letter d;
+	uint64_t cur = 0;
+
+	ck_assert_int_eq(actor_tell(c, to, 1, NULL, 0), 0);
+	ck_assert_int_eq(actor_tell(c, to, 2, NULL, 0), 0);
+	ck_assert_int_eq(actor_tell(c, to, 3, NULL, 0), ACTOR_EFULL);
+	ck_assert_int_eq(actor_tell(c, stale, 4, "zz", 2), ACTOR_ESTALE);
+	ck_assert_int_eq(actor_tell_path(c, "/nobody", 5, NULL, 0),
+	    ACTOR_ENOENT);
+	actor_dl_counters(ar, &dc);
+	ck_assert_uint_eq(dc.total, 2);
+	ck_assert_int_eq(actor_dl_read(ar, &cur, &d), 1);
+	ck_assert_uint_eq(d.reason, SHM_DL_FULL);
+	ck_assert_uint_eq(d.tag, 3);
+	ck_assert_int_eq(actor_dl_read(ar, &cur, &d), 1);
+	ck_assert_uint_eq(d.reason, SHM_DL_STALE_REF);
+	ck_assert_str_eq(d.reason_name, "stale reference");
+	ck_assert_uint_eq(d.payload_len, 2);
+	ck_assert_int_eq(actor_dl_read(ar, &cur, &d), 0);
+	actor_close(c);
+	shm_detach(ar);
+}
+END_TEST
+
+/* While down: tells queued or refused by while_down, asks fail at once. */
+START_TEST(while_down_policies)
+{
+	struct shm_arena *ar = arena(3, SHM_OVERFLOW_BLOCK, 16);
+	struct actor_policy rej = { 3, ACTOR_ON_DOWN_KEEP,
+	    ACTOR_WHILE_DOWN_REJECT };
+	struct actor *c = open_(ar, 2);
+	struct actor_ref q = { 0, ACTOR_ANY }, r = { 1, ACTOR_ANY };
+	struct actor_msg m;
+
+	ck_assert_int_eq(actor_configure(ar, 1, &rej), 0);
+	shm_actor_set_state(ar, 0, SHM_ACTOR_DOWN);
+	shm_actor_set_state(ar, 1, SHM_ACTOR_DOWN);
+	ck_assert_int_eq(actor_tell(c, q, 1, NULL, 0), 0);
+	ck_assert_int_eq(actor_tell(c, r, 1, NULL, 0), ACTOR_EDOWN);
+	ck_assert_int_eq(actor_ask(c, q, 1, NULL, 0, 10000000000LL, &m),
+	    ACTOR_EDOWN);
+	ck_assert_int_eq(actor_ask(c, q, 1, NULL, 0, -1, &m), ACTOR_EINVAL);
+	ck_assert_int_eq(actor_ask_next(c, &m, 0, NULL), ACTOR_EEMPTY);
+	actor_close(c);
+	shm_detach(ar);
+}
+END_TEST
+
+/* A commit torn by a crash at any point leaves the previous snapshot. */
+static void
+die_now(void *arg)
+{
+	(void)arg;
+	_exit(0);
+}
+
+START_TEST(torn_commit_keeps_previous)
+{
+	struct shm_arena *ar = arena(1, SHM_OVERFLOW_BLOCK, 16);
+	struct actor *w = open_(ar, 0);
+	char buf[16];
+	size_t len;
+	pid_t pid;
+	int st;
+
+	ck_assert_int_eq(actor_load(w, buf, sizeof(buf), &len),
+	    ACTOR_ENOSTATE);
+	ck_assert_int_eq(actor_commit(w, "first", 6), 0);
+	ck_assert_int_eq(actor_commit(w, "second", 7), 0);
+	if ((pid = fork()) == 0) {
+		actor_set_commit_hook(w, die_now, NULL);
+		(void)actor_commit(w, "third", 6);
+		_exit(1);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_int_eq(WEXITSTATUS(st), 0);
+	ck_assert_int_eq(actor_snapshot_read(ar, 0, buf, sizeof(buf), &len),
+	    0);
+	ck_assert_str_eq(buf, "second");
+	ck_assert_int_eq(actor_commit(w, "fourth", 7), 0);
+	ck_assert_int_eq(actor_load(w, buf, sizeof(buf), &len), 0);
+	ck_assert_str_eq(buf, "fourth");
+	/* A scribbled slot fails its checksum and is never loaded. */
+	ar_snapdata(ar_hdr(ar, 0), w->snap_latest)[0] ^= 0xff;
+	ck_assert_int_eq(actor_load(w, buf, sizeof(buf), &len), 0);
+	ck_assert_str_eq(buf, "second");
+	actor_close(w);
+	shm_detach(ar);
+}
+END_TEST
+
+static Suite *
+unit_suite(void)
+{
+	Suite *s = suite_create("actor_unit");
+	TCase *tc = tcase_create("unit");
+
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, reaped_inhand_still_in_its_cell);
+	tcase_add_test(tc, reaped_inhand_redelivered);
+	tcase_add_test(tc, reaped_inhand_committed);
+	tcase_add_test(tc, late_answer_is_dropped);
+	tcase_add_test(tc, many_asks_in_flight);
+	tcase_add_test(tc, tell_by_policy);
+	tcase_add_test(tc, torn_commit_keeps_previous);
+	tcase_add_test(tc, while_down_policies);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(unit_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

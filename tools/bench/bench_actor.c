@@ -1,0 +1,690 @@
+/*
+ * bench_actor.c: libactor through its public API, between two processes
+ * pinned to CPUs 0 and 1, 64-byte payloads, against what a user could pick
+ * instead and against the raw mailbox underneath:
+ *
+ *   ask round trip p50/p99: actor_ask with spin-then-sleep waits, with
+ *	futex waits; the raw mailbox ping-pong (shm_send/shm_recv_wait,
+ *	spinning); a pipe pair; a Unix stream socket request/reply; ZeroMQ
+ *	REQ/REP over ipc://; next to the seeds' in-process 4.5 us;
+ *   tell throughput end to end (actor_tell -> actor_recv) against the raw
+ *	mailbox (shm_send -> shm_drain);
+ *   ask throughput with 1,000 asks in flight (actor_ask_send/_next).
+ *
+ * Prints a table and the issue's target ratios, and writes every figure as
+ * JSON to $BENCH_JSON.  BENCH_QUICK=0.1 scales the iteration counts down.
+ * The parent measures; the child serves.
+ */
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "shm/shm.h"
+#include "worker/actor.h"
+
+#define PAYLOAD		64
+#define CPU_PARENT	0
+#define CPU_CHILD	1
+#define IN_FLIGHT	1000
+#define SEED_ASK_NS	4500.0
+#define T_REQ		1
+#define T_QUIT		2
+
+/* The one state struct of this program. */
+struct bench {
+	struct shm_arena *arena;
+	double		 scale;
+	FILE		*json;
+	int		 njson;
+	char		 ipc[128];
+};
+
+struct lat {
+	double		 p50, p99;
+};
+
+static void	 pin(int);
+static void	 arena_new(struct bench *);
+static long	 iters(struct bench *, long);
+static void	 lat_of(uint64_t *, long, struct lat *);
+static void	 emit(struct bench *, const char *, const char *, double,
+		    double);
+static pid_t	 child(struct bench *, void (*)(struct bench *, long), long);
+static void	 reap(pid_t);
+
+static void
+pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	(void)sched_setaffinity(0, sizeof(set), &set);
+}
+
+static long
+iters(struct bench *b, long n)
+{
+	long v = (long)((double)n * b->scale);
+
+	return v < 100 ? 100 : v;
+}
+
+static int
+cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, c = *(const uint64_t *)y;
+
+	return a < c ? -1 : a > c;
+}
+
+static void
+lat_of(uint64_t *s, long n, struct lat *l)
+{
+	qsort(s, (size_t)n, sizeof(*s), cmp_u64);
+	l->p50 = (double)s[n / 2];
+	l->p99 = (double)s[n * 99 / 100];
+}
+
+static void
+emit(struct bench *b, const char *name, const char *unit, double v1,
+    double v2)
+{
+	if (b->json == NULL)
+		return;
+	fprintf(b->json, "%s\n  { \"case\": \"%s\", \"unit\": \"%s\", ",
+	    b->njson++ ? "," : "", name, unit);
+	if (strcmp(unit, "ns") == 0)
+		fprintf(b->json, "\"p50\": %.0f, \"p99\": %.0f }", v1, v2);
+	else
+		fprintf(b->json, "\"value\": %.0f }", v1);
+}
+
+/* A fresh arena: mailbox 0 the parent's, 1 the child's; both up. */
+static void
+arena_new(struct bench *b)
+{
+	struct shm_mailbox_layout mb[2];
+	struct shm_layout l;
+	char err[SHM_ERRBUF];
+	uint32_t i;
+
+	if (b->arena != NULL)
+		shm_detach(b->arena);
+	memset(mb, 0, sizeof(mb));
+	for (i = 0; i < 2; i++) {
+		mb[i].capacity = 1024;
+		mb[i].cell = 128;
+		mb[i].sys_capacity = 16;
+		mb[i].reply_capacity = 1024;
+		mb[i].overflow = SHM_OVERFLOW_BLOCK;
+		mb[i].block_timeout_ms = 1000;
+		mb[i].state_size = (uint32_t)actor_region_size(0);
+	}
+	memset(&l, 0, sizeof(l));
+	l.nmailboxes = 2;
+	l.mailboxes = mb;
+	l.nproducers = 16;
+	l.dl_capacity = 64;
+	if (shm_create(&l, "bench_actor", &b->arena, err, sizeof(err)) < 0) {
+		fprintf(stderr, "shm_create: %s\n", err);
+		exit(1);
+	}
+	for (i = 0; i < 2; i++) {
+		(void)shm_actor_set_path(b->arena, i, i == 0 ? "/client" :
+		    "/server");
+		(void)actor_configure(b->arena, i, NULL);
+		(void)actor_prepare_start(b->arena, i);
+		shm_actor_set_state(b->arena, i, SHM_ACTOR_UP);
+	}
+}
+
+static pid_t
+child(struct bench *b, void (*fn)(struct bench *, long), long n)
+{
+	pid_t pid = fork();
+
+	if (pid == -1) {
+		perror("fork");
+		exit(1);
+	}
+	if (pid == 0) {
+		pin(CPU_CHILD);
+		fn(b, n);
+		_exit(0);
+	}
+	return pid;
+}
+
+static void
+reap(pid_t pid)
+{
+	int st;
+
+	while (waitpid(pid, &st, 0) == -1)
+		;
+}
+
+static struct actor *
+open_actor(struct bench *b, int idx, enum actor_wait w)
+{
+	struct actor *a;
+	char err[ACTOR_ERRBUF];
+
+	if (actor_open(b->arena, idx, &a, err, sizeof(err)) < 0) {
+		fprintf(stderr, "actor_open: %s\n", err);
+		exit(1);
+	}
+	actor_set_wait(a, w, -1);
+	return a;
+}
+
+/* --- the server side ---------------------------------------------------- */
+
+static void
+serve(struct bench *b, enum actor_wait w)
+{
+	struct actor *a = open_actor(b, 1, w);
+	struct actor_msg m;
+
+	while (actor_recv(a, &m, ACTOR_FOREVER) == 0 && m.tag != T_QUIT)
+		if (m.flags & ACTOR_MSG_ASK)
+			(void)actor_reply(a, T_REQ, m.data, m.len);
+	actor_close(a);
+}
+
+static void
+serve_spin(struct bench *b, long n)
+{
+	(void)n;
+	serve(b, ACTOR_WAIT_SPIN_SLEEP);
+}
+
+static void
+serve_sleep(struct bench *b, long n)
+{
+	(void)n;
+	serve(b, ACTOR_WAIT_SLEEP);
+}
+
+static void
+quit(struct actor *a)
+{
+	struct actor_ref s = { 1, ACTOR_ANY };
+
+	(void)actor_tell(a, s, T_QUIT, NULL, 0);
+}
+
+/* --- ask round trips ------------------------------------------------------ */
+
+static void
+ask_rt(struct bench *b, enum actor_wait w, const char *name, long n,
+    struct lat *l)
+{
+	struct actor *a;
+	struct actor_ref s = { 1, ACTOR_ANY };
+	struct actor_msg r;
+	unsigned char p[PAYLOAD];
+	uint64_t *t, t0;
+	long i, warm = n / 10;
+	pid_t pid;
+
+	arena_new(b);
+	pid = child(b, w == ACTOR_WAIT_SLEEP ? serve_sleep : serve_spin, n);
+	a = open_actor(b, 0, w);
+	memset(p, 7, sizeof(p));
+	t = calloc((size_t)n, sizeof(*t));
+	for (i = -warm; i < n; i++) {
+		t0 = shm_now_ns();
+		if (actor_ask(a, s, T_REQ, p, sizeof(p), 1000000000LL, &r)
+		    != 0) {
+			fprintf(stderr, "%s: ask failed\n", name);
+			break;
+		}
+		if (i >= 0)
+			t[i] = shm_now_ns() - t0;
+	}
+	quit(a);
+	reap(pid);
+	actor_close(a);
+	lat_of(t, n, l);
+	free(t);
+	emit(b, name, "ns", l->p50, l->p99);
+}
+
+/* The raw mailbox under the API: shm_send and shm_recv_wait, spinning. */
+static void
+raw_pong(struct bench *b, long n)
+{
+	struct shm_producer *p;
+	struct shm_msg m;
+	unsigned char buf[PAYLOAD];
+	long i;
+
+	(void)shm_producer_open(b->arena, &p);
+	for (i = 0; i < n; i++) {
+		if (shm_recv_wait(b->arena, 1, SHM_LANES_INBOX, SHM_WAIT_SPIN,
+		    0, SHM_NO_TIMEOUT, &m, buf, sizeof(buf), NULL) != 0)
+			break;
+		m.flags = SHM_MSG_REPLY;
+		(void)shm_send(p, 0, SHM_LANE_REPLY, &m, buf, 0);
+	}
+	shm_producer_close(p);
+}
+
+static void
+raw_rt(struct bench *b, long n, struct lat *l)
+{
+	struct shm_producer *p;
+	struct shm_msg m;
+	unsigned char buf[PAYLOAD];
+	uint64_t *t, t0;
+	long i, warm = n / 10;
+	pid_t pid;
+
+	arena_new(b);
+	pid = child(b, raw_pong, n + warm);
+	(void)shm_producer_open(b->arena, &p);
+	t = calloc((size_t)n, sizeof(*t));
+	memset(buf, 7, sizeof(buf));
+	for (i = -warm; i < n; i++) {
+		memset(&m, 0, sizeof(m));
+		m.tag = T_REQ;
+		m.len = PAYLOAD;
+		t0 = shm_now_ns();
+		while (shm_send(p, 1, SHM_LANE_MAIN, &m, buf, 0) != 0)
+			;
+		(void)shm_recv_wait(b->arena, 0, SHM_LANE_BIT(SHM_LANE_REPLY),
+		    SHM_WAIT_SPIN, 0, SHM_NO_TIMEOUT, &m, buf, sizeof(buf),
+		    NULL);
+		if (i >= 0)
+			t[i] = shm_now_ns() - t0;
+	}
+	reap(pid);
+	shm_producer_close(p);
+	lat_of(t, n, l);
+	free(t);
+	emit(b, "raw mailbox ping-pong (spin)", "ns", l->p50, l->p99);
+}
+
+/* --- file descriptors: pipes and a Unix socket ----------------------------- */
+
+static int fd_in = -1, fd_out = -1;	/* the child's ends, set before fork */
+
+static void
+fd_pong(struct bench *b, long n)
+{
+	unsigned char buf[PAYLOAD];
+	long i;
+	size_t got;
+	ssize_t r;
+
+	(void)b;
+	for (i = 0; i < n; i++) {
+		for (got = 0; got < sizeof(buf); got += (size_t)r)
+			if ((r = read(fd_in, buf + got, sizeof(buf) - got)) <= 0)
+				return;
+		if (write(fd_out, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+			return;
+	}
+}
+
+static void
+fd_rt(struct bench *b, const char *name, bool sock, long n, struct lat *l)
+{
+	unsigned char buf[PAYLOAD];
+	int a[2], c[2];
+	uint64_t *t, t0;
+	long i, warm = n / 10;
+	size_t got;
+	ssize_t r;
+	pid_t pid;
+	int out, in;
+
+	if (sock) {
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, a) == -1)
+			exit(1);
+		fd_in = fd_out = a[1];
+		out = in = a[0];
+	} else {
+		if (pipe(a) == -1 || pipe(c) == -1)
+			exit(1);
+		fd_in = a[0];
+		fd_out = c[1];
+		out = a[1];
+		in = c[0];
+	}
+	pid = child(b, fd_pong, n + warm);
+	t = calloc((size_t)n, sizeof(*t));
+	memset(buf, 7, sizeof(buf));
+	for (i = -warm; i < n; i++) {
+		t0 = shm_now_ns();
+		if (write(out, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+			break;
+		for (got = 0; got < sizeof(buf); got += (size_t)r)
+			if ((r = read(in, buf + got, sizeof(buf) - got)) <= 0)
+				break;
+		if (i >= 0)
+			t[i] = shm_now_ns() - t0;
+	}
+	reap(pid);
+	if (sock) {
+		close(a[0]);
+		close(a[1]);
+	} else {
+		close(a[0]);
+		close(a[1]);
+		close(c[0]);
+		close(c[1]);
+	}
+	lat_of(t, n, l);
+	free(t);
+	emit(b, name, "ns", l->p50, l->p99);
+}
+
+/* --- ZeroMQ REQ/REP over ipc:// -------------------------------------------- */
+
+static void
+zmq_pong(struct bench *b, long n)
+{
+	void *ctx = zmq_ctx_new(), *s = zmq_socket(ctx, ZMQ_REP);
+	unsigned char buf[PAYLOAD];
+	long i;
+
+	if (zmq_bind(s, b->ipc) != 0)
+		_exit(1);
+	for (i = 0; i < n; i++) {
+		if (zmq_recv(s, buf, sizeof(buf), 0) < 0)
+			break;
+		(void)zmq_send(s, buf, sizeof(buf), 0);
+	}
+	zmq_close(s);
+	zmq_ctx_term(ctx);
+}
+
+static void
+zmq_rt(struct bench *b, long n, struct lat *l)
+{
+	void *ctx, *s;
+	unsigned char buf[PAYLOAD];
+	uint64_t *t, t0;
+	long i, warm = n / 10;
+	pid_t pid;
+
+	snprintf(b->ipc, sizeof(b->ipc), "ipc:///tmp/bench_actor.%d",
+	    (int)getpid());
+	pid = child(b, zmq_pong, n + warm);
+	ctx = zmq_ctx_new();
+	s = zmq_socket(ctx, ZMQ_REQ);
+	if (zmq_connect(s, b->ipc) != 0)
+		exit(1);
+	t = calloc((size_t)n, sizeof(*t));
+	memset(buf, 7, sizeof(buf));
+	for (i = -warm; i < n; i++) {
+		t0 = shm_now_ns();
+		(void)zmq_send(s, buf, sizeof(buf), 0);
+		if (zmq_recv(s, buf, sizeof(buf), 0) < 0)
+			break;
+		if (i >= 0)
+			t[i] = shm_now_ns() - t0;
+	}
+	reap(pid);
+	zmq_close(s);
+	zmq_ctx_term(ctx);
+	unlink(b->ipc + 6);
+	lat_of(t, n, l);
+	free(t);
+	emit(b, "zeromq REQ/REP ipc://", "ns", l->p50, l->p99);
+}
+
+/* --- throughput ------------------------------------------------------------ */
+
+static void
+tell_prod(struct bench *b, long n)
+{
+	struct actor *a = open_actor(b, 1, ACTOR_WAIT_SPIN_SLEEP);
+	struct actor_ref to = { 0, ACTOR_ANY };
+	unsigned char p[PAYLOAD];
+	long i;
+
+	memset(p, 7, sizeof(p));
+	for (i = 0; i < n; i++)
+		while (actor_tell_timeout(a, to, T_REQ, p, sizeof(p),
+		    SHM_NO_TIMEOUT) != 0)
+			;
+	actor_close(a);
+}
+
+static double
+tell_rate(struct bench *b, long n)
+{
+	struct actor *a;
+	struct actor_msg m;
+	uint64_t t0 = 0;
+	long i;
+	pid_t pid;
+
+	arena_new(b);
+	a = open_actor(b, 0, ACTOR_WAIT_SPIN_SLEEP);
+	pid = child(b, tell_prod, n);
+	for (i = 0; i < n; i++) {
+		if (actor_recv(a, &m, ACTOR_FOREVER) != 0)
+			break;
+		if (i == 0)
+			t0 = shm_now_ns();
+	}
+	t0 = shm_now_ns() - t0;
+	reap(pid);
+	actor_close(a);
+	return (double)(n - 1) * 1e9 / (double)t0;
+}
+
+static void
+raw_prod(struct bench *b, long n)
+{
+	struct shm_producer *p;
+	struct shm_msg m;
+	unsigned char buf[PAYLOAD];
+	long i;
+
+	(void)shm_producer_open(b->arena, &p);
+	memset(buf, 7, sizeof(buf));
+	memset(&m, 0, sizeof(m));
+	m.tag = T_REQ;
+	m.len = PAYLOAD;
+	for (i = 0; i < n; i++)
+		while (shm_send(p, 0, SHM_LANE_MAIN, &m, buf, SHM_NO_TIMEOUT)
+		    != 0)
+			;
+	shm_producer_close(p);
+}
+
+static int
+count_cb(void *arg, enum shm_lane lane, const struct shm_msg *m,
+    const void *payload)
+{
+	(void)lane;
+	(void)m;
+	(void)payload;
+	(*(long *)arg)++;
+	return 0;
+}
+
+static double
+raw_rate(struct bench *b, long n)
+{
+	uint64_t t0 = 0;
+	long got = 0;
+	pid_t pid;
+
+	arena_new(b);
+	pid = child(b, raw_prod, n);
+	while (got < n) {
+		if (shm_wait(b->arena, 0, SHM_LANES_INBOX, SHM_WAIT_SPIN_SLEEP,
+		    -1, SHM_NO_TIMEOUT) != 0)
+			break;
+		if (got == 0)
+			t0 = shm_now_ns();
+		(void)shm_drain(b->arena, 0, SHM_LANES_INBOX, 1, count_cb,
+		    &got);
+	}
+	t0 = shm_now_ns() - t0;
+	reap(pid);
+	return (double)(n - 1) * 1e9 / (double)t0;
+}
+
+static double
+ask_inflight_rate(struct bench *b, long n)
+{
+	struct actor *a;
+	struct actor_ref s = { 1, ACTOR_ANY };
+	struct actor_msg r;
+	unsigned char p[PAYLOAD];
+	long sent = 0, done = 0;
+	uint64_t t0, corr;
+	pid_t pid;
+	int rc;
+
+	arena_new(b);
+	pid = child(b, serve_spin, n);
+	a = open_actor(b, 0, ACTOR_WAIT_SPIN_SLEEP);
+	memset(p, 7, sizeof(p));
+	t0 = shm_now_ns();
+	while (done < n) {
+		while (sent < n && actor_asks_pending(a) < IN_FLIGHT) {
+			rc = actor_ask_send(a, s, T_REQ, p, sizeof(p),
+			    5000000000LL, &corr);
+			if (rc == ACTOR_EFULL)
+				break;
+			if (rc != 0) {
+				fprintf(stderr, "ask_send: %s\n",
+				    actor_strerror(rc));
+				goto out;
+			}
+			sent++;
+		}
+		rc = actor_ask_next(a, &r, 1000000000LL, &corr);
+		if (rc != 0 && rc != ACTOR_EAGAIN) {
+			fprintf(stderr, "ask_next: %s\n", actor_strerror(rc));
+			break;
+		}
+		if (rc == 0)
+			done++;
+	}
+out:
+	t0 = shm_now_ns() - t0;
+	quit(a);
+	reap(pid);
+	actor_close(a);
+	return (double)done * 1e9 / (double)t0;
+}
+
+static void
+row_lat(const char *name, const struct lat *l, const struct lat *ref)
+{
+	printf("%-42s %10.0f ns %10.0f ns", name, l->p50, l->p99);
+	if (ref != NULL)
+		printf("   %6.2fx", l->p50 / ref->p50);
+	printf("\n");
+}
+
+int
+main(void)
+{
+	struct bench b;
+	struct lat spin, sleep_, raw, pipe_, unx, zmq;
+	const char *path = getenv("BENCH_JSON"), *q = getenv("BENCH_QUICK");
+	double tell, rawr, inflight;
+	long n_fast, n_slow, n_rate;
+
+	memset(&b, 0, sizeof(b));
+	b.scale = q != NULL && *q != '\0' ? atof(q) : 1.0;
+	if (b.scale <= 0 || b.scale > 10)
+		b.scale = 1.0;
+	if (path != NULL && (b.json = fopen(path, "w")) == NULL) {
+		perror(path);
+		return 1;
+	}
+	if (b.json != NULL)
+		fprintf(b.json, "{ \"payload\": %d, \"cpus\": [%d, %d], "
+		    "\"seed_ask_ns\": %.0f, \"cases\": [", PAYLOAD, CPU_PARENT,
+		    CPU_CHILD, SEED_ASK_NS);
+	pin(CPU_PARENT);
+	signal(SIGPIPE, SIG_IGN);
+	n_fast = iters(&b, 200000);
+	n_slow = iters(&b, 30000);
+	n_rate = iters(&b, 2000000);
+
+	if (getenv("BENCH_TELL_ONLY") != NULL)
+		goto tell_only;
+	ask_rt(&b, ACTOR_WAIT_SPIN_SLEEP, "actor_ask (spin-then-sleep)",
+	    n_fast, &spin);
+	ask_rt(&b, ACTOR_WAIT_SLEEP, "actor_ask (futex)", n_slow, &sleep_);
+	raw_rt(&b, n_fast, &raw);
+	fd_rt(&b, "pipe ping-pong", false, n_slow, &pipe_);
+	fd_rt(&b, "unix socket request/reply", true, n_slow, &unx);
+	zmq_rt(&b, n_slow, &zmq);
+tell_only:
+	tell = tell_rate(&b, n_rate);
+	emit(&b, "actor_tell -> actor_recv", "msg/s", tell, 0);
+	if (getenv("BENCH_TELL_ONLY") != NULL) {
+		printf("tell %.0f\n", tell);
+		return 0;
+	}
+	rawr = raw_rate(&b, n_rate);
+	emit(&b, "raw mailbox shm_send -> shm_drain", "msg/s", rawr, 0);
+	inflight = ask_inflight_rate(&b, n_rate / 4);
+	emit(&b, "actor_ask, 1000 in flight", "asks/s", inflight, 0);
+
+	printf("bench_actor: %d-byte payloads, parent on CPU %d, child on CPU "
+	    "%d\n", PAYLOAD, CPU_PARENT, CPU_CHILD);
+	printf("%-42s %13s %13s   %s\n", "round trip", "p50", "p99",
+	    "p50 vs raw");
+	printf("%-42s %10.0f ns %13s\n", "seeds: ask in one process (Python)",
+	    SEED_ASK_NS, "-");
+	row_lat("actor_ask (spin-then-sleep)", &spin, &raw);
+	row_lat("actor_ask (futex)", &sleep_, &raw);
+	row_lat("raw mailbox ping-pong (spin)", &raw, NULL);
+	row_lat("pipe ping-pong", &pipe_, &raw);
+	row_lat("unix socket request/reply", &unx, &raw);
+	row_lat("zeromq REQ/REP ipc://", &zmq, &raw);
+	printf("%-42s %13s\n", "throughput", "per second");
+	printf("%-42s %13.0f\n", "actor_tell -> actor_recv", tell);
+	printf("%-42s %13.0f\n", "raw mailbox shm_send -> shm_drain", rawr);
+	printf("%-42s %13.0f\n", "actor_ask, 1000 in flight", inflight);
+	printf("targets (ratios in this run):\n");
+	printf("  ask p50 spin %.0f ns (target <= 1000 ns): %s\n", spin.p50,
+	    spin.p50 <= 1000 ? "met" : "NOT met");
+	printf("  seeds' 4.5 us / ask p50 spin = %.1fx (target >= 4.5x)\n",
+	    SEED_ASK_NS / spin.p50);
+	printf("  ask p50 spin / raw ping-pong = %.2fx (target <= 1.5x)\n",
+	    spin.p50 / raw.p50);
+	printf("  ask p50 futex / pipe ping-pong = %.2fx (target <= 1x)\n",
+	    sleep_.p50 / pipe_.p50);
+	printf("  zeromq p50 / ask p50 spin = %.1fx (target >= 50x)\n",
+	    zmq.p50 / spin.p50);
+	printf("  tell rate / raw mailbox rate = %.2fx (target >= 0.8x)\n",
+	    tell / rawr);
+	if (b.json != NULL) {
+		fprintf(b.json, "\n], \"ratios\": { \"seed_over_ask_spin\": "
+		    "%.2f, \"ask_spin_over_raw\": %.2f, "
+		    "\"ask_futex_over_pipe\": %.2f, \"zmq_over_ask_spin\": "
+		    "%.2f, \"tell_over_raw\": %.2f } }\n",
+		    SEED_ASK_NS / spin.p50, spin.p50 / raw.p50,
+		    sleep_.p50 / pipe_.p50, zmq.p50 / spin.p50, tell / rawr);
+		fclose(b.json);
+	}
+	if (b.arena != NULL)
+		shm_detach(b.arena);
+	return 0;
+}

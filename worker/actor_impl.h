@@ -1,0 +1,176 @@
+/*
+ * actor_impl.h: what worker/ files share among themselves and nobody else:
+ * the libactor region of each actor (kept at the start of its shm state
+ * region), the in-hand slot's layout, and the process-local handle.  Never
+ * include this outside worker/ (tests may, to inject faults).
+ *
+ * The libactor region of actor i (shm_state(arena, i)):
+ *
+ *   struct ar_hdr      policies, in-hand bookkeeping, last death, counters,
+ *                      the watcher set, the two snapshot headers
+ *   slot 0, slot 1     snapshot data, snap_cap bytes each (64-aligned)
+ *
+ * The in-hand slot (shm_inhand(arena, i)), one cell long:
+ *
+ *   [0, 40)   struct shm_msg of the message being handled
+ *   [40, 44)  its lane
+ *   [48, ...) its payload
+ *
+ * Everything read from the arena is checked before use, as in shm/.
+ */
+#ifndef ACTORD_ACTOR_IMPL_H
+#define ACTORD_ACTOR_IMPL_H
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "shm/shm.h"
+#include "worker/actor.h"
+
+#define AR_MAGIC		0x31524f544341424cULL	/* "LBACTOR1" */
+#define AR_ALIGN(x)		(((x) + 63) & ~(size_t)63)
+#define INHAND_PAYLOAD		48
+
+/* In-hand states. */
+#define IH_EMPTY		0u	/* nothing in hand */
+#define IH_HELD			1u	/* a live handler has it */
+#define IH_PENDING		2u	/* the next incarnation gets it first */
+
+/*
+ * corr of a main-lane message: the high 24 bits name the incarnation it is
+ * addressed to (0: the live one), the low 40 bits the asker's counter.
+ */
+#define CORR_INC_SHIFT		40
+#define CORR_INC_MASK		0xffffffu
+#define CORR_ID_MASK		((1ULL << CORR_INC_SHIFT) - 1)
+
+/*
+ * A watcher entry (64 bits, 0: free): bit 63 set, watcher index in bits
+ * 47..62 (16 bits), watcher incarnation's low 23 bits in 24..46, the
+ * watched incarnation's low 24 bits in 0..23.
+ */
+#define W_VALID			(1ULL << 63)
+#define W_MAKE(wi, winc, tinc)	(W_VALID | ((uint64_t)((wi) & 0xffff) << 47) \
+				 | ((uint64_t)((winc) & 0x7fffff) << 24) | \
+				 ((uint64_t)(tinc) & 0xffffff))
+#define W_IDX(w)		((uint32_t)(((w) >> 47) & 0xffff))
+#define W_WINC(w)		((uint32_t)(((w) >> 24) & 0x7fffff))
+#define W_TINC(w)		((uint32_t)((w) & 0xffffff))
+
+struct ar_snap {
+	_Atomic uint64_t gen;		/* 0: never written */
+	uint64_t	 handled;	/* delivery id in hand at commit, or 0 */
+	uint32_t	 len;
+	uint32_t	 crc;		/* CRC32C of gen, handled, len, data */
+	uint8_t		 pad[40];
+};
+
+/*
+ * Cache lines by writer, so that senders reading the policies never share a
+ * line the consumer writes on every message.
+ */
+struct ar_hdr {
+	/* Read-mostly: written by actord at configure, start and reap. */
+	_Atomic uint64_t magic;		/* AR_MAGIC once configured */
+	uint32_t	 max_attempts;
+	uint32_t	 on_down;
+	uint32_t	 while_down;
+	uint32_t	 snap_cap;	/* bytes of each snapshot slot */
+	_Atomic uint32_t launched;	/* incarnation last given a process */
+	_Atomic uint32_t last_dead;	/* incarnation that died last */
+	_Atomic int32_t	 last_wstatus;
+	/* Written by the consumer on every message. */
+	_Alignas(64) _Atomic uint32_t inhand;	/* IH_* */
+	_Atomic uint64_t inhand_id;	/* delivery id of the in-hand message */
+	_Atomic uint64_t next_delivery;
+	_Atomic uint64_t handled;
+	_Atomic uint64_t late_replies;
+	_Atomic uint64_t commits;
+	/* Written by the consumer, one message in 8. */
+	_Alignas(64) _Atomic uint64_t handler_hist[ACTOR_HIST_BUCKETS];
+	/* Written by others, rarely. */
+	_Alignas(64) _Atomic uint64_t deaths;
+	_Atomic uint64_t redelivered;
+	_Atomic uint64_t poison;
+	_Atomic uint64_t asks_failed;
+	_Atomic uint64_t stale;
+	/* Written by senders that route by key: a line of its own. */
+	_Alignas(64) _Atomic uint64_t shard_msgs;
+	_Alignas(64) _Atomic uint64_t watchers[ACTOR_WATCHERS];
+	struct ar_snap	 snap[2];
+};
+
+/* One ask in flight (process-local). */
+struct pending {
+	uint64_t	 corr;		/* 0: free */
+	int64_t		 deadline;	/* CLOCK_MONOTONIC ns */
+	int		 done;		/* 1: answered, rc below */
+	int		 rc;
+	struct shm_msg	 msg;
+	void		*data;		/* malloc'd copy of the answer */
+};
+
+struct shard_cache {
+	char		 group[ACTOR_PATH_MAX];
+	uint32_t	 n;
+	uint32_t	*idx;		/* n mailbox indexes */
+};
+
+struct actor {
+	struct shm_arena *arena;
+	bool		 own_arena;	/* attached by us: detach at close */
+	int32_t		 idx;		/* -1: a client without mailbox */
+	uint32_t	 incarnation;
+	char		 name[ACTOR_PATH_MAX];
+	struct shm_producer *prod;
+	struct ar_hdr	*hdr;		/* NULL without mailbox */
+	unsigned char	*inhand;	/* the in-hand slot */
+	size_t		 inhand_len;
+	unsigned char	*snapdata[2];
+	int		 notify_fd;	/* ACTORD_NOTIFY_FD, or -1 */
+	enum actor_wait	 wait;
+	int64_t		 spin_ns;
+	bool		 holding;	/* a message is in hand */
+	uint32_t	 nrecv;
+	uint64_t	 recv_ns;	/* when the sampled message came, or 0 */
+	struct shm_msg	 cur;		/* its header (copy) */
+	volatile sig_atomic_t stop;
+	/* asks */
+	uint64_t	 corr_next;
+	struct pending	*pend;
+	uint32_t	 pend_cap;	/* a power of two */
+	uint32_t	 npend;
+	uint32_t	 ndone;		/* answered, not yet returned */
+	int64_t		 min_deadline;	/* <= every pending deadline */
+	unsigned char	*rbuf;		/* a reply being read */
+	size_t		 rbuf_len;
+	void		*last_reply;	/* data of the last answer returned */
+	/* snapshot */
+	int		 snap_latest;	/* -2: unknown, -1: none, 0 or 1 */
+	void		(*commit_hook)(void *);
+	void		*commit_arg;
+	struct shard_cache shard;
+};
+
+/* region.c */
+struct ar_hdr	*ar_hdr(struct shm_arena *, uint32_t idx);
+unsigned char	*ar_snapdata(struct ar_hdr *, int slot);
+bool	 ar_stale(struct shm_arena *, uint32_t idx, uint64_t corr);
+
+/* send.c */
+int	 send_error_reply(struct shm_producer *, struct shm_arena *,
+	    const struct shm_msg *ask, int code, const char *text);
+int	 send_raw(struct actor *, struct actor_ref, enum shm_lane,
+	    struct shm_msg *, const void *data, int64_t timeout_ns);
+
+/* snapshot.c */
+int	 snap_latest(struct ar_hdr *, uint64_t *handled);
+
+/* watch.c */
+int	 watch_notify(struct shm_producer *, struct shm_arena *,
+	    uint32_t who, uint32_t dead_inc, int wstatus);
+void	 terminated_fill(struct actor_terminated *, uint32_t idx,
+	    uint32_t inc, int wstatus);
+
+#endif /* ACTORD_ACTOR_IMPL_H */

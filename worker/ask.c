@@ -1,0 +1,407 @@
+/*
+ * ask.c: request-reply.  An ask goes to the target's main lane with
+ * SHM_MSG_ASK and a correlation id; the answer comes back on the asker's
+ * own reply lane with the same id.  Every ask has a deadline.  The ids
+ * start at a random number per process, so an answer meant for an ask that
+ * timed out, or for a dead incarnation of the asker, matches nothing: it
+ * is dropped and counted (late_replies), never handed to a later ask.
+ *
+ * An ask to an actor that is down fails at once (ACTOR_EDOWN); actord fails
+ * the asks a dying actor held or had queued (reaped.c), so none waits for
+ * its timeout because of a death.
+ *
+ * Owns: the process-local table of asks in flight (open addressing, keyed
+ * by corr) and the queue of answers taken early.  Must never block past
+ * the earliest deadline of the caller.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "worker/actor_impl.h"
+
+static uint64_t	 next_corr(struct actor *);
+static struct pending *find(struct actor *, uint64_t);
+static int	 insert(struct actor *, uint64_t, int64_t);
+static void	 remove_at(struct actor *, struct pending *);
+static int	 grow(struct actor *);
+static int	 take_reply(struct actor *, struct shm_msg *);
+static int	 reply_rc(const struct shm_msg *, const void *);
+static int	 expired(struct actor *, int64_t, uint64_t *);
+static uint32_t	 slot_of(uint64_t, uint32_t);
+static void	 to_user(const struct shm_msg *, const void *,
+		    struct actor_msg *);
+static int	 stash(struct actor *, const struct shm_msg *);
+static int64_t	 earliest(const struct actor *);
+
+static uint64_t
+next_corr(struct actor *a)
+{
+	a->corr_next = (a->corr_next + 1) & CORR_ID_MASK;
+	if (a->corr_next == 0)
+		a->corr_next = 1;
+	return a->corr_next;
+}
+
+static uint32_t
+slot_of(uint64_t corr, uint32_t cap)
+{
+	corr ^= corr >> 29;
+	corr *= 0xbf58476d1ce4e5b9ULL;
+	corr ^= corr >> 32;
+	return (uint32_t)corr & (cap - 1);
+}
+
+static struct pending *
+find(struct actor *a, uint64_t corr)
+{
+	uint32_t i;
+
+	if (a->pend == NULL || corr == 0)
+		return NULL;
+	for (i = slot_of(corr, a->pend_cap); a->pend[i].corr != 0;
+	    i = (i + 1) & (a->pend_cap - 1))
+		if (a->pend[i].corr == corr)
+			return &a->pend[i];
+	return NULL;
+}
+
+static int
+grow(struct actor *a)
+{
+	struct pending *old = a->pend, *np;
+	uint32_t ocap = a->pend_cap, cap = ocap == 0 ? 64 : ocap * 2, i, j;
+
+	if ((np = calloc(cap, sizeof(*np))) == NULL)
+		return ACTOR_ESYS;
+	for (i = 0; i < ocap; i++) {
+		if (old[i].corr == 0)
+			continue;
+		for (j = slot_of(old[i].corr, cap); np[j].corr != 0;
+		    j = (j + 1) & (cap - 1))
+			;
+		np[j] = old[i];
+	}
+	free(old);
+	a->pend = np;
+	a->pend_cap = cap;
+	return 0;
+}
+
+static int
+insert(struct actor *a, uint64_t corr, int64_t deadline)
+{
+	uint32_t i;
+	int rc;
+
+	if ((a->npend + 1) * 2 > a->pend_cap && (rc = grow(a)) < 0)
+		return rc;
+	for (i = slot_of(corr, a->pend_cap); a->pend[i].corr != 0;
+	    i = (i + 1) & (a->pend_cap - 1))
+		;
+	memset(&a->pend[i], 0, sizeof(a->pend[i]));
+	a->pend[i].corr = corr;
+	a->pend[i].deadline = deadline;
+	a->npend++;
+	if (a->npend == 1 || deadline < a->min_deadline)
+		a->min_deadline = deadline;
+	return 0;
+}
+
+/* Linear probing: delete by shifting back the entries that follow. */
+static void
+remove_at(struct actor *a, struct pending *p)
+{
+	uint32_t mask = a->pend_cap - 1, i = (uint32_t)(p - a->pend), j, k;
+
+	free(p->data);
+	p->data = NULL;
+	p->corr = 0;
+	if (p->done)
+		a->ndone--;
+	p->done = 0;
+	a->npend--;
+	j = i;
+	for (;;) {
+		j = (j + 1) & mask;
+		if (a->pend[j].corr == 0)
+			return;
+		k = slot_of(a->pend[j].corr, a->pend_cap);
+		if ((j > i && (k <= i || k > j)) || (j < i && k <= i && k > j)) {
+			a->pend[i] = a->pend[j];
+			a->pend[j].corr = 0;
+			a->pend[j].done = 0;
+			a->pend[j].data = NULL;
+			i = j;
+		}
+	}
+}
+
+/* One answer off the reply lane into rbuf; ACTOR_EEMPTY if none. */
+static int
+take_reply(struct actor *a, struct shm_msg *m)
+{
+	enum shm_lane lane;
+	int rc;
+
+	rc = shm_recv(a->arena, (uint32_t)a->idx, SHM_LANE_BIT(SHM_LANE_REPLY),
+	    m, a->rbuf, a->rbuf_len, &lane);
+	if (rc < 0)
+		return rc;
+	if (m->len > a->rbuf_len)
+		m->len = (uint32_t)a->rbuf_len;
+	return 0;
+}
+
+static int
+reply_rc(const struct shm_msg *m, const void *data)
+{
+	struct actor_error_reply er;
+
+	if ((m->flags & SHM_MSG_ERROR) == 0)
+		return 0;
+	if (m->len < sizeof(er.code))
+		return ACTOR_EREPLY;
+	memcpy(&er.code, data, sizeof(er.code));
+	if (er.code < ACTOR_ENOSTATE || er.code >= 0)
+		return ACTOR_EREPLY;
+	return er.code;
+}
+
+static void
+to_user(const struct shm_msg *m, const void *data, struct actor_msg *out)
+{
+	if (out == NULL)
+		return;
+	memset(out, 0, sizeof(*out));
+	out->tag = m->tag;
+	out->len = m->len;
+	out->data = data;
+	out->sender.index = m->sender.index;
+	out->sender.incarnation = m->sender.incarnation;
+	out->corr = m->corr;
+	out->attempts = m->attempts;
+	out->flags = m->flags & (ACTOR_MSG_REPLY | ACTOR_MSG_ERROR);
+	out->enq_ns = m->enq_ns;
+}
+
+int
+actor_ask_send(struct actor *a, struct actor_ref ref, uint32_t tag,
+    const void *data, size_t len, int64_t timeout_ns, uint64_t *corr)
+{
+	struct shm_msg m;
+	int64_t now;
+	int rc;
+
+	if (a->idx < 0)
+		return ACTOR_ENOMAILBOX;
+	if (timeout_ns < 0 || len > UINT32_MAX || (data == NULL && len > 0))
+		return ACTOR_EINVAL;
+	memset(&m, 0, sizeof(m));
+	m.tag = tag;
+	m.len = (uint32_t)len;
+	m.sender = (struct shm_ref){ (uint32_t)a->idx, a->incarnation };
+	m.flags = SHM_MSG_ASK;
+	m.corr = next_corr(a) | (uint64_t)(ref.incarnation & CORR_INC_MASK)
+	    << CORR_INC_SHIFT;
+	now = (int64_t)shm_now_ns();
+	/* Room in the table first: once sent, the answer must find it. */
+	if ((rc = insert(a, m.corr, now + timeout_ns)) < 0)
+		return rc;
+	rc = send_raw(a, ref, SHM_LANE_MAIN, &m, data, timeout_ns);
+	if (rc < 0) {
+		remove_at(a, find(a, m.corr));
+		return rc;
+	}
+	if (corr != NULL)
+		*corr = m.corr;
+	return 0;
+}
+
+/*
+ * The first ask in flight whose deadline passed: ACTOR_ETIMEDOUT for it.
+ * min_deadline spares the scan until one may have passed.
+ */
+static int
+expired(struct actor *a, int64_t now, uint64_t *corr)
+{
+	uint32_t i;
+
+	if (now < a->min_deadline)
+		return 0;
+	a->min_deadline = earliest(a);
+	if (now < a->min_deadline)
+		return 0;
+	for (i = 0; i < a->pend_cap; i++) {
+		if (a->pend[i].corr == 0 || a->pend[i].done ||
+		    a->pend[i].deadline > now)
+			continue;
+		if (corr != NULL)
+			*corr = a->pend[i].corr;
+		remove_at(a, &a->pend[i]);
+		return 1;
+	}
+	return 0;
+}
+
+static int64_t
+earliest(const struct actor *a)
+{
+	int64_t d = INT64_MAX;
+	uint32_t i;
+
+	for (i = 0; i < a->pend_cap; i++)
+		if (a->pend[i].corr != 0 && !a->pend[i].done &&
+		    a->pend[i].deadline < d)
+			d = a->pend[i].deadline;
+	return d;
+}
+
+/* An answer that is not for the ask we wait on: keep it, or drop it late. */
+static int
+stash(struct actor *a, const struct shm_msg *m)
+{
+	struct pending *p = find(a, m->corr);
+
+	if (p == NULL || p->done) {
+		atomic_fetch_add(&a->hdr->late_replies, 1);
+		return 0;
+	}
+	p->msg = *m;
+	p->rc = reply_rc(m, a->rbuf);
+	if (m->len > 0 && (p->data = malloc(m->len)) != NULL)
+		memcpy(p->data, a->rbuf, m->len);
+	else if (m->len > 0)
+		p->msg.len = 0;
+	p->done = 1;
+	a->ndone++;
+	return 1;
+}
+
+/*
+ * The next ask that completed, in any order: 0 with its answer, the error
+ * it failed with (ACTOR_ETIMEDOUT after its own deadline), and *corr says
+ * which; ACTOR_EEMPTY with no ask in flight; ACTOR_EAGAIN if timeout_ns
+ * passed first.  The answer's data is good until the next call.
+ */
+int
+actor_ask_next(struct actor *a, struct actor_msg *reply, int64_t timeout_ns,
+    uint64_t *corr)
+{
+	struct shm_msg m;
+	struct pending *p;
+	uint32_t i;
+	int64_t now, until, deadline;
+	int rc;
+
+	if (a->idx < 0)
+		return ACTOR_ENOMAILBOX;
+	free(a->last_reply);
+	a->last_reply = NULL;
+	deadline = timeout_ns < 0 ? INT64_MAX :
+	    (int64_t)shm_now_ns() + timeout_ns;
+	for (;;) {
+		if (a->npend == 0)
+			return ACTOR_EEMPTY;
+		for (i = 0; a->ndone > 0 && i < a->pend_cap; i++) {
+			p = &a->pend[i];
+			if (p->corr == 0 || !p->done)
+				continue;
+			if (corr != NULL)
+				*corr = p->corr;
+			rc = p->rc;
+			a->last_reply = p->data;
+			p->data = NULL;
+			to_user(&p->msg, a->last_reply, reply);
+			remove_at(a, p);
+			return rc;
+		}
+		while (take_reply(a, &m) == 0) {
+			if ((p = find(a, m.corr)) == NULL || p->done) {
+				atomic_fetch_add(&a->hdr->late_replies, 1);
+				continue;
+			}
+			if (corr != NULL)
+				*corr = m.corr;
+			remove_at(a, p);
+			to_user(&m, a->rbuf, reply);
+			return reply_rc(&m, a->rbuf);
+		}
+		now = (int64_t)shm_now_ns();
+		if (expired(a, now, corr))
+			return ACTOR_ETIMEDOUT;
+		if (now >= deadline)
+			return ACTOR_EAGAIN;
+		until = a->min_deadline;
+		if (deadline < until)
+			until = deadline;
+		rc = shm_wait(a->arena, (uint32_t)a->idx,
+		    SHM_LANE_BIT(SHM_LANE_REPLY), (enum shm_wait_mode)a->wait,
+		    a->spin_ns, until == INT64_MAX ? SHM_NO_TIMEOUT :
+		    (until > now ? until - now : 0));
+		if (rc < 0 && rc != SHM_ETIMEDOUT)
+			return rc;
+	}
+}
+
+/*
+ * One ask, waited for: 0 with the answer in *reply (data good until the
+ * next receive of answers), or the error it failed with.
+ */
+int
+actor_ask(struct actor *a, struct actor_ref ref, uint32_t tag,
+    const void *data, size_t len, int64_t timeout_ns,
+    struct actor_msg *reply)
+{
+	struct shm_msg m;
+	struct pending *p;
+	uint64_t corr;
+	int64_t deadline, now;
+	int rc;
+
+	if ((rc = actor_ask_send(a, ref, tag, data, len, timeout_ns,
+	    &corr)) < 0)
+		return rc;
+	deadline = (int64_t)shm_now_ns() + timeout_ns;
+	for (;;) {
+		while (take_reply(a, &m) == 0) {
+			if (m.corr != corr) {
+				(void)stash(a, &m);
+				continue;
+			}
+			remove_at(a, find(a, corr));
+			to_user(&m, a->rbuf, reply);
+			return reply_rc(&m, a->rbuf);
+		}
+		now = (int64_t)shm_now_ns();
+		if (now >= deadline) {
+			if ((p = find(a, corr)) != NULL)
+				remove_at(a, p);
+			return ACTOR_ETIMEDOUT;
+		}
+		rc = shm_wait(a->arena, (uint32_t)a->idx,
+		    SHM_LANE_BIT(SHM_LANE_REPLY), (enum shm_wait_mode)a->wait,
+		    a->spin_ns, deadline - now);
+		if (rc < 0 && rc != SHM_ETIMEDOUT)
+			return rc;
+	}
+}
+
+int
+actor_ask_path(struct actor *a, const char *path, uint32_t tag,
+    const void *data, size_t len, int64_t timeout_ns,
+    struct actor_msg *reply)
+{
+	struct actor_ref ref;
+	int rc;
+
+	if ((rc = actor_lookup(a, path, &ref)) < 0)
+		return rc;
+	ref.incarnation = ACTOR_ANY;
+	return actor_ask(a, ref, tag, data, len, timeout_ns, reply);
+}
+
+unsigned
+actor_asks_pending(const struct actor *a)
+{
+	return a->npend;
+}

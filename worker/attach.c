@@ -1,0 +1,235 @@
+/*
+ * attach.c: a process becomes an actor.  From the environment actord set
+ * (ACTORD_ARENA_FD, ACTORD_INDEX, ACTORD_PATH, ACTORD_INCARNATION,
+ * ACTORD_NOTIFY_FD), or from an arena the caller already holds (embedding
+ * programs, tests, benchmarks; idx -1 makes a client that can tell but has
+ * no mailbox).  Readiness (mode "actor") is a newline on ACTORD_NOTIFY_FD,
+ * which actord's ready.c reads.
+ *
+ * Owns: struct actor's life.  Must never receive or send: that is recv.c's
+ * and send.c's business.
+ */
+#include <sys/random.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "worker/actor_impl.h"
+
+static int	 env_int(const char *, long, long, long *);
+static int	 init(struct actor *, struct shm_arena *, int32_t, char *,
+		    size_t);
+
+static int
+env_int(const char *name, long lo, long hi, long *out)
+{
+	const char *s = getenv(name);
+	char *end;
+	long v;
+
+	if (s == NULL || *s == '\0')
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int
+init(struct actor *a, struct shm_arena *arena, int32_t idx, char *err,
+    size_t errlen)
+{
+	uint64_t r = 0;
+	int rc;
+
+	a->arena = arena;
+	a->idx = idx;
+	a->notify_fd = -1;
+	a->wait = ACTOR_WAIT_SPIN_SLEEP;
+	a->spin_ns = SHM_SPIN_NS_DEFAULT;
+	a->snap_latest = -2;
+	if (idx >= 0) {
+		if ((uint32_t)idx >= shm_nmailboxes(arena)) {
+			snprintf(err, errlen, "mailbox %d: no such mailbox",
+			    (int)idx);
+			return ACTOR_EBADINDEX;
+		}
+		if ((a->hdr = ar_hdr(arena, (uint32_t)idx)) == NULL) {
+			snprintf(err, errlen, "mailbox %d: no libactor region "
+			    "(actor_configure was never called)", (int)idx);
+			return ACTOR_EINVAL;
+		}
+		a->inhand = shm_inhand(arena, (uint32_t)idx, &a->inhand_len);
+		if (a->inhand == NULL || a->inhand_len < INHAND_PAYLOAD) {
+			snprintf(err, errlen, "mailbox %d: no in-hand slot",
+			    (int)idx);
+			return ACTOR_ECORRUPT;
+		}
+		a->snapdata[0] = ar_snapdata(a->hdr, 0);
+		a->snapdata[1] = ar_snapdata(a->hdr, 1);
+		a->incarnation = shm_actor_incarnation(arena, (uint32_t)idx);
+		(void)shm_actor_path(arena, (uint32_t)idx, a->name,
+		    sizeof(a->name));
+		a->rbuf_len = shm_payload_max(arena, (uint32_t)idx);
+		if ((a->rbuf = malloc(a->rbuf_len + 1)) == NULL) {
+			snprintf(err, errlen, "malloc: %s", strerror(errno));
+			return ACTOR_ESYS;
+		}
+		/* Cells a dead consumer took and never freed. */
+		(void)shm_consumer_recover(arena, (uint32_t)idx);
+	}
+	if ((rc = shm_producer_open(arena, &a->prod)) < 0) {
+		snprintf(err, errlen, "producer slot: %s", shm_strerror(rc));
+		return rc;
+	}
+	/* A random start: a late answer never matches a later ask. */
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+		r = shm_now_ns() ^ ((uint64_t)getpid() << 20);
+	a->corr_next = r & CORR_ID_MASK;
+	return 0;
+}
+
+int
+actor_attach(struct actor **out, char *err, size_t errlen)
+{
+	struct shm_arena *arena;
+	struct actor *a;
+	const char *path;
+	long idx, fd, inc;
+	int rc;
+
+	*out = NULL;
+	if (env_int(ACTOR_ENV_INDEX, 0, SHM_MAX_MAILBOXES - 1, &idx) == -1) {
+		snprintf(err, errlen, "%s is not set: not started by actord "
+		    "with a mailbox", ACTOR_ENV_INDEX);
+		return ACTOR_EINVAL;
+	}
+	if ((rc = shm_attach_env(&arena, err, errlen)) < 0)
+		return rc;
+	if ((a = calloc(1, sizeof(*a))) == NULL) {
+		snprintf(err, errlen, "calloc: %s", strerror(errno));
+		shm_detach(arena);
+		return ACTOR_ESYS;
+	}
+	a->own_arena = true;
+	if ((rc = init(a, arena, (int32_t)idx, err, errlen)) < 0) {
+		actor_close(a);
+		return rc;
+	}
+	if (env_int(ACTOR_ENV_NOTIFY, 0, INT_MAX, &fd) == 0)
+		a->notify_fd = (int)fd;
+	if (env_int(ACTOR_ENV_INCARNATION, 1, UINT32_MAX, &inc) == 0 &&
+	    (uint32_t)inc != a->incarnation) {
+		snprintf(err, errlen, "incarnation %ld was started, the arena "
+		    "says %u", inc, a->incarnation);
+		actor_close(a);
+		return ACTOR_ESTALE;
+	}
+	path = getenv(ACTOR_ENV_PATH);
+	if (path != NULL && strcmp(path, a->name) != 0) {
+		snprintf(err, errlen, "%s is %s, mailbox %ld is %s",
+		    ACTOR_ENV_PATH, path, idx, a->name);
+		actor_close(a);
+		return ACTOR_EINVAL;
+	}
+	*out = a;
+	return 0;
+}
+
+int
+actor_open(struct shm_arena *arena, int32_t idx, struct actor **out,
+    char *err, size_t errlen)
+{
+	struct actor *a;
+	int rc;
+
+	*out = NULL;
+	if (arena == NULL)
+		return ACTOR_EINVAL;
+	if ((a = calloc(1, sizeof(*a))) == NULL) {
+		snprintf(err, errlen, "calloc: %s", strerror(errno));
+		return ACTOR_ESYS;
+	}
+	if ((rc = init(a, arena, idx < 0 ? -1 : idx, err, errlen)) < 0) {
+		actor_close(a);
+		return rc;
+	}
+	*out = a;
+	return 0;
+}
+
+/* Readiness: a newline on the notification pipe, which is then closed. */
+int
+actor_ready(struct actor *a)
+{
+	ssize_t n;
+
+	if (a->notify_fd < 0)
+		return 0;
+	do
+		n = write(a->notify_fd, "\n", 1);
+	while (n == -1 && errno == EINTR);
+	(void)close(a->notify_fd);
+	a->notify_fd = -1;
+	return n == 1 ? 0 : ACTOR_ESYS;
+}
+
+void
+actor_close(struct actor *a)
+{
+	uint32_t i;
+
+	if (a == NULL)
+		return;
+	if (a->holding)
+		actor_done(a);
+	if (a->pend != NULL)
+		for (i = 0; i < a->pend_cap; i++)
+			free(a->pend[i].data);
+	free(a->pend);
+	free(a->last_reply);
+	free(a->rbuf);
+	free(a->shard.idx);
+	if (a->prod != NULL)
+		shm_producer_close(a->prod);
+	if (a->notify_fd >= 0)
+		(void)close(a->notify_fd);
+	if (a->own_arena)
+		shm_detach(a->arena);
+	free(a);
+}
+
+struct actor_ref
+actor_self(const struct actor *a)
+{
+	struct actor_ref r;
+
+	r.index = a->idx < 0 ? UINT32_MAX : (uint32_t)a->idx;
+	r.incarnation = a->idx < 0 ? 0 : a->incarnation;
+	return r;
+}
+
+const char *
+actor_name(const struct actor *a)
+{
+	return a->name;
+}
+
+struct shm_arena *
+actor_arena(struct actor *a)
+{
+	return a->arena;
+}
+
+void
+actor_set_wait(struct actor *a, enum actor_wait w, int64_t spin_ns)
+{
+	a->wait = w;
+	a->spin_ns = spin_ns < 0 ? SHM_SPIN_NS_DEFAULT : spin_ns;
+}

@@ -1,0 +1,172 @@
+/*
+ * reaped.c: what actord does when it reaps an actor (libactor(3),
+ * actor_reaped), in this order:
+ *
+ *  1. the table says down and the incarnation is bumped, so references to
+ *     the dead one reach nobody (dead letter "stale reference");
+ *  2. shm_reap releases the cells the dead process claimed and never
+ *     published, and the consumer's taken-but-unfreed cells are recovered;
+ *  3. the message in hand: still in its cell (killed between marking it
+ *     and freeing the cell) means the cell delivers it again; already
+ *     committed (the last snapshot names its delivery) means done; under max_attempts it is kept for the next
+ *     incarnation, first; at the limit it is a dead letter "poison" and an
+ *     ask gets an error answer at once;
+ *  4. on_down = fail: every queued ask gets an error answer, every queued
+ *     tell becomes a dead letter "actor down"; on_down = keep: nothing;
+ *  5. one Terminated to every watcher of the dead incarnation.
+ *
+ * Owns: nothing of its own; runs in actord, while no consumer of that
+ * mailbox lives.  Must never wait: actord's loop calls it.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "worker/actor_impl.h"
+
+static void	 inhand(struct shm_producer *, struct shm_arena *, uint32_t,
+		    struct ar_hdr *);
+static int	 fail_cb(void *, enum shm_lane, const struct shm_msg *,
+		    const void *);
+static bool	 still_queued(struct shm_arena *, uint32_t, uint32_t,
+		    const struct shm_msg *);
+
+struct fail_arg {
+	struct shm_producer *p;
+	struct shm_arena *a;
+	uint32_t	 idx;
+	struct ar_hdr	*h;
+};
+
+/* The in-hand copy is also the message still published at its lane's head. */
+static bool
+still_queued(struct shm_arena *a, uint32_t idx, uint32_t lane,
+    const struct shm_msg *m)
+{
+	struct shm_msg q;
+
+	if (shm_head_msg(a, idx, (enum shm_lane)lane, &q) != 1)
+		return false;
+	return q.tag == m->tag && q.enq_ns == m->enq_ns && q.corr == m->corr &&
+	    q.sender.index == m->sender.index &&
+	    q.sender.incarnation == m->sender.incarnation &&
+	    q.len >= m->len;
+}
+
+static void
+inhand(struct shm_producer *p, struct shm_arena *a, uint32_t idx,
+    struct ar_hdr *h)
+{
+	unsigned char *slot;
+	struct shm_msg m;
+	uint64_t handled = 0;
+	uint32_t lane;
+	size_t len = 0;
+	char text[60];
+
+	if (atomic_load(&h->inhand) != IH_HELD)
+		return;			/* empty, or still pending: unchanged */
+	slot = shm_inhand(a, idx, &len);
+	if (slot == NULL || len < INHAND_PAYLOAD) {
+		atomic_store(&h->inhand, IH_EMPTY);
+		return;
+	}
+	memcpy(&m, slot, sizeof(m));
+	memcpy(&lane, slot + sizeof(m), sizeof(lane));
+	if (m.len > len - INHAND_PAYLOAD || lane >= SHM_NLANES) {
+		m.len = 0;
+		shm_dl_put(a, idx, SHM_LANE_MAIN, SHM_DL_GARBLED, &m, NULL);
+		atomic_store(&h->inhand, IH_EMPTY);
+		return;
+	}
+	if (still_queued(a, idx, lane, &m)) {
+		/*
+		 * Killed between marking it held and freeing its cell: the
+		 * handler never ran, and the cell delivers it again.
+		 */
+		atomic_store(&h->inhand, IH_EMPTY);
+		return;
+	}
+	if (snap_latest(h, &handled) >= 0 && handled != 0 &&
+	    handled == atomic_load(&h->inhand_id)) {
+		/* Its effect is in the committed state: it was handled. */
+		atomic_store(&h->inhand, IH_EMPTY);
+		return;
+	}
+	if (m.attempts < h->max_attempts) {
+		atomic_store(&h->inhand, IH_PENDING);
+		return;
+	}
+	shm_dl_put(a, idx, (enum shm_lane)lane, SHM_DL_POISON, &m,
+	    slot + INHAND_PAYLOAD);
+	atomic_fetch_add(&h->poison, 1);
+	if ((m.flags & SHM_MSG_ASK) && p != NULL) {
+		snprintf(text, sizeof(text), "poison: crashed the actor %u "
+		    "times", m.attempts);
+		(void)send_error_reply(p, a, &m, ACTOR_EPOISON, text);
+	}
+	atomic_store(&h->inhand, IH_EMPTY);
+}
+
+static int
+fail_cb(void *arg, enum shm_lane lane, const struct shm_msg *m,
+    const void *payload)
+{
+	struct fail_arg *fa = arg;
+
+	if (m->flags & SHM_MSG_ASK) {
+		shm_dl_put(fa->a, fa->idx, lane, SHM_DL_ASK_FAILED, m,
+		    payload);
+		atomic_fetch_add(&fa->h->asks_failed, 1);
+		if (fa->p != NULL)
+			(void)send_error_reply(fa->p, fa->a, m, ACTOR_EFAILED,
+			    "the actor died with the ask queued");
+	} else
+		shm_dl_put(fa->a, fa->idx, lane, SHM_DL_ACTOR_DOWN, m,
+		    payload);
+	return 0;
+}
+
+int
+actor_reaped(struct shm_arena *a, uint32_t idx, pid_t pid, int wstatus)
+{
+	struct shm_producer *p = NULL;
+	struct fail_arg fa;
+	struct ar_hdr *h;
+	uint32_t dead;
+	unsigned released = 0;
+	int rc;
+
+	if (a == NULL || idx >= shm_nmailboxes(a))
+		return ACTOR_EBADINDEX;
+	h = ar_hdr(a, idx);
+	dead = shm_actor_incarnation(a, idx);
+	shm_actor_set_state(a, idx, SHM_ACTOR_DOWN);
+	shm_actor_set_pid(a, idx, 0);
+	(void)shm_actor_bump_incarnation(a, idx);
+	if (h != NULL) {
+		atomic_store(&h->last_wstatus, wstatus);
+		atomic_store(&h->last_dead, dead);
+		atomic_fetch_add(&h->deaths, 1);
+	}
+	rc = pid > 0 ? shm_reap(a, pid, &released) : 0;
+	(void)shm_consumer_recover(a, idx);
+	if (h == NULL)
+		return rc == SHM_EAGAIN ? ACTOR_EAGAIN : 0;
+	/* Without a slot, answers cannot go out; dead letters still do. */
+	if (shm_producer_open(a, &p) < 0)
+		p = NULL;
+	inhand(p, a, idx, h);
+	if (h->on_down == ACTOR_ON_DOWN_FAIL) {
+		fa.p = p;
+		fa.a = a;
+		fa.idx = idx;
+		fa.h = h;
+		(void)shm_drain(a, idx, SHM_LANE_BIT(SHM_LANE_MAIN), 0,
+		    fail_cb, &fa);
+	}
+	(void)watch_notify(p, a, idx, dead, wstatus);
+	if (p != NULL)
+		shm_producer_close(p);
+	shm_wake_all(a, idx);
+	return rc == SHM_EAGAIN ? ACTOR_EAGAIN : 0;
+}

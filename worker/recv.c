@@ -1,0 +1,334 @@
+/*
+ * recv.c: receiving, one message at a time, and the run loop.
+ *
+ * A message is copied from its cell into the actor's in-hand slot in the
+ * arena and marked held (IH_HELD) before the cell is freed, so that if the
+ * worker dies while handling it actord finds it there (reaped.c) and either
+ * redelivers it first to the next incarnation (IH_PENDING) or, at
+ * max_attempts, dead-letters it as poison.  Order: a pending redelivery,
+ * then the system lane, then the main lane.  A main-lane message addressed
+ * to an incarnation that is not ours is a dead letter "stale reference".
+ *
+ * A worker killed between marking the copy held and freeing the cell is
+ * told apart by actord (shm_head_msg: the message is still published), so
+ * the message is delivered once.  Known window: one killed while taking
+ * from a drop_oldest lane, after the take and before the copy is marked
+ * held, loses that message.
+ *
+ * Owns: the in-hand slot while the worker lives, the run loop, SIGTERM in
+ * the run loop.  Must never block without a deadline, nor call a handler
+ * with a message that is not marked held.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+
+#include "worker/actor_impl.h"
+
+#define RUN_SLICE_NS	50000000LL	/* without a wake-up slot: poll SIGTERM */
+
+static int	 take_cb(void *, enum shm_lane, const struct shm_msg *,
+		    const void *);
+static int	 take_pending(struct actor *);
+static void	 fill(struct actor *, struct actor_msg *);
+static bool	 refuse_stale(struct actor *);
+static void	 on_term(int);
+
+static bool	 stale_stop(struct actor *);
+
+/*
+ * The only global of libactor: a signal handler can reach nothing else.
+ * While actor_run() runs, SIGTERM sets term_seen and, through a producer
+ * slot of its own (never used by the interrupted code, so the send cannot
+ * re-enter a half-done one), puts a Stop for this incarnation on the
+ * actor's own system lane: a sleeping run loop wakes at once, and an idle
+ * one never has to poll.  shm_send takes no lock and allocates nothing.
+ */
+static struct {
+	volatile sig_atomic_t term_seen;
+	struct shm_producer *prod;
+	uint32_t	 idx;
+	uint32_t	 incarnation;
+} run_sig;
+#define term_seen	run_sig.term_seen
+
+struct take_arg {
+	struct actor	*a;
+	int		 took;
+};
+
+/* Copy into the in-hand slot, mark it held; then shm frees the cell. */
+static int
+take_cb(void *arg, enum shm_lane lane, const struct shm_msg *m,
+    const void *payload)
+{
+	struct take_arg *ta = arg;
+	struct actor *a = ta->a;
+	struct ar_hdr *h = a->hdr;
+	struct shm_msg c = *m;
+	uint32_t l = (uint32_t)lane;
+	uint64_t id;
+
+	if (c.len > a->inhand_len - INHAND_PAYLOAD)
+		c.len = (uint32_t)(a->inhand_len - INHAND_PAYLOAD);
+	c.attempts = 1;
+	c.flags &= ~(uint32_t)SHM_MSG_REDELIVERED;
+	memcpy(a->inhand + INHAND_PAYLOAD, payload, c.len);
+	memcpy(a->inhand, &c, sizeof(c));
+	memcpy(a->inhand + sizeof(c), &l, sizeof(l));
+	/* Only the consumer writes these: no read-modify-write needed. */
+	id = atomic_load_explicit(&h->next_delivery, memory_order_relaxed) + 1;
+	atomic_store_explicit(&h->next_delivery, id, memory_order_relaxed);
+	atomic_store_explicit(&h->inhand_id, id, memory_order_relaxed);
+	/*
+	 * Release: the copy is in the slot before it is marked held, and
+	 * marked held before shm frees the cell (a later release store).
+	 */
+	atomic_store_explicit(&h->inhand, IH_HELD, memory_order_release);
+	a->cur = c;
+	ta->took = 1;
+	return 1;
+}
+
+/* The message a dead incarnation held: ours first, one attempt more. */
+static int
+take_pending(struct actor *a)
+{
+	struct ar_hdr *h = a->hdr;
+	struct shm_msg c;
+
+	if (atomic_load(&h->inhand) != IH_PENDING)
+		return 0;
+	memcpy(&c, a->inhand, sizeof(c));
+	if (c.len > a->inhand_len - INHAND_PAYLOAD) {
+		/* Scribbled on: refuse it, never trust the length. */
+		c.len = 0;
+		shm_dl_put(a->arena, (uint32_t)a->idx, SHM_LANE_MAIN,
+		    SHM_DL_GARBLED, &c, NULL);
+		atomic_store(&h->inhand, IH_EMPTY);
+		return 0;
+	}
+	c.attempts++;
+	c.flags |= SHM_MSG_REDELIVERED;
+	memcpy(a->inhand, &c, sizeof(c));
+	atomic_store(&h->inhand, IH_HELD);
+	atomic_fetch_add(&h->redelivered, 1);
+	a->cur = c;
+	return 1;
+}
+
+static void
+fill(struct actor *a, struct actor_msg *out)
+{
+	uint32_t lane;
+
+	memcpy(&lane, a->inhand + sizeof(struct shm_msg), sizeof(lane));
+	out->tag = a->cur.tag;
+	out->len = a->cur.len;
+	out->data = a->inhand + INHAND_PAYLOAD;
+	out->sender.index = a->cur.sender.index;
+	out->sender.incarnation = a->cur.sender.incarnation;
+	out->corr = a->cur.corr;
+	out->attempts = a->cur.attempts;
+	out->flags = a->cur.flags & (ACTOR_MSG_ASK | ACTOR_MSG_REPLY |
+	    ACTOR_MSG_ERROR | ACTOR_MSG_REDELIVERED);
+	if (lane == SHM_LANE_SYSTEM)
+		out->flags |= ACTOR_MSG_SYSTEM;
+	out->enq_ns = a->cur.enq_ns;
+}
+
+/* A main-lane message for another incarnation: dead letter, never handled. */
+static bool
+refuse_stale(struct actor *a)
+{
+	uint32_t lane;
+
+	memcpy(&lane, a->inhand + sizeof(struct shm_msg), sizeof(lane));
+	if (lane != SHM_LANE_MAIN || !ar_stale(a->arena, (uint32_t)a->idx,
+	    a->cur.corr))
+		return false;
+	shm_dl_put(a->arena, (uint32_t)a->idx, SHM_LANE_MAIN,
+	    SHM_DL_STALE_REF, &a->cur, a->inhand + INHAND_PAYLOAD);
+	atomic_fetch_add(&a->hdr->stale, 1);
+	if (a->cur.flags & SHM_MSG_ASK)
+		(void)send_error_reply(a->prod, a->arena, &a->cur,
+		    ACTOR_ESTALE, "stale reference");
+	atomic_store(&a->hdr->inhand, IH_EMPTY);
+	return true;
+}
+
+int
+actor_recv(struct actor *a, struct actor_msg *out, int64_t timeout_ns)
+{
+	struct take_arg ta;
+	int64_t deadline, now;
+	int rc;
+
+	if (a->idx < 0)
+		return ACTOR_ENOMAILBOX;
+	if (a->holding)
+		actor_done(a);
+	deadline = timeout_ns < 0 ? INT64_MAX :
+	    (int64_t)shm_now_ns() + timeout_ns;
+again:
+	for (;;) {
+		if (take_pending(a))
+			break;
+		ta.a = a;
+		ta.took = 0;
+		rc = shm_drain(a->arena, (uint32_t)a->idx, SHM_LANES_INBOX, 1,
+		    take_cb, &ta);
+		if (rc < 0)
+			return rc;
+		if (ta.took) {
+			if (refuse_stale(a))
+				continue;
+			break;
+		}
+		now = (int64_t)shm_now_ns();
+		if (now >= deadline)
+			return ACTOR_ETIMEDOUT;
+		rc = shm_wait(a->arena, (uint32_t)a->idx, SHM_LANES_INBOX,
+		    (enum shm_wait_mode)a->wait, a->spin_ns,
+		    deadline == INT64_MAX ? SHM_NO_TIMEOUT : deadline - now);
+		if (rc == SHM_ETIMEDOUT)
+			return ACTOR_ETIMEDOUT;
+		if (rc < 0)
+			return rc;
+	}
+	a->holding = true;
+	if (stale_stop(a)) {
+		actor_done(a);
+		goto again;
+	}
+	a->recv_ns = (++a->nrecv & 7) == 0 ? shm_now_ns() : 0;
+	atomic_store_explicit(&a->hdr->handled, atomic_load_explicit(
+	    &a->hdr->handled, memory_order_relaxed) + 1, memory_order_relaxed);
+	fill(a, out);
+	if (out->tag == ACTOR_SYS_STOP && (out->flags & ACTOR_MSG_SYSTEM))
+		a->stop = 1;
+	return 0;
+}
+
+/* The message in hand is finished with: nothing to redeliver any more. */
+void
+actor_done(struct actor *a)
+{
+	_Atomic uint64_t *b;
+	uint64_t d;
+	unsigned k;
+
+	if (!a->holding)
+		return;
+	if (a->recv_ns != 0) {
+		/* Handler duration: a sample, kept like shm's wait histogram. */
+		d = shm_now_ns() - a->recv_ns;
+		k = d == 0 ? 0 : 63 - (unsigned)__builtin_clzll(d);
+		if (k >= ACTOR_HIST_BUCKETS)
+			k = ACTOR_HIST_BUCKETS - 1;
+		b = &a->hdr->handler_hist[k];
+		atomic_store_explicit(b, atomic_load_explicit(b,
+		    memory_order_relaxed) + 1, memory_order_relaxed);
+	}
+	a->recv_ns = 0;
+	atomic_store_explicit(&a->hdr->inhand, IH_EMPTY, memory_order_release);
+	a->holding = false;
+}
+
+/* A Stop from SIGTERM for an earlier incarnation: not for us. */
+static bool
+stale_stop(struct actor *a)
+{
+	uint32_t lane;
+
+	memcpy(&lane, a->inhand + sizeof(struct shm_msg), sizeof(lane));
+	return lane == SHM_LANE_SYSTEM && a->cur.tag == ACTOR_SYS_STOP &&
+	    a->cur.corr != 0 && a->cur.corr != a->incarnation;
+}
+
+static void
+on_term(int sig)
+{
+	struct shm_msg m;
+	int saved = errno;
+
+	(void)sig;
+	term_seen = 1;
+	if (run_sig.prod != NULL) {
+		memset(&m, 0, sizeof(m));
+		m.tag = ACTOR_SYS_STOP;
+		m.sender.index = run_sig.idx;
+		m.sender.incarnation = run_sig.incarnation;
+		m.corr = run_sig.incarnation;
+		(void)shm_send(run_sig.prod, run_sig.idx, SHM_LANE_SYSTEM, &m,
+		    NULL, 0);
+	}
+	errno = saved;
+}
+
+/*
+ * Handle messages until the handler says stop, actor_stop() is called, a
+ * Stop arrives on the system lane, or SIGTERM: the message in hand is
+ * finished first, then on_stop runs.  Returns 0 after a graceful stop.
+ */
+int
+actor_run(struct actor *a, actor_handler fn, actor_stop_fn on_stop,
+    void *arg)
+{
+	struct sigaction sa, old;
+	struct actor_msg m;
+	int rc = 0, r;
+
+	if (a->idx < 0)
+		return ACTOR_ENOMAILBOX;
+	run_sig.idx = (uint32_t)a->idx;
+	run_sig.incarnation = a->incarnation;
+	if (shm_producer_open(a->arena, &run_sig.prod) < 0)
+		run_sig.prod = NULL;	/* then the loop polls term_seen */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_term;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGTERM, &sa, &old) == -1) {
+		if (run_sig.prod != NULL)
+			shm_producer_close(run_sig.prod);
+		run_sig.prod = NULL;
+		return ACTOR_ESYS;
+	}
+	while (!a->stop && !term_seen) {
+		r = actor_recv(a, &m, run_sig.prod != NULL ? ACTOR_FOREVER :
+		    RUN_SLICE_NS);
+		if (r == ACTOR_ETIMEDOUT)
+			continue;
+		if (r < 0) {
+			rc = r;
+			break;
+		}
+		if (m.tag == ACTOR_SYS_STOP && (m.flags & ACTOR_MSG_SYSTEM)) {
+			actor_done(a);
+			break;
+		}
+		r = fn(a, &m, arg);
+		actor_done(a);
+		if (r != 0)
+			break;
+	}
+	if (on_stop != NULL)
+		on_stop(a, arg);
+	(void)sigaction(SIGTERM, &old, NULL);
+	if (run_sig.prod != NULL)
+		shm_producer_close(run_sig.prod);
+	run_sig.prod = NULL;
+	return rc;
+}
+
+void
+actor_stop(struct actor *a)
+{
+	a->stop = 1;
+}
+
+bool
+actor_stopping(const struct actor *a)
+{
+	return a->stop || term_seen;
+}

@@ -1,0 +1,135 @@
+/*
+ * region.c: the libactor region of each actor, at the start of its shm
+ * state region (layout in actor_impl.h): its size, actord's configuration
+ * of it at arena creation, the incarnation handed to the next process, and
+ * the counters as read by anyone.
+ *
+ * Owns: struct ar_hdr's policies and the `launched` incarnation.  Must never
+ * trust a size read from the arena: every header is checked against the
+ * region's real length before a pointer into it is handed out.
+ */
+#include <string.h>
+
+#include "worker/actor_impl.h"
+
+static size_t	 hdr_size(void);
+
+static size_t
+hdr_size(void)
+{
+	return AR_ALIGN(sizeof(struct ar_hdr));
+}
+
+/* The bytes of state region actord must give a mailbox with `state`. */
+size_t
+actor_region_size(uint32_t state_bytes)
+{
+	return hdr_size() + 2 * AR_ALIGN((size_t)state_bytes);
+}
+
+/* The checked header of actor idx, or NULL (unconfigured or too small). */
+struct ar_hdr *
+ar_hdr(struct shm_arena *a, uint32_t idx)
+{
+	struct ar_hdr *h;
+	size_t len = 0;
+
+	if (a == NULL || idx >= shm_nmailboxes(a))
+		return NULL;
+	h = shm_state(a, idx, &len);
+	if (h == NULL || len < hdr_size())
+		return NULL;
+	if (atomic_load_explicit(&h->magic, memory_order_acquire) != AR_MAGIC)
+		return NULL;
+	if (h->snap_cap % 64 != 0 ||
+	    hdr_size() + 2 * (size_t)h->snap_cap > len)
+		return NULL;
+	return h;
+}
+
+unsigned char *
+ar_snapdata(struct ar_hdr *h, int slot)
+{
+	return (unsigned char *)h + hdr_size() + (size_t)slot * h->snap_cap;
+}
+
+/* A main-lane message addressed to an incarnation that is not the live one. */
+bool
+ar_stale(struct shm_arena *a, uint32_t idx, uint64_t corr)
+{
+	uint32_t to = (uint32_t)(corr >> CORR_INC_SHIFT) & CORR_INC_MASK;
+
+	return to != 0 && to != (shm_actor_incarnation(a, idx) & CORR_INC_MASK);
+}
+
+/* actord, once per mailbox after shm_create: the policies of the config. */
+int
+actor_configure(struct shm_arena *a, uint32_t idx,
+    const struct actor_policy *p)
+{
+	struct ar_hdr *h;
+	size_t len = 0;
+
+	if (a == NULL || idx >= shm_nmailboxes(a))
+		return ACTOR_EBADINDEX;
+	h = shm_state(a, idx, &len);
+	if (h == NULL || len < hdr_size())
+		return ACTOR_EINVAL;
+	if (p != NULL && ((unsigned)p->on_down > ACTOR_ON_DOWN_FAIL ||
+	    (unsigned)p->while_down > ACTOR_WHILE_DOWN_REJECT))
+		return ACTOR_EINVAL;
+	memset(h, 0, sizeof(*h));
+	h->max_attempts = p != NULL && p->max_attempts > 0 ?
+	    p->max_attempts : ACTOR_MAX_ATTEMPTS_DEFAULT;
+	h->on_down = p != NULL ? (uint32_t)p->on_down : ACTOR_ON_DOWN_KEEP;
+	h->while_down = p != NULL ? (uint32_t)p->while_down :
+	    ACTOR_WHILE_DOWN_QUEUE;
+	h->snap_cap = (uint32_t)(((len - hdr_size()) / 2) & ~(size_t)63);
+	atomic_store_explicit(&h->magic, AR_MAGIC, memory_order_release);
+	return 0;
+}
+
+/*
+ * actord, before each fork: the incarnation the new process will be.  A
+ * death already bumped it (actor_reaped), so only the very first start,
+ * or a start after a stop nobody reported, bumps it here.
+ */
+uint32_t
+actor_prepare_start(struct shm_arena *a, uint32_t idx)
+{
+	struct ar_hdr *h = ar_hdr(a, idx);
+	uint32_t inc;
+
+	if (a == NULL || idx >= shm_nmailboxes(a))
+		return 0;
+	inc = shm_actor_incarnation(a, idx);
+	if (h == NULL || inc == 0 || atomic_load(&h->launched) == inc)
+		inc = shm_actor_bump_incarnation(a, idx);
+	if (h != NULL)
+		atomic_store(&h->launched, inc);
+	shm_actor_set_state(a, idx, SHM_ACTOR_STARTING);
+	return inc;
+}
+
+int
+actor_stats(struct shm_arena *a, uint32_t idx, struct actor_stats *st)
+{
+	struct ar_hdr *h = ar_hdr(a, idx);
+	unsigned i;
+
+	memset(st, 0, sizeof(*st));
+	if (h == NULL)
+		return ACTOR_EBADINDEX;
+	st->deaths = atomic_load(&h->deaths);
+	st->handled = atomic_load(&h->handled);
+	st->redelivered = atomic_load(&h->redelivered);
+	st->poison = atomic_load(&h->poison);
+	st->asks_failed = atomic_load(&h->asks_failed);
+	st->late_replies = atomic_load(&h->late_replies);
+	st->stale = atomic_load(&h->stale);
+	st->commits = atomic_load(&h->commits);
+	st->shard_msgs = atomic_load(&h->shard_msgs);
+	for (i = 0; i < ACTOR_HIST_BUCKETS; i++)
+		st->handler_hist[i] = atomic_load(&h->handler_hist[i]);
+	return 0;
+}

@@ -1,0 +1,194 @@
+/*
+ * send.c: looking actors up, telling them, and replying to the message in
+ * hand.  A reference (index, incarnation) reaches that incarnation only:
+ * sent to another, the message is a dead letter "stale reference" (checked
+ * here, and again by the receiver, because the actor may die between the
+ * two: the target incarnation travels in the high 24 bits of corr).  A
+ * path, or the incarnation ACTOR_ANY, always reaches the live one.
+ *
+ * Owns: building message headers.  Must never wait longer than the
+ * mailbox policy (tell) or at all (reply: the reply lane rejects).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "worker/actor_impl.h"
+
+static int	 check_target(struct actor *, struct actor_ref, bool,
+		    const struct shm_msg *, const void *);
+static int	 reply_to(struct shm_producer *, struct shm_arena *,
+		    const struct shm_msg *, struct shm_msg *, const void *);
+
+int
+actor_lookup(struct actor *a, const char *path, struct actor_ref *ref)
+{
+	int idx;
+
+	if (path == NULL || ref == NULL)
+		return ACTOR_EINVAL;
+	if ((idx = shm_lookup(a->arena, path)) < 0)
+		return idx == SHM_ENOENT ? ACTOR_ENOENT : idx;
+	ref->index = (uint32_t)idx;
+	ref->incarnation = shm_actor_incarnation(a->arena, (uint32_t)idx);
+	return 0;
+}
+
+/*
+ * Before a send: the target exists, the reference is not stale, and a
+ * down target takes the message by its policy.  0, or a negative code
+ * after the message was dead-lettered.
+ */
+static int
+check_target(struct actor *a, struct actor_ref ref, bool ask,
+    const struct shm_msg *m, const void *data)
+{
+	struct ar_hdr *h;
+	uint32_t cur;
+
+	if (ref.index >= shm_nmailboxes(a->arena)) {
+		shm_dl_put(a->arena, ref.index, SHM_LANE_MAIN,
+		    SHM_DL_NO_ACTOR, m, data);
+		return ACTOR_ENOENT;
+	}
+	cur = shm_actor_incarnation(a->arena, ref.index);
+	if (ref.incarnation != ACTOR_ANY && ref.incarnation != cur) {
+		shm_dl_put(a->arena, ref.index, SHM_LANE_MAIN,
+		    SHM_DL_STALE_REF, m, data);
+		if ((h = ar_hdr(a->arena, ref.index)) != NULL)
+			atomic_fetch_add(&h->stale, 1);
+		return ACTOR_ESTALE;
+	}
+	/* The fast path ends here: the policies matter only when down. */
+	if (shm_actor_state(a->arena, ref.index) != SHM_ACTOR_DOWN)
+		return 0;
+	h = ar_hdr(a->arena, ref.index);
+	if (ask) {
+		shm_dl_put(a->arena, ref.index, SHM_LANE_MAIN,
+		    SHM_DL_ASK_FAILED, m, data);
+		if (h != NULL)
+			atomic_fetch_add(&h->asks_failed, 1);
+		return ACTOR_EDOWN;
+	}
+	if (h != NULL && h->while_down == ACTOR_WHILE_DOWN_REJECT) {
+		shm_dl_put(a->arena, ref.index, SHM_LANE_MAIN,
+		    SHM_DL_ACTOR_DOWN, m, data);
+		return ACTOR_EDOWN;
+	}
+	return 0;
+}
+
+int
+send_raw(struct actor *a, struct actor_ref ref, enum shm_lane lane,
+    struct shm_msg *m, const void *data, int64_t timeout_ns)
+{
+	int rc;
+
+	if ((rc = check_target(a, ref, (m->flags & SHM_MSG_ASK) != 0, m,
+	    data)) < 0)
+		return rc;
+	return shm_send(a->prod, ref.index, lane, m, data, timeout_ns);
+}
+
+int
+actor_tell_timeout(struct actor *a, struct actor_ref ref, uint32_t tag,
+    const void *data, size_t len, int64_t timeout_ns)
+{
+	struct shm_msg m;
+
+	if (len > UINT32_MAX || (data == NULL && len > 0))
+		return ACTOR_EINVAL;
+	memset(&m, 0, sizeof(m));
+	m.tag = tag;
+	m.len = (uint32_t)len;
+	m.sender.index = a->idx < 0 ? UINT32_MAX : (uint32_t)a->idx;
+	m.sender.incarnation = a->idx < 0 ? 0 : a->incarnation;
+	m.corr = (uint64_t)(ref.incarnation & CORR_INC_MASK) <<
+	    CORR_INC_SHIFT;
+	return send_raw(a, ref, SHM_LANE_MAIN, &m, data, timeout_ns);
+}
+
+int
+actor_tell(struct actor *a, struct actor_ref ref, uint32_t tag,
+    const void *data, size_t len)
+{
+	return actor_tell_timeout(a, ref, tag, data, len, SHM_TIMEOUT_DEFAULT);
+}
+
+int
+actor_tell_path(struct actor *a, const char *path, uint32_t tag,
+    const void *data, size_t len)
+{
+	struct actor_ref ref;
+	int rc;
+
+	if ((rc = actor_lookup(a, path, &ref)) < 0)
+		return rc;
+	ref.incarnation = ACTOR_ANY;
+	return actor_tell(a, ref, tag, data, len);
+}
+
+/* An answer on the asker's reply lane, if that asker still lives. */
+static int
+reply_to(struct shm_producer *p, struct shm_arena *arena,
+    const struct shm_msg *ask, struct shm_msg *m, const void *data)
+{
+	uint32_t to = ask->sender.index;
+
+	m->corr = ask->corr;
+	if (to >= shm_nmailboxes(arena) ||
+	    shm_actor_incarnation(arena, to) != ask->sender.incarnation) {
+		shm_dl_put(arena, to, SHM_LANE_REPLY, SHM_DL_STALE_REF, m,
+		    data);
+		return ACTOR_ESTALE;
+	}
+	return shm_send(p, to, SHM_LANE_REPLY, m, data, 0);
+}
+
+int
+send_error_reply(struct shm_producer *p, struct shm_arena *arena,
+    const struct shm_msg *ask, int code, const char *text)
+{
+	struct actor_error_reply er;
+	struct shm_msg m;
+
+	if ((ask->flags & SHM_MSG_ASK) == 0)
+		return ACTOR_ENOTASK;
+	memset(&er, 0, sizeof(er));
+	er.code = code;
+	snprintf(er.text, sizeof(er.text), "%s", text != NULL ? text :
+	    actor_strerror(code));
+	memset(&m, 0, sizeof(m));
+	m.tag = 0;
+	m.len = sizeof(er);
+	m.flags = SHM_MSG_REPLY | SHM_MSG_ERROR;
+	return reply_to(p, arena, ask, &m, &er);
+}
+
+int
+actor_reply(struct actor *a, uint32_t tag, const void *data, size_t len)
+{
+	struct shm_msg m;
+
+	if (!a->holding)
+		return ACTOR_EINVAL;
+	if ((a->cur.flags & SHM_MSG_ASK) == 0)
+		return ACTOR_ENOTASK;
+	if (len > UINT32_MAX || (data == NULL && len > 0))
+		return ACTOR_EINVAL;
+	memset(&m, 0, sizeof(m));
+	m.tag = tag;
+	m.len = (uint32_t)len;
+	m.sender.index = actor_self(a).index;
+	m.sender.incarnation = actor_self(a).incarnation;
+	m.flags = SHM_MSG_REPLY;
+	return reply_to(a->prod, a->arena, &a->cur, &m, data);
+}
+
+int
+actor_reply_error(struct actor *a, int code, const char *text)
+{
+	if (!a->holding)
+		return ACTOR_EINVAL;
+	return send_error_reply(a->prod, a->arena, &a->cur,
+	    code < 0 ? code : ACTOR_EREPLY, text);
+}

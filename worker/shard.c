@@ -1,0 +1,112 @@
+/*
+ * shard.c: routing a key to the shard that owns it.  A shard group is a
+ * worker configured with instances = N: actors GROUP/0 .. GROUP/N-1.  The
+ * owner of a key is
+ *
+ *	h     = FNV-1a 64 over the key's bytes
+ *		(offset basis 0xcbf29ce484222325, prime 0x100000001b3)
+ *	shard = jump consistent hash of h into N buckets
+ *		(Lamping and Veach, 2014: b = -1, j = 0; while j < N:
+ *		 b = j; h = h * 2862933555777941757 + 1 (mod 2^64);
+ *		 j = floor((b + 1) * 2^31 / ((h >> 33) + 1)) in IEEE doubles)
+ *
+ * so any process, in any language, computes the same shard; libactor(3)
+ * documents it with test vectors.
+ *
+ * Owns: the per-handle cache of one group's mailbox indexes.  Must never
+ * route by anything but the key's bytes and N.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "worker/actor_impl.h"
+
+uint64_t
+actor_shard_hash(const void *key, size_t len)
+{
+	const unsigned char *p = key;
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+uint32_t
+actor_shard_of(const void *key, size_t len, uint32_t nshards)
+{
+	uint64_t h = actor_shard_hash(key, len);
+	int64_t b = -1, j = 0;
+
+	if (nshards == 0)
+		return 0;
+	while (j < (int64_t)nshards) {
+		b = j;
+		h = h * 2862933555777941757ULL + 1;
+		j = (int64_t)((double)(b + 1) * ((double)(1LL << 31) /
+		    (double)((h >> 33) + 1)));
+	}
+	return (uint32_t)b;
+}
+
+/* The members of a group, GROUP/0 .. GROUP/N-1, looked up once. */
+int
+actor_shard_group(struct actor *a, const char *group, uint32_t *nshards)
+{
+	struct shard_cache *c = &a->shard;
+	char path[ACTOR_PATH_MAX];
+	uint32_t n = 0, *idx = NULL, *t;
+	int i;
+
+	if (group == NULL || strlen(group) >= sizeof(c->group))
+		return ACTOR_EINVAL;
+	if (c->idx != NULL && strcmp(c->group, group) == 0) {
+		*nshards = c->n;
+		return 0;
+	}
+	for (;;) {
+		if (snprintf(path, sizeof(path), "%s/%u", group, n) >=
+		    (int)sizeof(path))
+			break;
+		if ((i = shm_lookup(a->arena, path)) < 0)
+			break;
+		if ((t = realloc(idx, (n + 1) * sizeof(*idx))) == NULL) {
+			free(idx);
+			return ACTOR_ESYS;
+		}
+		idx = t;
+		idx[n++] = (uint32_t)i;
+	}
+	if (n == 0)
+		return ACTOR_ENOENT;
+	free(c->idx);
+	c->idx = idx;
+	c->n = n;
+	snprintf(c->group, sizeof(c->group), "%s", group);
+	*nshards = n;
+	return 0;
+}
+
+/* The shard that owns the key, as a reference to whichever incarnation lives. */
+int
+actor_shard(struct actor *a, const char *group, const void *key, size_t len,
+    struct actor_ref *ref)
+{
+	struct ar_hdr *h;
+	uint32_t n, s;
+	int rc;
+
+	if ((rc = actor_shard_group(a, group, &n)) < 0)
+		return rc;
+	s = actor_shard_of(key, len, n);
+	ref->index = a->shard.idx[s];
+	ref->incarnation = ACTOR_ANY;
+	if ((h = ar_hdr(a->arena, ref->index)) != NULL)
+		atomic_fetch_add_explicit(&h->shard_msgs, 1,
+		    memory_order_relaxed);
+	return (int)s;
+}
