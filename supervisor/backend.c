@@ -969,8 +969,7 @@ hist_from_shm(const uint64_t *ns, struct ctl_hist *h, uint64_t *p50,
 /*
  * The four series of an actor: depth, wait p50/p99 (shm's counters),
  * handler duration p50/p99 (libactor's actor_stats, one message in 8
- * sampled; nbuckets 0, shown "n/a", if the region cannot be read),
- * restarts.
+ * sampled; nbuckets 0, shown "n/a", until a sample was taken), restarts.
  */
 static void
 node_stats(struct tree_ctl *tc, const struct node *n,
@@ -993,9 +992,12 @@ node_stats(struct tree_ctl *tc, const struct node *n,
 	s->dropped = c.dropped;
 	s->deadlettered = c.dead_lettered;
 	hist_from_shm(c.wait_hist, &s->wait, &s->wait_p50_us, &s->wait_p99_us);
-	if (actor_stats(tc->ad->arena, (uint32_t)n->mbox, &as) == 0)
+	if (actor_stats(tc->ad->arena, (uint32_t)n->mbox, &as) == 0) {
 		hist_from_shm(as.handler_hist, &s->handle, &s->handle_p50_us,
 		    &s->handle_p99_us);
+		if (s->handle.total == 0)	/* nothing sampled yet: n/a */
+			memset(&s->handle, 0, sizeof(s->handle));
+	}
 }
 
 /* Actors under n in start order, then its instances groups' spread. */
