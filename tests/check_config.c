@@ -1262,8 +1262,18 @@ check_programs(const struct sup_spec *sup)
 			check_programs(sup->children[i].sup);
 			continue;
 		}
-		ck_assert_msg(access(sup->children[i].argv[0], X_OK) == 0,
-		    "%s: %s", sup->children[i].argv[0], strerror(errno));
+		const char *prog = sup->children[i].argv[0];
+		char built[512];
+
+		/* build/examples/...: what make built, in this BUILD dir. */
+		if (strncmp(prog, "build/", 6) == 0 && getenv("ACTORD_BUILD")
+		    != NULL) {
+			snprintf(built, sizeof(built), "%s/%s",
+			    getenv("ACTORD_BUILD"), prog + 6);
+			prog = built;
+		}
+		ck_assert_msg(access(prog, X_OK) == 0, "%s: %s", prog,
+		    strerror(errno));
 	}
 }
 
@@ -1279,7 +1289,7 @@ START_TEST(demo_conf)
 	spec = config_load(path, err, sizeof(err));
 	ck_assert_msg(spec != NULL, "%s", err);
 	ck_assert_str_eq(spec->runtime_dir, spec_default_runtime_dir());
-	ck_assert_uint_eq(spec->root.nchildren, 4);
+	ck_assert_uint_eq(spec->root.nchildren, 5);
 	ck_assert_str_eq(spec->root.children[0].name, "web");
 	c = &spec->root.children[1];
 	ck_assert_str_eq(c->name, "pair");
@@ -1290,6 +1300,10 @@ START_TEST(demo_conf)
 	ck_assert_str_eq(c->name, "fragile");
 	ck_assert_int_eq(c->kind, CHILD_SUPERVISOR);
 	ck_assert_uint_lt(c->sup->intensity, spec->root.intensity);
+	c = &spec->root.children[4];
+	ck_assert_str_eq(c->name, "counter");
+	ck_assert_uint_eq(c->instances, 2);
+	ck_assert_int_eq(c->ready, READY_ACTOR);
 	check_programs(&spec->root);
 	spec_free(spec);
 }
