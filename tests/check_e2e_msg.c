@@ -9,8 +9,11 @@
  * durations asserted are correctness bounds: an ask that fails because of
  * a death or a down actor must come back well before its timeout.
  */
+#include <sys/wait.h>
+
 #include <check.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,6 +269,46 @@ START_TEST(ask_crash_fails_at_once)
 }
 END_TEST
 
+/*
+ * An answer that comes after its ask timed out is dropped, never handed
+ * to the next ask; a client that goes away mid-ask is forgotten; then
+ * actord is idle again: no timer left, no system call.
+ */
+START_TEST(late_answer_cancelled_client_then_idle)
+{
+	struct ctltest_out o;
+	long before, after;
+	pid_t pid;
+	int status;
+
+	start_daemon(NULL, NULL);
+	RUN(&o, "ask", "-t", "100", "/echo", "5", "late");
+	expect(&o, ACTORCTL_EXIT_TIMEOUT, NULL);
+	ctltest_out_free(&o);
+	ask_is("/echo", "not the late one");
+
+	/* A client that asks and dies before the answer. */
+	if ((pid = fork()) == 0) {
+		execl(ts_build("actorctl"), "actorctl", "-S", srv.sock, "ask",
+		    "-t", "500", "/echo", "2", "x", (char *)NULL);
+		_exit(127);
+	}
+	ck_assert_int_gt(pid, 0);
+	ts_sleep_ms(100);
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ask_is("/echo", "still answering");
+
+	/* Past every deadline: nothing ticks. */
+	ts_sleep_ms(800);
+	before = tcheck_ctxt_switches(d.pid);
+	ts_sleep_ms(600);
+	after = tcheck_ctxt_switches(d.pid);
+	ck_assert_int_ge(before, 0);
+	ck_assert_int_eq(after, before);
+}
+END_TEST
+
 /* During its backoff (5 s here) the actor is down: the ask fails at once. */
 START_TEST(ask_during_backoff_fails_at_once)
 {
@@ -470,6 +513,7 @@ suite(void)
 	tcase_add_test(tc, ask_timeout);
 	tcase_add_test(tc, ask_crash_fails_at_once);
 	tcase_add_test(tc, ask_during_backoff_fails_at_once);
+	tcase_add_test(tc, late_answer_cancelled_client_then_idle);
 	tcase_add_test(tc, send_reaches_worker);
 	tcase_add_test(tc, stats_handler_duration);
 	tcase_add_test(tc, add_takes_spare_mailbox);

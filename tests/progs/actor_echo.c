@@ -6,6 +6,7 @@
  *	2  never answer (the asker times out)
  *	3  exit 1 while handling it (the actor crashes with it in hand)
  *	4  tell: append "PATH got PAYLOAD" to $TW_DIR/seen
+ *	5  ask: answer with the payload after 400 ms (too late for a short ask)
  *
  * Anything else is ignored.
  */
@@ -52,6 +53,10 @@ handle(struct actor *a, const struct actor_msg *m, void *arg)
 		_exit(1);
 	case 4:
 		seen(a, m);
+		break;
+	case 5:
+		usleep(400 * 1000);
+		(void)actor_reply(a, 5, m->data, m->len);
 		break;
 	default:
 		break;
