@@ -54,7 +54,7 @@ static int	take_spare(struct actord *, const struct mailbox_spec *);
 static int	drop_cb(void *, enum shm_lane, const struct shm_msg *,
 		    const void *);
 static void	count_needed(struct actord *, const struct sup_spec *,
-		    const char *, struct mailbox_spec *, size_t *, size_t);
+		    const char *, bool *, size_t *, size_t *);
 
 static uint32_t
 pow2_at_least(uint32_t v)
@@ -297,30 +297,33 @@ out:
 }
 
 /*
- * Before a reload: enough spares for the new configuration's workers that
- * want a mailbox and have none yet.  0, or -1 with the error.
+ * Before a reload: a spare that fits for each of the new configuration's
+ * workers that want a mailbox and have none yet (given greedily, as they
+ * will be).  0, or -1 with the error.
  */
 static void
 count_needed(struct actord *ad, const struct sup_spec *ss, const char *prefix,
-    struct mailbox_spec *worst, size_t *need, size_t depth)
+    bool *used, size_t *need, size_t *missing)
 {
 	const struct child_spec *cs;
+	struct shm_mailbox_layout want, have;
 	struct node *k;
 	char path[SPEC_PATH_MAX], ipath[SPEC_PATH_MAX + 16];
-	size_t i;
+	size_t i, s;
 	unsigned j;
 
-	if (depth > 64)
-		return;
 	for (i = 0; i < ss->nchildren; i++) {
 		cs = &ss->children[i];
 		snprintf(path, sizeof(path), "%s/%s", prefix, cs->name);
 		if (cs->kind == CHILD_SUPERVISOR) {
-			count_needed(ad, cs->sup, path, worst, need, depth + 1);
+			if (cs->sup != NULL)
+				count_needed(ad, cs->sup, path, used, need,
+				    missing);
 			continue;
 		}
 		if (!cs->has_mailbox && cs->ready != READY_ACTOR)
 			continue;
+		fill(&want, &cs->mailbox);
 		for (j = 0; j < (cs->instances > 0 ? cs->instances : 1); j++) {
 			if (cs->instances > 0)
 				snprintf(ipath, sizeof(ipath), "%s/%u", path, j);
@@ -330,7 +333,15 @@ count_needed(struct actord *ad, const struct sup_spec *ss, const char *prefix,
 			if (k != NULL && k->mbox >= 0)
 				continue;
 			(*need)++;
-			*worst = cs->mailbox;
+			for (s = 0; s < ad->nspares; s++)
+				if (!used[s] && shm_mailbox_layout(ad->arena,
+				    (uint32_t)ad->spares[s], &have) == 0 &&
+				    fits(&have, &want))
+					break;
+			if (s < ad->nspares)
+				used[s] = true;
+			else
+				(*missing)++;
 		}
 	}
 }
@@ -339,27 +350,26 @@ int
 mailboxes_reload_check(struct actord *ad, const struct actord_spec *ns,
     char *err, size_t errlen)
 {
-	struct mailbox_spec worst;
-	struct shm_mailbox_layout want, have;
-	size_t need = 0, i, fit = 0;
+	size_t need = 0, missing = 0;
+	bool *used;
 
 	if (ad->arena == NULL)
 		return 0;
-	spec_mailbox_init(&worst);
-	count_needed(ad, &ns->root, "", &worst, &need, 0);
-	if (need == 0)
-		return 0;
-	fill(&want, &worst);
-	for (i = 0; i < ad->nspares; i++)
-		if (shm_mailbox_layout(ad->arena, (uint32_t)ad->spares[i],
-		    &have) == 0 && fits(&have, &want))
-			fit++;
-	if (fit >= need)
+	if (ns->spare_mailboxes != ad->spec->spare_mailboxes)
+		log_warnx("spare_mailboxes is read at start only: still %zu "
+		    "free", ad->nspares);
+	if ((used = calloc(ad->nspares + 1, sizeof(*used))) == NULL) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		return -1;
+	}
+	count_needed(ad, &ns->root, "", used, &need, &missing);
+	free(used);
+	if (missing == 0)
 		return 0;
 	snprintf(err, errlen, "no spare mailbox: %zu new worker%s with a "
-	    "mailbox, %zu spare%s that fit%s: raise spare_mailboxes (or "
-	    "restart actord)", need, need == 1 ? "" : "s", fit,
-	    fit == 1 ? "" : "s", fit == 1 ? "s" : "");
+	    "mailbox, %zu without a spare that fits (size or overflow "
+	    "policy): raise spare_mailboxes", need, need == 1 ? "" : "s",
+	    missing);
 	return -1;
 }
 

@@ -464,6 +464,35 @@ START_TEST(add_takes_spare_mailbox)
 }
 END_TEST
 
+/*
+ * Spares have the default overflow policy, fixed in the arena: a group
+ * whose mailbox rejects cannot take one, and says so.
+ */
+START_TEST(add_refused_when_no_spare_fits)
+{
+	struct ctltest_out o;
+	char rej[1024];
+
+	snprintf(rej, sizeof(rej), ",\n    { name = \"rej\"; instances = 1; "
+	    "exec = [\"%s\"]; ready = \"actor\"; mailbox = { capacity = 16; "
+	    "overflow = \"reject\"; }; }", ts_progs("actor_echo"));
+	start_daemon(NULL, rej);
+	ask_is("/rej/0", "booted with its own");
+	RUN(&o, "add", "/rej");
+	expect(&o, ACTORCTL_EXIT_FAILED, "no spare mailbox");
+	ctltest_out_free(&o);
+	RUN(&o, "status", "/rej/1");
+	expect(&o, ACTORCTL_EXIT_NOENT, NULL);
+	ctltest_out_free(&o);
+	/* The default policy still finds one. */
+	RUN(&o, "add", "/grp");
+	expect(&o, 0, NULL);
+	ctltest_out_free(&o);
+	ck_assert(wait_state("/grp/2", "running"));
+	ask_is("/grp/2", "fits");
+}
+END_TEST
+
 /* Reload adds a worker with a mailbox from the spares, or refuses. */
 START_TEST(reload_adds_worker_with_mailbox)
 {
@@ -517,6 +546,7 @@ suite(void)
 	tcase_add_test(tc, send_reaches_worker);
 	tcase_add_test(tc, stats_handler_duration);
 	tcase_add_test(tc, add_takes_spare_mailbox);
+	tcase_add_test(tc, add_refused_when_no_spare_fits);
 	tcase_add_test(tc, reload_adds_worker_with_mailbox);
 	suite_add_tcase(s, tc);
 	return s;
