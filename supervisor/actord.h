@@ -343,6 +343,34 @@ void	 mailboxes_close(struct actord *);
 void	 mailboxes_prespawn(struct node *);
 void	 mailboxes_state(struct node *, int state);
 void	 mailboxes_reaped(struct actord *, pid_t, int wstatus, struct node *);
+int	 mailboxes_assign(struct node *);
+void	 mailboxes_release(struct node *);
+int	 mailboxes_reload_check(struct actord *, const struct actord_spec *,
+	    char *err, size_t errlen);
+
+/*
+ * --- asks.c: actord's own actor, its asks in flight ---------------------------
+ *
+ * One mailbox of the arena (ASKS_SELF_PATH, never a node of the tree: no
+ * configured name can hold '@') belongs to actord itself.  actord opens it
+ * as a libactor actor, puts its doorbell in the loop, and sends asks from
+ * it; each completes once through its ask_done_fn: error 0 with the answer
+ * (valid only during the call), or the ACTOR_E* code it failed with
+ * (ACTOR_ETIMEDOUT at its deadline, kept by the timer heap).
+ */
+#define ASKS_SELF_PATH		"/@actord"
+
+struct actor;
+struct actor_msg;
+struct pending_ask;
+typedef void (*ask_done_fn)(void *arg, int error, const struct actor_msg *);
+
+int	 asks_open(struct actord *, uint32_t mbox, char *err, size_t errlen);
+void	 asks_close(struct actord *);
+int	 asks_send(struct actord *, uint32_t mbox, uint32_t tag,
+	    const void *data, size_t len, uint32_t timeout_ms, ask_done_fn,
+	    void *arg, struct pending_ask **);
+void	 asks_forget(struct actord *, struct pending_ask *);
 
 /* --- backend.c: the control socket and metrics over the running tree ----- */
 
@@ -377,6 +405,15 @@ struct actord {
 	struct timer	 reap_timer;	/* shm_reap retries */
 	struct reap_retry *reap_pending;
 	size_t		 nreap_pending;
+	struct actor	*self_actor;	/* actord's own actor (asks.c) */
+	int32_t		 self_mbox;	/* its mailbox, or -1 */
+	int		 bell_fd;	/* its doorbell, or -1 */
+	struct ev	 bell_ev;
+	struct timer	 bell_timer;	/* doorbell not armable: look again */
+	struct pending_ask *asks;	/* asks in flight */
+	int32_t		*spares;	/* free spare mailboxes (mailboxes.c) */
+	size_t		 nspares;
+	size_t		 spec_spares;	/* room in spares: every node slot */
 	struct output	*outputs;	/* open child output pipes */
 	uint64_t	 rng;
 	bool		 shutting_down;

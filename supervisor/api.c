@@ -185,7 +185,7 @@ actord_add_instance(struct actord *ad, const char *path, done_fn done,
 	}
 	snprintf(name, sizeof(name), "%lu", next);
 	if ((n = node_new_child(g, g->cs, name)) == NULL)
-		return ENOMEM;
+		return errno == ENOSPC ? ENOSPC : ENOMEM;
 	if (node_insert(g, n, g->nkids) == -1) {
 		node_free(n);
 		return ENOMEM;

@@ -33,6 +33,7 @@
 #include "supervisor/control.h"
 #include "supervisor/log.h"
 #include "supervisor/metrics.h"
+#include "worker/actor.h"
 
 #define DL_RECENT	100	/* dead letters a plain `deadletters` shows */
 #define DL_POLL_MS	100	/* deadletters -f looks this often, if followed */
@@ -41,7 +42,8 @@
 enum wait_kind {
 	W_OP,		/* start, stop, restart, add: the core's completion */
 	W_LOG,		/* log -f: new output of one node */
-	W_DL		/* deadletters -f: new dead letters */
+	W_DL,		/* deadletters -f: new dead letters */
+	W_ASK		/* ask: the answer, an error, or the timeout */
 };
 
 struct waiter {
@@ -52,6 +54,8 @@ struct waiter {
 	char		 path[SPEC_PATH_MAX];
 	char		 added[SPEC_PATH_MAX];	/* add: the new instance */
 	uint64_t	 cursor;
+	struct pending_ask *ask;	/* W_ASK: asks.c's handle */
+	uint32_t	 timeout_ms;	/* W_ASK */
 };
 
 struct tree_ctl {
@@ -61,7 +65,6 @@ struct tree_ctl {
 	struct ev	 ctl_ev;
 	struct metrics_http *mh;
 	struct ev	 mh_ev;
-	struct shm_producer *prod;	/* opened at the first send */
 	struct waiter	*waiters;
 	struct timer	 dl_timer;
 	char		*opened[3];	/* runtime_dir, control_group, metrics */
@@ -84,6 +87,11 @@ static int	be_stats(void *, const char *, struct ctl_reply *);
 static int	be_log(void *, const char *, uint64_t, bool, struct ctl_reply *);
 static int	be_shutdown(void *, struct ctl_reply *);
 static void	be_cancel(void *, struct ctl_reply *);
+static struct node *mailbox_of(struct tree_ctl *, const char *,
+		    struct ctl_reply *);
+static void	msg_error(struct ctl_reply *, int, const struct actor_msg *,
+		    uint32_t);
+static void	ask_done(void *, int, const struct actor_msg *);
 static void	on_control(void *, uint32_t);
 static void	on_metrics(void *, uint32_t);
 static void	on_output(struct actord *, struct node *, void *);
@@ -94,7 +102,7 @@ static struct waiter *waiter_new(struct tree_ctl *, enum wait_kind,
 static void	waiter_unlink(struct waiter *);
 static int	api_error(struct ctl_reply *, int, const struct node *);
 static void	put_status(const struct node_status *, void *);
-static void	actor_stats(struct tree_ctl *, const struct node *,
+static void	node_stats(struct tree_ctl *, const struct node *,
 		    struct ctl_actor_stats *);
 static void	hist_from_shm(const uint64_t *, struct ctl_hist *,
 		    uint64_t *, uint64_t *);
@@ -222,10 +230,10 @@ backend_close(struct tree_ctl *tc)
 	}
 	while ((w = tc->waiters) != NULL) {
 		tc->waiters = w->next;
+		if (w->kind == W_ASK)
+			asks_forget(ad, w->ask);
 		free(w);
 	}
-	if (tc->prod != NULL)
-		shm_producer_close(tc->prod);
 	for (i = 0; i < 3; i++)
 		free(tc->opened[i]);
 	free(tc);
@@ -320,6 +328,10 @@ be_cancel(void *ctx, struct ctl_reply *r)
 		if (w->reply != r)
 			continue;
 		w->reply = NULL;
+		if (w->kind == W_ASK) {
+			asks_forget(tc->ad, w->ask);
+			w->ask = NULL;
+		}
 		if (w->kind != W_OP) {
 			waiter_unlink(w);
 			free(w);
@@ -388,6 +400,10 @@ api_error(struct ctl_reply *r, int e, const struct node *n)
 		break;
 	case ESRCH:
 		ctl_reply_error(r, CTL_E_DOWN, "not running");
+		break;
+	case ENOSPC:
+		ctl_reply_error(r, CTL_E_FAILED, "no spare mailbox: raise "
+		    "spare_mailboxes");
 		break;
 	default:
 		ctl_reply_error(r, CTL_E_FAILED, "%s", strerror(e));
@@ -672,52 +688,131 @@ same_listen_settings(const struct tree_ctl *tc)
 
 /* --- send and ask ---------------------------------------------------------------- */
 
-/* A tell from actord (sender {0, 0}); never waits for room. */
+/* The node with a mailbox at path, or an answer saying why not. */
+static struct node *
+mailbox_of(struct tree_ctl *tc, const char *path, struct ctl_reply *r)
+{
+	struct node *n;
+
+	if ((n = actord_find(tc->ad, path)) == NULL) {
+		(void)api_error(r, ENOENT, NULL);
+		return NULL;
+	}
+	if (n->kind != NODE_WORKER || n->mbox < 0 ||
+	    tc->ad->self_actor == NULL) {
+		ctl_reply_error(r, CTL_E_INVAL, "has no mailbox");
+		return NULL;
+	}
+	return n;
+}
+
+/* What a failed tell or ask says to the client. */
+static void
+msg_error(struct ctl_reply *r, int rc, const struct actor_msg *m,
+    uint32_t timeout_ms)
+{
+	struct actor_error_reply er;
+
+	switch (rc) {
+	case ACTOR_EFULL:
+	case ACTOR_EDROPPED:
+		ctl_reply_error(r, CTL_E_FAILED, "mailbox full");
+		break;
+	case ACTOR_EDOWN:
+		ctl_reply_error(r, CTL_E_DOWN, "not running");
+		break;
+	case ACTOR_ETIMEDOUT:
+		ctl_reply_error(r, CTL_E_TIMEOUT, "no answer within %u ms",
+		    timeout_ms);
+		break;
+	default:
+		/* An error answer: its text says why (poison, on_down...). */
+		if (m != NULL && (m->flags & ACTOR_MSG_ERROR) &&
+		    m->len >= sizeof(er) && m->data != NULL) {
+			memcpy(&er, m->data, sizeof(er));
+			er.text[sizeof(er.text) - 1] = '\0';
+			ctl_reply_error(r, CTL_E_FAILED, "%s: %s",
+			    actor_strerror(rc), er.text);
+		} else
+			ctl_reply_error(r, CTL_E_FAILED, "%s",
+			    actor_strerror(rc));
+		break;
+	}
+}
+
+/* A tell from actord's own actor; never waits for room. */
 static int
 be_send(void *ctx, const char *path, uint32_t tag, const void *data,
     size_t len, struct ctl_reply *r)
 {
 	struct tree_ctl *tc = ctx;
-	struct shm_msg m;
+	struct actor_ref ref;
 	struct node *n;
 	int rc;
 
-	if ((n = actord_find(tc->ad, path)) == NULL)
-		return api_error(r, ENOENT, NULL);
-	if (n->kind != NODE_WORKER || n->mbox < 0 || tc->ad->arena == NULL) {
-		ctl_reply_error(r, CTL_E_INVAL, "has no mailbox");
+	if ((n = mailbox_of(tc, path, r)) == NULL)
 		return CTL_REPLY_NOW;
-	}
-	if (tc->prod == NULL && (rc = shm_producer_open(tc->ad->arena,
-	    &tc->prod)) < 0) {
-		ctl_reply_error(r, CTL_E_FAILED, "%s", shm_strerror(rc));
-		return CTL_REPLY_NOW;
-	}
-	memset(&m, 0, sizeof(m));
-	m.tag = tag;
-	m.len = (uint32_t)len;
-	rc = shm_send(tc->prod, (uint32_t)n->mbox, SHM_LANE_MAIN, &m, data, 0);
+	ref.index = (uint32_t)n->mbox;
+	ref.incarnation = ACTOR_ANY;
+	rc = actor_tell_timeout(tc->ad->self_actor, ref, tag, data, len, 0);
 	dl_wake(tc);		/* it may have made a dead letter */
-	if (rc == SHM_EDROPPED || rc == SHM_EFULL)
-		ctl_reply_error(r, CTL_E_FAILED, "mailbox full");
-	else if (rc < 0)
-		ctl_reply_error(r, CTL_E_FAILED, "%s", shm_strerror(rc));
+	if (rc < 0)
+		msg_error(r, rc, NULL, 0);
 	return CTL_REPLY_NOW;
 }
 
+/*
+ * An ask from actord's own actor, answered when the answer comes, the
+ * actor dies with it (an error answer from actor_reaped), or the timeout
+ * runs out.  A down or stopping actor fails at once.
+ */
 static int
 be_ask(void *ctx, const char *path, uint32_t tag, const void *data,
     size_t len, uint32_t timeout_ms, struct ctl_reply *r)
 {
-	(void)ctx;
-	(void)path;
-	(void)tag;
-	(void)data;
-	(void)len;
-	(void)timeout_ms;
-	ctl_reply_error(r, CTL_E_UNSUPPORTED,
-	    "not supported by this actord yet");
-	return CTL_REPLY_NOW;
+	struct tree_ctl *tc = ctx;
+	struct waiter *w;
+	struct node *n;
+	int rc;
+
+	if ((n = mailbox_of(tc, path, r)) == NULL)
+		return CTL_REPLY_NOW;
+	if (n->state != NS_RUNNING && n->state != NS_STARTING) {
+		ctl_reply_error(r, CTL_E_DOWN, "not running (%s)",
+		    node_state_name(n->state));
+		return CTL_REPLY_NOW;
+	}
+	if ((w = waiter_new(tc, W_ASK, r, path, 0)) == NULL)
+		return api_error(r, ENOMEM, n);
+	w->timeout_ms = timeout_ms;
+	rc = asks_send(tc->ad, (uint32_t)n->mbox, tag, data, len, timeout_ms,
+	    ask_done, w, &w->ask);
+	dl_wake(tc);
+	if (rc < 0) {
+		waiter_unlink(w);
+		free(w);
+		msg_error(r, rc, NULL, timeout_ms);
+		return CTL_REPLY_NOW;
+	}
+	return CTL_REPLY_LATER;
+}
+
+static void
+ask_done(void *arg, int error, const struct actor_msg *m)
+{
+	struct waiter *w = arg;
+	struct ctl_reply *r = w->reply;
+
+	waiter_unlink(w);
+	if (r != NULL) {
+		if (error == 0)
+			ctl_reply_data(r, m->data, m->len);
+		else
+			msg_error(r, error, m, w->timeout_ms);
+		ctl_reply_finish(r);
+	}
+	dl_wake(w->tc);
+	free(w);
 }
 
 /* --- dead letters ---------------------------------------------------------------- */
@@ -730,7 +825,7 @@ static bool
 dl_answer(struct tree_ctl *tc, uint64_t cursor, struct ctl_reply *r)
 {
 	struct shm_arena *a = tc->ad->arena;
-	struct shm_dead_letter d;
+	struct actor_dead_letter d;
 	struct ctl_deadletter cd;
 	struct timespec rt;
 	uint64_t head, mono, real;
@@ -747,7 +842,7 @@ dl_answer(struct tree_ctl *tc, uint64_t cursor, struct ctl_reply *r)
 	clock_gettime(CLOCK_REALTIME, &rt);
 	real = (uint64_t)rt.tv_sec * 1000 + (uint64_t)rt.tv_nsec / 1000000;
 	mono = shm_now_ns();
-	while (shm_dl_read(a, &cursor, &d) == 1) {
+	while (actor_dl_read(a, &cursor, &d) == 1) {
 		memset(&cd, 0, sizeof(cd));
 		cd.seq = d.seq;
 		cd.time_ms = real - (mono > d.time_ns ? mono - d.time_ns : 0) /
@@ -755,15 +850,16 @@ dl_answer(struct tree_ctl *tc, uint64_t cursor, struct ctl_reply *r)
 		if (shm_actor_path(a, d.recipient, who, sizeof(who)) < 0)
 			snprintf(who, sizeof(who), "#%u", d.recipient);
 		snprintf(cd.recipient, sizeof(cd.recipient), "%s", who);
-		if (d.msg.sender.index == 0 && d.msg.sender.incarnation == 0)
+		/* {0, 0}: actord before it had a mailbox, or a client. */
+		if ((d.sender.index == 0 && d.sender.incarnation == 0) ||
+		    d.sender.index == UINT32_MAX)
 			cd.sender[0] = '\0';
-		else if (shm_actor_path(a, d.msg.sender.index, who,
+		else if (shm_actor_path(a, d.sender.index, who,
 		    sizeof(who)) >= 0)
 			snprintf(cd.sender, sizeof(cd.sender), "%s", who);
-		snprintf(cd.reason, sizeof(cd.reason), "%s",
-		    shm_reason_name((enum shm_dl_reason)d.reason));
-		cd.tag = d.msg.tag;
-		cd.size = d.msg.len;
+		snprintf(cd.reason, sizeof(cd.reason), "%s", d.reason_name);
+		cd.tag = d.tag;
+		cd.size = d.len;
 		ctl_reply_deadletter(r, &cd);
 		any = true;
 	}
@@ -871,16 +967,17 @@ hist_from_shm(const uint64_t *ns, struct ctl_hist *h, uint64_t *p50,
 }
 
 /*
- * The four series of an actor: depth, wait p50/p99, handler duration
- * (not measured by shm: left empty, nbuckets 0, which actorctl shows as
- * "n/a"), restarts.
+ * The four series of an actor: depth, wait p50/p99 (shm's counters),
+ * handler duration p50/p99 (libactor's actor_stats, one message in 8
+ * sampled; nbuckets 0, shown "n/a", until a sample was taken), restarts.
  */
 static void
-actor_stats(struct tree_ctl *tc, const struct node *n,
+node_stats(struct tree_ctl *tc, const struct node *n,
     struct ctl_actor_stats *s)
 {
 	struct shm_mailbox_layout ml;
 	struct shm_counters c;
+	struct actor_stats as;
 
 	memset(s, 0, sizeof(*s));
 	snprintf(s->path, sizeof(s->path), "%s", n->path);
@@ -895,6 +992,12 @@ actor_stats(struct tree_ctl *tc, const struct node *n,
 	s->dropped = c.dropped;
 	s->deadlettered = c.dead_lettered;
 	hist_from_shm(c.wait_hist, &s->wait, &s->wait_p50_us, &s->wait_p99_us);
+	if (actor_stats(tc->ad->arena, (uint32_t)n->mbox, &as) == 0) {
+		hist_from_shm(as.handler_hist, &s->handle, &s->handle_p50_us,
+		    &s->handle_p99_us);
+		if (s->handle.total == 0)	/* nothing sampled yet: n/a */
+			memset(&s->handle, 0, sizeof(s->handle));
+	}
 }
 
 /* Actors under n in start order, then its instances groups' spread. */
@@ -909,7 +1012,7 @@ stats_walk(struct tree_ctl *tc, struct node *n, struct ctl_reply *r)
 
 	if (n->kind == NODE_WORKER) {
 		if (n->mbox >= 0) {
-			actor_stats(tc, n, &s);
+			node_stats(tc, n, &s);
 			ctl_reply_actor(r, &s);
 		}
 		return;

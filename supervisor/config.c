@@ -245,6 +245,8 @@ static const struct key top_keys[] = {
 	KFN("runtime_dir", key_top_runtime_dir, 0),
 	KU32("shutdown_timeout", struct actord_spec, shutdown_timeout,
 	    0, MS_MAX, 0),
+	KU32("spare_mailboxes", struct actord_spec, spare_mailboxes,
+	    0, SPARE_MAILBOXES_MAX, 0),
 	KFN("log", key_top_log, 0),
 	KPATH("pidfile", struct actord_spec, pidfile, 0),
 	KSTR("control_group", struct actord_spec, control_group, 0),

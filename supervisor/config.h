@@ -16,6 +16,8 @@
 
 /* Defaults, documented in actord.conf(5). */
 #define DEFAULT_SHUTDOWN_TIMEOUT	10000	/* ms, whole tree */
+#define DEFAULT_SPARE_MAILBOXES	16	/* arena slots for late children */
+#define SPARE_MAILBOXES_MAX	4096
 #define DEFAULT_STRATEGY		STRATEGY_ONE_FOR_ONE
 #define DEFAULT_INTENSITY		5
 #define DEFAULT_PERIOD			10	/* s */
@@ -52,6 +54,7 @@ struct actord_spec *spec_new(void);		/* all defaults, no children */
 void	 spec_free(struct actord_spec *);
 void	 spec_sup_init(struct sup_spec *);	/* defaults */
 void	 spec_child_init(struct child_spec *);	/* defaults, kind worker */
+void	 spec_mailbox_init(struct mailbox_spec *);	/* the defaults */
 void	 spec_child_clear(struct child_spec *);	/* frees what it points to */
 /* Deep; dst is overwritten, not freed; -1 (ENOMEM) leaves dst cleared. */
 int	 spec_child_copy(struct child_spec *dst, const struct child_spec *src);

@@ -4,21 +4,34 @@
  * anything is forked, the actor table kept true at spawn, readiness, stop
  * and reap, and shm_reap() for every pid actord reaps.
  *
- * It owns the arena handle of the daemon and the mailbox index of each
- * node.  The arena's size is fixed at creation (sealed): a node that
- * appears later (reload, actorctl add) gets no mailbox, and says so.  It
- * must never read or write messages: that is libactor's business.
+ * Mailbox indexes: the tree's mailboxes in tree order, then actord's own
+ * (ASKS_SELF_PATH, opened by asks.c), then spare_mailboxes spares.  The
+ * arena's size is fixed at creation (sealed), so a node that appears
+ * later (reload, actorctl add) takes a spare whose geometry fits (each
+ * spare has the largest capacity, cell and state of the configuration
+ * or the defaults; overflow and block_timeout are the defaults', fixed
+ * in the arena); a removed node's slot goes back to the pool, its
+ * incarnation bumped so old references are stale.  No spare fits: the
+ * node is not created (ENOSPC), never started without its mailbox.
+ *
+ * It owns the arena handle of the daemon, the mailbox index of each node
+ * and the spare pool.  It must never read or write messages: that is
+ * libactor's business (asks.c for actord's own).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "shm/shm.h"
 #include "supervisor/actord.h"
+#include "supervisor/config.h"
 #include "worker/actor.h"
 #include "supervisor/log.h"
 
+#define SELF_CAPACITY		16	/* actord's main lane: nobody writes */
+#define SELF_REPLY_CELLS	256	/* asks actord can have in flight */
 #define SYS_LANE_CELLS		16
 #define REPLY_LANE_CELLS	64
 #define DEAD_LETTERS		1024
@@ -29,6 +42,19 @@ static uint32_t	pow2_at_least(uint32_t);
 static void	on_reap_retry(void *);
 static bool	wants_mailbox(const struct node *);
 static int	reap_once(struct actord *, pid_t);
+static void	fill(struct shm_mailbox_layout *, const struct mailbox_spec *);
+static void	widen(struct shm_mailbox_layout *,
+		    const struct shm_mailbox_layout *);
+static bool	fits(const struct shm_mailbox_layout *,
+		    const struct shm_mailbox_layout *);
+static void	configure(struct actord *, uint32_t, const char *,
+		    const struct mailbox_spec *);
+static int	self_setup(struct actord *, uint32_t, char *, size_t);
+static int	take_spare(struct actord *, const struct mailbox_spec *);
+static int	drop_cb(void *, enum shm_lane, const struct shm_msg *,
+		    const void *);
+static void	count_needed(struct actord *, const struct sup_spec *,
+		    const char *, bool *, size_t *, size_t *);
 
 static uint32_t
 pow2_at_least(uint32_t v)
@@ -47,77 +73,313 @@ wants_mailbox(const struct node *n)
 	    (n->cs->has_mailbox || n->cs->ready == READY_ACTOR);
 }
 
+static void
+fill(struct shm_mailbox_layout *l, const struct mailbox_spec *ms)
+{
+	memset(l, 0, sizeof(*l));
+	l->capacity = pow2_at_least(ms->capacity);
+	l->cell = (ms->cell + 63) / 64 * 64;
+	if (l->cell < SHM_CELL_MIN)
+		l->cell = SHM_CELL_MIN;
+	l->sys_capacity = SYS_LANE_CELLS;
+	/* Room for an answer to each ask a full mailbox can hold. */
+	l->reply_capacity = pow2_at_least(ms->capacity > REPLY_LANE_CELLS ?
+	    ms->capacity : REPLY_LANE_CELLS);
+	l->overflow = (enum shm_overflow)ms->overflow;
+	l->block_timeout_ms = ms->block_timeout;
+	/* libactor's region: policies, watchers, two snapshots. */
+	l->state_size = (uint32_t)actor_region_size(ms->state);
+}
+
+/* w grows to hold l's geometry (not its policies). */
+static void
+widen(struct shm_mailbox_layout *w, const struct shm_mailbox_layout *l)
+{
+	if (l->capacity > w->capacity)
+		w->capacity = l->capacity;
+	if (l->cell > w->cell)
+		w->cell = l->cell;
+	if (l->reply_capacity > w->reply_capacity)
+		w->reply_capacity = l->reply_capacity;
+	if (l->state_size > w->state_size)
+		w->state_size = l->state_size;
+}
+
+/* A slot of geometry have serves a mailbox configured as want. */
+static bool
+fits(const struct shm_mailbox_layout *have,
+    const struct shm_mailbox_layout *want)
+{
+	return have->capacity >= want->capacity && have->cell >= want->cell &&
+	    have->reply_capacity >= want->reply_capacity &&
+	    have->state_size >= want->state_size &&
+	    have->overflow == want->overflow &&
+	    have->block_timeout_ms == want->block_timeout_ms;
+}
+
+static void
+configure(struct actord *ad, uint32_t idx, const char *path,
+    const struct mailbox_spec *ms)
+{
+	struct actor_policy pol;
+
+	if (shm_actor_set_path(ad->arena, idx, path) < 0)
+		log_warnx("%s: cannot name its mailbox", path);
+	pol.max_attempts = ms->max_attempts;
+	pol.on_down = (enum actor_on_down)ms->on_down;
+	pol.while_down = (enum actor_while_down)ms->while_down;
+	if (actor_configure(ad->arena, idx, &pol) < 0)
+		log_warnx("%s: cannot configure its mailbox", path);
+}
+
+/* actord's own mailbox: an actor that is up while actord runs. */
+static int
+self_setup(struct actord *ad, uint32_t idx, char *err, size_t errlen)
+{
+	struct mailbox_spec ms;
+
+	spec_mailbox_init(&ms);
+	configure(ad, idx, ASKS_SELF_PATH, &ms);
+	(void)actor_prepare_start(ad->arena, idx);
+	shm_actor_set_pid(ad->arena, idx, getpid());
+	shm_actor_set_state(ad->arena, idx, SHM_ACTOR_UP);
+	return asks_open(ad, idx, err, errlen);
+}
+
 /* Build the layout from the tree, create the arena, name its actors. */
 int
 mailboxes_setup(struct actord *ad, char *err, size_t errlen)
 {
-	struct shm_mailbox_layout *mb = NULL;
+	struct shm_mailbox_layout *mb = NULL, spare;
+	struct mailbox_spec defaults;
 	struct shm_layout l;
 	struct node *n;
-	uint32_t count = 0, i;
-	const struct mailbox_spec *ms;
+	uint32_t count = 0, total, i, nspare = ad->spec->spare_mailboxes;
 	int rc;
 
 	for (n = ad->all; n != NULL; n = n->next_all)
 		if (wants_mailbox(n))
 			count++;
-	if (count > 0 && (mb = calloc(count, sizeof(*mb))) == NULL) {
+	total = count + 1 + nspare;
+	if ((mb = calloc(total, sizeof(*mb))) == NULL ||
+	    (ad->spares = calloc(count + nspare + 1,
+	    sizeof(*ad->spares))) == NULL) {
+		free(mb);
 		snprintf(err, errlen, "arena layout: %s", strerror(errno));
 		return -1;
 	}
+	spec_mailbox_init(&defaults);
+	fill(&spare, &defaults);
 	/* ad->all is newest first: number in tree order, from the end. */
 	i = count;
 	for (n = ad->all; n != NULL; n = n->next_all) {
 		if (!wants_mailbox(n))
 			continue;
 		n->mbox = (int32_t)--i;
-		ms = &n->cs->mailbox;
-		mb[i].capacity = pow2_at_least(ms->capacity);
-		mb[i].cell = (ms->cell + 63) / 64 * 64;
-		if (mb[i].cell < SHM_CELL_MIN)
-			mb[i].cell = SHM_CELL_MIN;
-		mb[i].sys_capacity = SYS_LANE_CELLS;
-		/* Room for an answer to each ask a full mailbox can hold. */
-		mb[i].reply_capacity = pow2_at_least(ms->capacity >
-		    REPLY_LANE_CELLS ? ms->capacity : REPLY_LANE_CELLS);
-		mb[i].overflow = (enum shm_overflow)ms->overflow;
-		mb[i].block_timeout_ms = ms->block_timeout;
-		/* libactor's region: policies, watchers, two snapshots. */
-		mb[i].state_size = (uint32_t)actor_region_size(ms->state);
+		fill(&mb[i], &n->cs->mailbox);
+		widen(&spare, &mb[i]);
 	}
+	/* actord's: answers as large as any actor's cell. */
+	mb[count] = spare;
+	mb[count].capacity = SELF_CAPACITY;
+	mb[count].reply_capacity = SELF_REPLY_CELLS;
+	mb[count].overflow = SHM_OVERFLOW_REJECT;
+	mb[count].state_size = (uint32_t)actor_region_size(0);
+	for (i = 0; i < nspare; i++) {
+		mb[count + 1 + i] = spare;
+		ad->spares[i] = (int32_t)(count + nspare - i);
+	}
+	ad->nspares = nspare;
+	ad->spec_spares = count + nspare;	/* every slot may come back */
 	memset(&l, 0, sizeof(l));
-	l.nmailboxes = count;
+	l.nmailboxes = total;
 	l.mailboxes = mb;
-	l.nproducers = count * 4 + 64 > SHM_MAX_PRODUCERS ?
-	    SHM_MAX_PRODUCERS : count * 4 + 64;
+	l.nproducers = total * 4 + 64 > SHM_MAX_PRODUCERS ?
+	    SHM_MAX_PRODUCERS : total * 4 + 64;
 	l.dl_capacity = DEAD_LETTERS;
 	rc = shm_create(&l, "actord", &ad->arena, err, errlen);
 	free(mb);
 	if (rc < 0)
 		return -1;
 	ad->arena_fd = shm_fd(ad->arena);
-	for (n = ad->all; n != NULL; n = n->next_all) {
-		struct actor_policy pol;
-
-		if (n->mbox < 0)
-			continue;
-		if (shm_actor_set_path(ad->arena, (uint32_t)n->mbox, n->path) < 0)
-			log_warnx("%s: cannot name its mailbox", n->path);
-		pol.max_attempts = n->cs->mailbox.max_attempts;
-		pol.on_down = (enum actor_on_down)n->cs->mailbox.on_down;
-		pol.while_down = (enum actor_while_down)
-		    n->cs->mailbox.while_down;
-		if (actor_configure(ad->arena, (uint32_t)n->mbox, &pol) < 0)
-			log_warnx("%s: cannot configure its mailbox", n->path);
-	}
+	for (n = ad->all; n != NULL; n = n->next_all)
+		if (n->mbox >= 0)
+			configure(ad, (uint32_t)n->mbox, n->path,
+			    &n->cs->mailbox);
+	for (i = 0; i < nspare; i++)
+		configure(ad, count + 1 + i, "", &defaults);
 	timer_init(&ad->reap_timer, on_reap_retry, ad);
-	log_debug("arena: %u mailboxes, %zu bytes", count, shm_size(ad->arena));
+	if (self_setup(ad, count, err, errlen) == -1)
+		return -1;
+	log_debug("arena: %u mailboxes (%u spare), %zu bytes", total, nspare,
+	    shm_size(ad->arena));
 	return 0;
+}
+
+/* A spare whose geometry fits ms, or -1. */
+static int
+take_spare(struct actord *ad, const struct mailbox_spec *ms)
+{
+	struct shm_mailbox_layout want, have;
+	size_t i;
+	int32_t idx;
+
+	fill(&want, ms);
+	for (i = ad->nspares; i-- > 0; ) {
+		idx = ad->spares[i];
+		if (shm_mailbox_layout(ad->arena, (uint32_t)idx, &have) != 0 ||
+		    !fits(&have, &want))
+			continue;
+		ad->spares[i] = ad->spares[--ad->nspares];
+		return idx;
+	}
+	return -1;
+}
+
+/*
+ * A node created after the arena: a spare mailbox if it wants one.  -1
+ * with errno ENOSPC when none fits.
+ */
+int
+mailboxes_assign(struct node *n)
+{
+	struct actord *ad = n->ad;
+	int idx;
+
+	if (ad->arena == NULL || n->mbox >= 0 || !wants_mailbox(n))
+		return 0;
+	if ((idx = take_spare(ad, &n->cs->mailbox)) < 0) {
+		errno = ENOSPC;
+		return -1;
+	}
+	n->mbox = idx;
+	configure(ad, (uint32_t)idx, n->path, &n->cs->mailbox);
+	log_info("%s: spare mailbox %d", n->path, idx);
+	return 0;
+}
+
+/* What a removed node left queued: dead letters, never its successor's. */
+static int
+drop_cb(void *arg, enum shm_lane lane, const struct shm_msg *m,
+    const void *payload)
+{
+	struct node *n = arg;
+
+	shm_dl_put(n->ad->arena, (uint32_t)n->mbox, lane, SHM_DL_ACTOR_DOWN,
+	    m, payload);
+	return 0;
+}
+
+/*
+ * A node is freed (removed, stopped: no process of it runs): its mailbox
+ * goes back to the pool, unnamed, down, emptied, its incarnation bumped so
+ * references to it reach nobody.  Not while actord stops.
+ */
+void
+mailboxes_release(struct node *n)
+{
+	struct actord *ad = n->ad;
+	uint32_t idx = (uint32_t)n->mbox;
+
+	if (ad->arena == NULL || n->mbox < 0 || ad->spares == NULL ||
+	    ad->nspares >= ad->spec_spares || ad->shutting_down || ad->done)
+		goto out;
+	(void)shm_actor_set_path(ad->arena, idx, "");
+	(void)shm_actor_bump_incarnation(ad->arena, idx);
+	shm_actor_set_state(ad->arena, idx, SHM_ACTOR_DOWN);
+	shm_actor_set_pid(ad->arena, idx, 0);
+	(void)shm_consumer_recover(ad->arena, idx);
+	(void)shm_drain(ad->arena, idx, SHM_LANES_ALL, 0, drop_cb, n);
+	ad->spares[ad->nspares++] = n->mbox;
+	log_debug("%s: mailbox %d back to the spares", n->path, n->mbox);
+out:
+	n->mbox = -1;
+}
+
+/*
+ * Before a reload: a spare that fits for each of the new configuration's
+ * workers that want a mailbox and have none yet (given greedily, as they
+ * will be).  0, or -1 with the error.
+ */
+static void
+count_needed(struct actord *ad, const struct sup_spec *ss, const char *prefix,
+    bool *used, size_t *need, size_t *missing)
+{
+	const struct child_spec *cs;
+	struct shm_mailbox_layout want, have;
+	struct node *k;
+	char path[SPEC_PATH_MAX], ipath[SPEC_PATH_MAX + 16];
+	size_t i, s;
+	unsigned j;
+
+	for (i = 0; i < ss->nchildren; i++) {
+		cs = &ss->children[i];
+		snprintf(path, sizeof(path), "%s/%s", prefix, cs->name);
+		if (cs->kind == CHILD_SUPERVISOR) {
+			if (cs->sup != NULL)
+				count_needed(ad, cs->sup, path, used, need,
+				    missing);
+			continue;
+		}
+		if (!cs->has_mailbox && cs->ready != READY_ACTOR)
+			continue;
+		fill(&want, &cs->mailbox);
+		for (j = 0; j < (cs->instances > 0 ? cs->instances : 1); j++) {
+			if (cs->instances > 0)
+				snprintf(ipath, sizeof(ipath), "%s/%u", path, j);
+			else
+				snprintf(ipath, sizeof(ipath), "%s", path);
+			k = actord_find(ad, ipath);
+			if (k != NULL && k->mbox >= 0)
+				continue;
+			(*need)++;
+			for (s = 0; s < ad->nspares; s++)
+				if (!used[s] && shm_mailbox_layout(ad->arena,
+				    (uint32_t)ad->spares[s], &have) == 0 &&
+				    fits(&have, &want))
+					break;
+			if (s < ad->nspares)
+				used[s] = true;
+			else
+				(*missing)++;
+		}
+	}
+}
+
+int
+mailboxes_reload_check(struct actord *ad, const struct actord_spec *ns,
+    char *err, size_t errlen)
+{
+	size_t need = 0, missing = 0;
+	bool *used;
+
+	if (ad->arena == NULL)
+		return 0;
+	if (ns->spare_mailboxes != ad->spec->spare_mailboxes)
+		log_warnx("spare_mailboxes is read at start only: still %zu "
+		    "free", ad->nspares);
+	if ((used = calloc(ad->nspares + 1, sizeof(*used))) == NULL) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		return -1;
+	}
+	count_needed(ad, &ns->root, "", used, &need, &missing);
+	free(used);
+	if (missing == 0)
+		return 0;
+	snprintf(err, errlen, "no spare mailbox: %zu new worker%s with a "
+	    "mailbox, %zu without a spare that fits (size or overflow "
+	    "policy): raise spare_mailboxes", need, need == 1 ? "" : "s",
+	    missing);
+	return -1;
 }
 
 void
 mailboxes_close(struct actord *ad)
 {
+	asks_close(ad);
+	free(ad->spares);
+	ad->spares = NULL;
+	ad->nspares = 0;
 	if (ad->arena == NULL)
 		return;
 	timer_cancel(&ad->loop, &ad->reap_timer);
@@ -137,12 +399,8 @@ mailboxes_prespawn(struct node *n)
 
 	if (a == NULL)
 		return;
-	if (n->mbox < 0) {
-		if (wants_mailbox(n) && n->incarnation == 1)
-			log_warnx("%s: added after the arena was sized: no "
-			    "mailbox", n->path);
+	if (n->mbox < 0)
 		return;
-	}
 	n->incarnation = actor_prepare_start(a, (uint32_t)n->mbox);
 }
 

@@ -225,6 +225,9 @@ actord_reload(struct actord *ad, struct actord_spec *newspec, char *err,
 		    ad->root->op == OP_BOOT ? "starting" : "busy");
 		return EBUSY;
 	}
+	/* The arena is sealed: new mailboxes come from the spares. */
+	if (mailboxes_reload_check(ad, newspec, err, errlen) == -1)
+		return ENOSPC;
 	r = reallocarray(ad->retired, ad->nretired + 1, sizeof(*r));
 	if (r == NULL) {
 		snprintf(err, errlen, "%s", strerror(errno));

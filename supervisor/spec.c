@@ -69,6 +69,7 @@ spec_new(void)
 		return NULL;
 	}
 	spec->shutdown_timeout = DEFAULT_SHUTDOWN_TIMEOUT;
+	spec->spare_mailboxes = DEFAULT_SPARE_MAILBOXES;
 	log_init_spec(&spec->log);
 	spec_sup_init(&spec->root);
 	return spec;
@@ -101,6 +102,21 @@ spec_sup_init(struct sup_spec *sup)
 	sup->min_uptime = DEFAULT_MIN_UPTIME;
 }
 
+/* A mailbox with every default of actord.conf(5). */
+void
+spec_mailbox_init(struct mailbox_spec *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->capacity = DEFAULT_MAILBOX_CAPACITY;
+	m->cell = DEFAULT_MAILBOX_CELL;
+	m->overflow = DEFAULT_MAILBOX_OVERFLOW;
+	m->block_timeout = DEFAULT_BLOCK_TIMEOUT;
+	m->max_attempts = DEFAULT_MAX_ATTEMPTS;
+	m->on_down = DEFAULT_ON_DOWN;
+	m->while_down = DEFAULT_WHILE_DOWN;
+	m->state = DEFAULT_MAILBOX_STATE;
+}
+
 void
 spec_child_init(struct child_spec *c)
 {
@@ -112,14 +128,7 @@ spec_child_init(struct child_spec *c)
 	c->ready = DEFAULT_READY;
 	c->umask = -1;
 	/* Filled in even without a mailbox key, so ready = actor finds them. */
-	c->mailbox.capacity = DEFAULT_MAILBOX_CAPACITY;
-	c->mailbox.cell = DEFAULT_MAILBOX_CELL;
-	c->mailbox.overflow = DEFAULT_MAILBOX_OVERFLOW;
-	c->mailbox.block_timeout = DEFAULT_BLOCK_TIMEOUT;
-	c->mailbox.max_attempts = DEFAULT_MAX_ATTEMPTS;
-	c->mailbox.on_down = DEFAULT_ON_DOWN;
-	c->mailbox.while_down = DEFAULT_WHILE_DOWN;
-	c->mailbox.state = DEFAULT_MAILBOX_STATE;
+	spec_mailbox_init(&c->mailbox);
 	log_init_spec(&c->log);
 }
 

@@ -147,6 +147,7 @@ struct actord_spec {
 	char		*control_group;	/* NULL: socket is 0600 */
 	char		*metrics_listen;/* NULL: off */
 	uint32_t	 shutdown_timeout;	/* ms for the whole tree */
+	uint32_t	 spare_mailboxes;	/* arena slots for late children */
 	struct log_spec	 log;
 	struct sup_spec	 root;
 };

@@ -59,12 +59,15 @@ node_new_child(struct node *parent, const struct child_spec *cs,
 	struct node *n, *k;
 	char iname[16];
 	unsigned i;
+	int saved;
 
 	if ((n = node_alloc(parent->ad, parent, name)) == NULL)
 		return NULL;
 	n->cs = cs;
 	if (parent->kind == NODE_GROUP) {
 		n->kind = NODE_WORKER;	/* an instance */
+		if (mailboxes_assign(n) == -1)
+			goto fail;	/* ENOSPC: no spare mailbox fits */
 	} else if (cs->kind == CHILD_SUPERVISOR) {
 		n->kind = NODE_SUP;
 		n->ss = cs->sup;
@@ -83,11 +86,16 @@ node_new_child(struct node *parent, const struct child_spec *cs,
 			    node_insert(n, k, n->nkids) == -1)
 				goto fail;
 		}
-	} else
+	} else {
 		n->kind = NODE_WORKER;
+		if (mailboxes_assign(n) == -1)
+			goto fail;
+	}
 	return n;
 fail:
+	saved = errno;
 	node_free(n);
+	errno = saved;
 	return NULL;
 }
 
@@ -198,6 +206,7 @@ node_free(struct node *n)
 		n->exec_fd = -1;
 	}
 	ready_release(n);
+	mailboxes_release(n);
 	output_node_gone(n);
 	node_api_done(n, ECANCELED, "node removed");
 	all_remove(n);

@@ -337,6 +337,12 @@ static const struct bad bad_configs[] = {
 	  "got \"actord.pid\"" },
 	{ "control_group = \"\";\n",
 	  "t.conf:1: control_group: expected a non-empty string, got \"\"" },
+	{ "spare_mailboxes = 5000;\n",
+	  "t.conf:1: spare_mailboxes: expected an integer from 0 to 4096, "
+	  "got 5000" },
+	{ "spare_mailboxes = -1;\n",
+	  "t.conf:1: spare_mailboxes: expected an integer from 0 to 4096, "
+	  "got -1" },
 	{ "shutdown_timeout = \"10s\";\n",
 	  "t.conf:1: shutdown_timeout: expected an integer from 0 to 86400000, "
 	  "got \"10s\"" },
@@ -431,6 +437,8 @@ START_TEST(defaults)
 	ck_assert_ptr_null(spec->control_group);
 	ck_assert_ptr_null(spec->metrics_listen);
 	ck_assert_uint_eq(spec->shutdown_timeout, DEFAULT_SHUTDOWN_TIMEOUT);
+	ck_assert_uint_eq(spec->spare_mailboxes, DEFAULT_SPARE_MAILBOXES);
+	ck_assert_uint_eq(spec->spare_mailboxes, 16);
 	ck_assert_ptr_null(spec->log.path);
 	ck_assert_uint_eq(spec->log.max_size, DEFAULT_LOG_MAX_SIZE);
 	ck_assert_uint_eq(spec->log.keep, DEFAULT_LOG_KEEP);
@@ -634,6 +642,24 @@ START_TEST(shutdown_limits_and_big_numbers)
 	    "    limits = { nproc = 10; memlock = 65536; data = 1; core = 0; }; }\n"
 	    ");\n};\n");
 	ck_assert_uint_eq(spec->log.max_size, 5000000000ULL);
+	ck_assert_uint_eq(spec->spare_mailboxes, DEFAULT_SPARE_MAILBOXES);
+	spec_free(spec);
+	spec = parse_ok("spare_mailboxes = 0;\n");
+	ck_assert_uint_eq(spec->spare_mailboxes, 0);
+	spec_free(spec);
+	spec = parse_ok("spare_mailboxes = 4096;\n");
+	ck_assert_uint_eq(spec->spare_mailboxes, 4096);
+	spec_free(spec);
+	spec = parse_ok(
+	    "log = { path = \"/tmp/big.log\"; max_size = 5000000000; };\n"
+	    "supervisor = { children = (\n"
+	    "  { name = \"a\"; exec = [\"/bin/true\"]; shutdown = \"brutal_kill\";\n"
+	    "    limits = { as = 5000000000; nofile = \"infinity\"; cpu = 0x10;\n"
+	    "               fsize = 0xFFFFFFFF; stack = 8388608L; }; },\n"
+	    "  { name = \"b\"; exec = [\"/bin/true\"]; shutdown = \"infinity\"; },\n"
+	    "  { name = \"c\"; exec = [\"/bin/true\"]; shutdown = 0;\n"
+	    "    limits = { nproc = 10; memlock = 65536; data = 1; core = 0; }; }\n"
+	    ");\n};\n");
 	c = &spec->root.children[0];
 	ck_assert_int_eq(c->shutdown, SHUTDOWN_BRUTAL_KILL);
 	ck_assert_uint_eq(c->nlimits, 5);
@@ -1236,8 +1262,18 @@ check_programs(const struct sup_spec *sup)
 			check_programs(sup->children[i].sup);
 			continue;
 		}
-		ck_assert_msg(access(sup->children[i].argv[0], X_OK) == 0,
-		    "%s: %s", sup->children[i].argv[0], strerror(errno));
+		const char *prog = sup->children[i].argv[0];
+		char built[512];
+
+		/* build/examples/...: what make built, in this BUILD dir. */
+		if (strncmp(prog, "build/", 6) == 0 && getenv("ACTORD_BUILD")
+		    != NULL) {
+			snprintf(built, sizeof(built), "%s/%s",
+			    getenv("ACTORD_BUILD"), prog + 6);
+			prog = built;
+		}
+		ck_assert_msg(access(prog, X_OK) == 0, "%s: %s", prog,
+		    strerror(errno));
 	}
 }
 
@@ -1253,7 +1289,7 @@ START_TEST(demo_conf)
 	spec = config_load(path, err, sizeof(err));
 	ck_assert_msg(spec != NULL, "%s", err);
 	ck_assert_str_eq(spec->runtime_dir, spec_default_runtime_dir());
-	ck_assert_uint_eq(spec->root.nchildren, 4);
+	ck_assert_uint_eq(spec->root.nchildren, 5);
 	ck_assert_str_eq(spec->root.children[0].name, "web");
 	c = &spec->root.children[1];
 	ck_assert_str_eq(c->name, "pair");
@@ -1264,6 +1300,10 @@ START_TEST(demo_conf)
 	ck_assert_str_eq(c->name, "fragile");
 	ck_assert_int_eq(c->kind, CHILD_SUPERVISOR);
 	ck_assert_uint_lt(c->sup->intensity, spec->root.intensity);
+	c = &spec->root.children[4];
+	ck_assert_str_eq(c->name, "counter");
+	ck_assert_uint_eq(c->instances, 2);
+	ck_assert_int_eq(c->ready, READY_ACTOR);
 	check_programs(&spec->root);
 	spec_free(spec);
 }

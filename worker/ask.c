@@ -280,8 +280,9 @@ stash(struct actor *a, const struct shm_msg *m)
 /*
  * The next ask that completed, in any order: 0 with its answer, the error
  * it failed with (ACTOR_ETIMEDOUT after its own deadline), and *corr says
- * which; ACTOR_EEMPTY with no ask in flight; ACTOR_EAGAIN if timeout_ns
- * passed first.  The answer's data is good until the next call.
+ * which; ACTOR_EEMPTY with no ask in flight (answers left on the reply
+ * lane are then dropped as late, so an event loop's doorbell can sleep);
+ * ACTOR_EAGAIN if timeout_ns passed first.  The answer's data is good until the next call.
  */
 int
 actor_ask_next(struct actor *a, struct actor_msg *reply, int64_t timeout_ns,
@@ -300,8 +301,12 @@ actor_ask_next(struct actor *a, struct actor_msg *reply, int64_t timeout_ns,
 	deadline = timeout_ns < 0 ? INT64_MAX :
 	    (int64_t)shm_now_ns() + timeout_ns;
 	for (;;) {
-		if (a->npend == 0)
+		if (a->npend == 0) {
+			/* Answers nobody waits for: dropped and counted. */
+			while (take_reply(a, &m) == 0)
+				atomic_fetch_add(&a->hdr->late_replies, 1);
 			return ACTOR_EEMPTY;
+		}
 		for (i = 0; a->ndone > 0 && i < a->pend_cap; i++) {
 			p = &a->pend[i];
 			if (p->corr == 0 || !p->done)

@@ -1,0 +1,80 @@
+/*
+ * actor_echo.c: a libactor worker for the messaging tests (ready =
+ * "actor").  Each tag does one thing:
+ *
+ *	1  ask: answer with the payload
+ *	2  never answer (the asker times out)
+ *	3  exit 1 while handling it (the actor crashes with it in hand)
+ *	4  tell: append "PATH got PAYLOAD" to $TW_DIR/seen
+ *	5  ask: answer with the payload after 400 ms (too late for a short ask)
+ *
+ * Anything else is ignored.
+ */
+#include <err.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "worker/actor.h"
+
+static int	handle(struct actor *, const struct actor_msg *, void *);
+static void	seen(struct actor *, const struct actor_msg *);
+
+static void
+seen(struct actor *a, const struct actor_msg *m)
+{
+	const char *dir = getenv("TW_DIR");
+	char path[512], line[512];
+	int fd, n;
+
+	if (dir == NULL)
+		return;
+	snprintf(path, sizeof(path), "%s/seen", dir);
+	n = snprintf(line, sizeof(line), "%s got %.*s\n", actor_name(a),
+	    (int)(m->len < 200 ? m->len : 200), (const char *)m->data);
+	if ((fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+	    0644)) == -1)
+		return;
+	(void)write(fd, line, (size_t)n);
+	close(fd);
+}
+
+static int
+handle(struct actor *a, const struct actor_msg *m, void *arg)
+{
+	(void)arg;
+	switch (m->tag) {
+	case 1:
+		(void)actor_reply(a, 1, m->data, m->len);
+		break;
+	case 3:
+		_exit(1);
+	case 4:
+		seen(a, m);
+		break;
+	case 5:
+		usleep(400 * 1000);
+		(void)actor_reply(a, 5, m->data, m->len);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+int
+main(void)
+{
+	struct actor *a;
+	char err[ACTOR_ERRBUF];
+
+	if (actor_attach(&a, err, sizeof(err)) < 0)
+		errx(1, "%s", err);
+	if (actor_ready(a) < 0)
+		errx(1, "cannot say ready");
+	(void)actor_run(a, handle, NULL, NULL);
+	actor_close(a);
+	return 0;
+}
