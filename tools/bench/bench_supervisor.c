@@ -67,8 +67,9 @@ struct bench {
 /* One other manager's figures; -1 when not measured. */
 struct other {
 	bool		 installed;
-	int		 rounds, srounds;
+	int		 rounds, srounds, nrounds, nsrounds;
 	double		 lat50, lat99, slat50, slat99, fail, fail_cpu;
+	double		 nlat[2], nslat[2];	/* s6 with notification-fd */
 	double		 start100, pss100, idle_ctx, idle_s;
 };
 
@@ -455,8 +456,8 @@ svc_name(int i, char *buf, size_t len)
  * Bounded by budget_s; the number of rounds, or -1.
  */
 static int
-other_latency(struct bench *b, enum mgr_kind k, int settle_ms, int budget_s,
-    double *p50, double *p99)
+other_latency(struct bench *b, enum mgr_kind k, enum mgr_svc how,
+    int settle_ms, int budget_s, double *p50, double *p99)
 {
 	uint64_t lat[ROUNDS], t0, end, budget;
 	struct mgr m;
@@ -464,7 +465,7 @@ other_latency(struct bench *b, enum mgr_kind k, int settle_ms, int budget_s,
 	int i;
 
 	*p50 = *p99 = -1;
-	if (mgr_start(&m, k, b->tworker, 1, MGR_SVC_RUN, svc_name) == -1 ||
+	if (mgr_start(&m, k, b->tworker, 1, how, svc_name) == -1 ||
 	    mgr_wait_workers(&m, 1, 5000) < 0) {
 		mgr_stop(&m);
 		return -1;
@@ -568,8 +569,10 @@ bench_others(struct bench *b)
 {
 	struct other o[MGR_NKINDS];
 	const char *who;
+	uint64_t t_others;
 	int k, left;
 
+	t_others = now_us();
 	memset(o, 0, sizeof(o));
 	for (k = 0; k < MGR_NKINDS; k++) {
 		who = mgr_info[k].name;
@@ -582,10 +585,20 @@ bench_others(struct bench *b)
 			    o[k].start100 = o[k].pss100 = o[k].idle_ctx =
 			    o[k].idle_s = -1;
 		} else {
-			o[k].rounds = other_latency(b, (enum mgr_kind)k, 0,
-			    4, &o[k].lat50, &o[k].lat99);
+			o[k].rounds = other_latency(b, (enum mgr_kind)k,
+			    MGR_SVC_RUN, 0, 3, &o[k].lat50, &o[k].lat99);
 			o[k].srounds = other_latency(b, (enum mgr_kind)k,
-			    1100, 6, &o[k].slat50, &o[k].slat99);
+			    MGR_SVC_RUN, 1100, 5, &o[k].slat50,
+			    &o[k].slat99);
+			o[k].nlat[0] = o[k].nslat[0] = -1;
+			if (k == MGR_S6) {
+				o[k].nrounds = other_latency(b, MGR_S6,
+				    MGR_SVC_NOTIFY, 0, 2, &o[k].nlat[0],
+				    &o[k].nlat[1]);
+				o[k].nsrounds = other_latency(b, MGR_S6,
+				    MGR_SVC_NOTIFY, 1100, 4, &o[k].nslat[0],
+				    &o[k].nslat[1]);
+			}
 			other_failing(b, (enum mgr_kind)k, &o[k]);
 			other_scale(b, (enum mgr_kind)k, &o[k]);
 		}
@@ -601,6 +614,12 @@ bench_others(struct bench *b)
 		    o[k].srounds : -1);
 		jemit(b, who, "restart_settled_p50_vs_actord_exec",
 		    o[k].slat50 < 0 ? -1 : o[k].slat50 / b->a.exec50);
+		if (k == MGR_S6) {
+			jemit(b, who, "notify_restart_p50_ms", o[k].installed ?
+			    o[k].nlat[0] : -1);
+			jemit(b, who, "notify_restart_settled_p50_ms",
+			    o[k].installed ? o[k].nslat[0] : -1);
+		}
 		jemit(b, who, "failing_restarts", o[k].fail);
 		jemit(b, who, "failing_cpu_s", o[k].fail_cpu);
 		jemit(b, who, "start_100_ms", o[k].start100);
@@ -647,10 +666,23 @@ bench_others(struct bench *b)
 		print_val(o[k].slat99, " %10.3f");
 		print_ratio(o[k].slat50, b->a.exec50);
 		printf("\n");
+		if (k != MGR_S6)
+			continue;
+		printf("  %-26s %6d", "s6 notification-fd", o[k].nrounds);
+		print_val(o[k].nlat[0], " %10.3f");
+		print_val(o[k].nlat[0] < 0 ? -1 : o[k].nlat[1], " %10.3f");
+		print_ratio(o[k].nlat[0], b->a.exec50);
+		printf("\n  %-26s %6d", "  killed after 1.1 s up",
+		    o[k].nsrounds);
+		print_val(o[k].nslat[0], " %10.3f");
+		print_val(o[k].nslat[0] < 0 ? -1 : o[k].nslat[1], " %10.3f");
+		print_ratio(o[k].nslat[0], b->a.exec50);
+		printf("\n");
 	}
 	printf("  (others: killed as soon as up, then after 1.1 s up; "
-	    "supervisord with\n   startsecs=0; rounds bounded to 4 s and "
-	    "6 s)\n");
+	    "supervisord with\n   startsecs=0; rounds bounded to 3 s and "
+	    "5 s; s6 notification-fd: the worker\n   is started by a shell "
+	    "and says it is ready, 2 s and 4 s)\n");
 
 	printf("\nside by side: an always-failing worker for 3 s\n");
 	printf("  %-26s %10s %14s\n", "", "restarts", "manager CPU s");
@@ -698,6 +730,8 @@ bench_others(struct bench *b)
 	    "ticks, 0.01 s)\n");
 	printf("leftover processes of the other managers: %d%s\n", left,
 	    left == 0 ? " (none)" : " (killed)");
+	printf("(the other managers took %.1f s of this benchmark)\n",
+	    (double)(now_us() - t_others) / 1e6);
 }
 
 int

@@ -47,7 +47,9 @@ enum mgr_kind { MGR_S6, MGR_RUNIT, MGR_SUPERVISORD, MGR_NKINDS };
 /* How a service runs its worker. */
 enum mgr_svc {
 	MGR_SVC_RUN,		/* worker "run", exec'd directly */
-	MGR_SVC_FAIL		/* a start counted in DIR/starts, then exit 1 */
+	MGR_SVC_FAIL,		/* a start counted in DIR/starts, then exit 1 */
+	MGR_SVC_NOTIFY		/* s6 only: "run", ready through
+				   notification-fd 3 (a shell sets it up) */
 };
 
 struct mgr {
@@ -156,9 +158,17 @@ mgr_add_service(struct mgr *m, FILE *conf, const char *name,
 		    how == MGR_SVC_RUN ? "startsecs=0\n" : "");
 		return 0;
 	}
+	if (how == MGR_SVC_NOTIFY) {
+		snprintf(path, sizeof(path), "%s/notification-fd", dir);
+		if (mgr_write(path, 0644, "3\n") == -1)
+			return -1;
+	}
 	snprintf(path, sizeof(path), "%s/run", dir);
 	if (how == MGR_SVC_RUN)		/* no shell: the kernel execs it */
 		snprintf(text, sizeof(text), "#!%s run\n", m->worker);
+	else if (how == MGR_SVC_NOTIFY)
+		snprintf(text, sizeof(text), "#!/bin/sh\nACTORD_NOTIFY_FD=3\n"
+		    "export ACTORD_NOTIFY_FD\nexec %s fd 0\n", m->worker);
 	else
 		snprintf(text, sizeof(text), "#!/bin/sh\necho >>%s/starts\n"
 		    "exec %s exit 1\n", m->dir, m->worker);
