@@ -327,7 +327,7 @@ restarts(struct mgr *m, char *const rsv[], int settle_ms, int budget_s,
 	budget = now_us() + (uint64_t)budget_s * 1000000;
 	usleep((useconds_t)settle_ms * 1000);
 	for (n = 0; n < RESTARTS && now_us() < budget; ) {
-		if ((old = mgr_worker(m, "target")) == 0)
+		if ((old = mgr_worker(m, "target")) <= 0)
 			break;
 		t = now_us();
 		if (run_tool(rsv) != 0)
@@ -365,6 +365,7 @@ other(struct bench *b, enum mgr_kind k, struct other *o)
 	struct mgr m;
 	size_t n;
 
+	memset(&m, 0, sizeof(m));	/* mgr_stop is safe before the start */
 	o->st50 = o->st99 = -1;
 	o->now[0] = o->now[1] = o->now[2] = -1;
 	o->settled[0] = o->settled[1] = o->settled[2] = -1;

@@ -473,7 +473,8 @@ other_latency(struct bench *b, enum mgr_kind k, enum mgr_svc how,
 	budget = now_us() + (uint64_t)budget_s * 1000000;
 	usleep((useconds_t)settle_ms * 1000);
 	for (i = 0; i < ROUNDS && now_us() < budget; i++) {
-		old = mgr_worker(&m, "w0");
+		if ((old = mgr_worker(&m, "w0")) <= 0)
+			break;		/* never kill(0): our own group */
 		t0 = now_us();
 		end = t0 + 5000000;
 		kill(old, SIGKILL);

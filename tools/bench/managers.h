@@ -192,7 +192,9 @@ mgr_start(struct mgr *m, enum mgr_kind k, const char *worker, int n,
 	m->kind = k;
 	m->nsvc = n;
 	snprintf(m->worker, sizeof(m->worker), "%s", worker);
-	snprintf(m->dir, sizeof(m->dir), "/tmp/bench-mgr-XXXXXX");
+	/* The bench's pid in the name: its leftovers, nobody else's. */
+	snprintf(m->dir, sizeof(m->dir), "/tmp/bench-mgr-%d-XXXXXX",
+	    (int)getpid());
 	if (mkdtemp(m->dir) == NULL)
 		return -1;
 	snprintf(path, sizeof(path), "%s/sv", m->dir);
@@ -472,8 +474,13 @@ mgr_stop(struct mgr *m)
 	uint64_t end;
 	int i, n = 0, prev = -1, rounds;
 
-	if (m->pid <= 0)
+	if (m->pid <= 0) {		/* never started: only its files */
+		if (strncmp(m->dir, "/tmp/bench-mgr-", 15) == 0) {
+			snprintf(cmd, sizeof(cmd), "rm -rf '%s'", m->dir);
+			(void)!system(cmd);
+		}
 		return 0;
+	}
 	kill(m->pid, SIGSTOP);
 	for (rounds = 0; rounds < 50 && n != prev; rounds++) {
 		prev = n;
@@ -502,16 +509,16 @@ mgr_stop(struct mgr *m)
 }
 
 /*
- * Processes left from any bench's manager instance: a manager program
- * or the worker whose cwd or command line names /tmp/bench-mgr-.  Each
- * is printed and killed by pid; how many there were.
+ * Processes left from this bench's manager instances: a manager program
+ * or the worker whose cwd or command line names /tmp/bench-mgr-PID-
+ * (PID: this bench's).  Each is printed and killed by pid; how many.
  */
 MGR_FN int
 mgr_leftovers(const char *worker)
 {
 	static const char *const names[] = { "s6-svscan", "s6-supervise",
 	    "runsvdir", "runsv", "supervisord" };
-	char path[300], comm[64], buf[1024], cwd[1024];
+	char path[300], comm[64], buf[1024], cwd[1024], mine[64];
 	struct dirent *e;
 	size_t i;
 	ssize_t r;
@@ -519,6 +526,7 @@ mgr_leftovers(const char *worker)
 	DIR *d;
 	int n = 0, fd, hit;
 
+	snprintf(mine, sizeof(mine), "/tmp/bench-mgr-%d-", (int)getpid());
 	if ((d = opendir("/proc")) == NULL)
 		return 0;
 	while ((e = readdir(d)) != NULL) {
@@ -548,8 +556,7 @@ mgr_leftovers(const char *worker)
 		snprintf(path, sizeof(path), "/proc/%s/cwd", e->d_name);
 		r = readlink(path, cwd, sizeof(cwd) - 1);
 		cwd[r > 0 ? r : 0] = '\0';
-		if (strstr(buf, "/tmp/bench-mgr-") == NULL &&
-		    strstr(cwd, "/tmp/bench-mgr-") == NULL)
+		if (strstr(buf, mine) == NULL && strstr(cwd, mine) == NULL)
 			continue;
 		printf("  LEFTOVER pid %s %s (%s): killed\n", e->d_name, comm,
 		    buf);
