@@ -157,6 +157,7 @@ lint-man:
 
 # --- benchmarks -----------------------------------------------------------------
 bench: all $(BENCHES) $(PROGS)
+	tools/install-deps --bench
 	BUILD=$(BUILD) tools/bench/run $(BENCHES)
 
 # --- fuzzing (clang + libFuzzer) ------------------------------------------------
