@@ -21,6 +21,7 @@
 
 #include "shm/shm.h"
 #include "tests/check_actor_util.h"
+#include "tests/lib/tcheck.h"
 #include "tests/lib/tsup.h"
 #include "worker/actor.h"
 
@@ -923,11 +924,5 @@ actor_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(actor_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return tcheck_run(actor_suite());
 }

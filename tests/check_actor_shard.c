@@ -17,6 +17,7 @@
 
 #include "shm/shm.h"
 #include "tests/check_actor_util.h"
+#include "tests/lib/tcheck.h"
 #include "tests/lib/tsup.h"
 #include "worker/actor.h"
 
@@ -309,11 +310,5 @@ shard_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(shard_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return tcheck_run(shard_suite());
 }

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 #include "shm/shm.h"
+#include "tests/lib/tcheck.h"
 #include "worker/actor.h"
 #include "worker/actor_impl.h"
 
@@ -350,11 +351,5 @@ unit_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(unit_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return tcheck_run(unit_suite());
 }
