@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "tests/lib/ctltest.h"
+#include "tools/json.h"
 
 #define IO_TIMEOUT	20000	/* ms: generous, a noisy machine */
 
@@ -439,4 +440,41 @@ ctltest_top_end(struct ctltest_top *t, int ms)
 	close(t->master);
 	close(t->slave);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Fail the test unless o exited with status and, if in_err, said it. */
+void
+ctltest_expect(const struct ctltest_out *o, int status, const char *in_err)
+{
+	ck_assert_msg(o->status == status, "exit %d, expected %d; stderr: %s",
+	    o->status, status, o->err);
+	if (in_err != NULL)
+		ck_assert_msg(strstr(o->err, in_err) != NULL,
+		    "stderr lacks \"%s\": %s", in_err, o->err);
+}
+
+/* The standard output of o, parsed (json_free it); fails if not JSON. */
+struct json *
+ctltest_json(const struct ctltest_out *o)
+{
+	struct json	*v;
+	char		 err[128];
+
+	v = json_parse(o->out, o->outlen, err, sizeof(err));
+	ck_assert_msg(v != NULL, "bad JSON (%s): %s", err, o->out);
+	return v;
+}
+
+/* actorctl status --json against s, parsed; json_free it. */
+struct json *
+ctltest_status(const struct ctltest_server *s)
+{
+	struct ctltest_out	 o;
+	struct json		*v;
+
+	ctltest_actorctl(s, NULL, &o, "status", "--json", (char *)NULL);
+	ck_assert_msg(o.status == 0, "status: %d %s", o.status, o.err);
+	v = ctltest_json(&o);
+	ctltest_out_free(&o);
+	return v;
 }
