@@ -35,7 +35,7 @@
 #include "tools/json.h"
 
 #define WAIT		10000	/* ms for anything to happen */
-#define NOBODY		65534
+#define NOBODY		CTLTEST_NOBODY
 #define RUN(o, ...)	ctltest_actorctl(&srv, NULL, o, __VA_ARGS__, (char *)NULL)
 
 /* One actord per test, built in the fixture (each test is forked). */
@@ -839,48 +839,6 @@ END_TEST
 
 /* --- permissions ------------------------------------------------------------------- */
 
-/* As nobody: 0 refused by actord, 1 answered, 2 EACCES at connect, 3 else. */
-static int
-as_nobody(gid_t gid)
-{
-	struct ctl_request q;
-	struct ctl_response r;
-	struct ctl_buf b;
-	int fd;
-
-	if (setgroups(0, NULL) == -1 || setresgid(gid, gid, gid) == -1 ||
-	    setresuid(NOBODY, NOBODY, NOBODY) == -1)
-		return 3;
-	if ((fd = ctltest_connect(srv.sock)) == -1)
-		return errno == EACCES ? 2 : 3;
-	memset(&q, 0, sizeof(q));
-	q.cmd = CTL_CMD_STATUS;
-	ctl_buf_init(&b, CTL_MAX_REQUEST);
-	ctl_request_encode(&b, &q);
-	if (ctltest_exchange(fd, b.data, b.len, &r) == -1)
-		return 3;
-	if (r.status == CTL_E_PERM)
-		return 0;
-	return r.status == CTL_OK ? 1 : 3;
-}
-
-static int
-run_as_nobody(gid_t gid, pid_t *pidp)
-{
-	pid_t pid;
-	int st;
-
-	pid = fork();
-	ck_assert_int_ne(pid, -1);
-	if (pid == 0)
-		_exit(as_nobody(gid));
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	ck_assert(WIFEXITED(st));
-	if (pidp != NULL)
-		*pidp = pid;
-	return WEXITSTATUS(st);
-}
-
 START_TEST(other_uid_refused)
 {
 	struct ctltest_out o;
@@ -895,12 +853,12 @@ START_TEST(other_uid_refused)
 	ck_assert_uint_eq(st.st_mode & 07777, 0700);
 	ck_assert_int_eq(stat(srv.sock, &st), 0);
 	ck_assert_uint_eq(st.st_mode & 0777, 0600);
-	ck_assert_int_eq(run_as_nobody(NOBODY, NULL), 2);
+	ck_assert_int_eq(ctltest_as_nobody(srv.sock, NOBODY, NULL, NULL), 2);
 	/* Modes opened by hand: SO_PEERCRED still refuses, and logs it. */
 	ck_assert_int_eq(chmod(d.dir, 0711), 0);
 	ck_assert_int_eq(chmod(dir, 0711), 0);
 	ck_assert_int_eq(chmod(srv.sock, 0666), 0);
-	ck_assert_int_eq(run_as_nobody(NOBODY, &pid), 0);
+	ck_assert_int_eq(ctltest_as_nobody(srv.sock, NOBODY, NULL, &pid), 0);
 	snprintf(want, sizeof(want), "refused uid %d pid %d", NOBODY,
 	    (int)pid);
 	ck_assert_msg(ts_daemon_log_has(&d, want, WAIT), "%s",
@@ -929,9 +887,10 @@ START_TEST(control_group_allowed)
 	ck_assert_uint_eq(st.st_gid, gr->gr_gid);
 	/* /tmp/ts-actord-X is 0700: let nobody walk to the socket. */
 	ck_assert_int_eq(chmod(d.dir, 0711), 0);
-	ck_assert_int_eq(run_as_nobody(gr->gr_gid, NULL), 1);
+	ck_assert_int_eq(ctltest_as_nobody(srv.sock, gr->gr_gid, NULL, NULL),
+	    1);
 	/* Outside the group (gid 1), nobody cannot reach it. */
-	ck_assert_int_eq(run_as_nobody(1, NULL), 2);
+	ck_assert_int_eq(ctltest_as_nobody(srv.sock, 1, NULL, NULL), 2);
 }
 END_TEST
 

@@ -12,6 +12,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <pty.h>
 #include <signal.h>
@@ -477,4 +478,56 @@ ctltest_status(const struct ctltest_server *s)
 	v = ctltest_json(&o);
 	ctltest_out_free(&o);
 	return v;
+}
+
+/*
+ * In a child running as nobody: connect and ask for status.  Exit 0 if
+ * refused (CTL_E_PERM, with the error text refusal unless it is NULL), 1
+ * if answered, 2 if connect failed with EACCES, 3 otherwise.
+ */
+static int
+as_nobody(const char *sock, gid_t gid, const char *refusal)
+{
+	struct ctl_request	 q;
+	struct ctl_response	 r;
+	struct ctl_buf		 b;
+	int			 fd;
+
+	if (setgroups(0, NULL) == -1 || setresgid(gid, gid, gid) == -1 ||
+	    setresuid(CTLTEST_NOBODY, CTLTEST_NOBODY, CTLTEST_NOBODY) == -1)
+		return 3;
+	if ((fd = ctltest_connect(sock)) == -1)
+		return errno == EACCES ? 2 : 3;
+	memset(&q, 0, sizeof(q));
+	q.cmd = CTL_CMD_STATUS;
+	ctl_buf_init(&b, CTL_MAX_REQUEST);
+	ctl_request_encode(&b, &q);
+	if (ctltest_exchange(fd, b.data, b.len, &r) == -1)
+		return 3;
+	if (r.status == CTL_E_PERM &&
+	    (refusal == NULL || strcmp(r.error, refusal) == 0))
+		return 0;
+	return r.status == CTL_OK ? 1 : 3;
+}
+
+/*
+ * Status on sock from a forked child as nobody in group gid: what
+ * as_nobody says; the child's pid in *pidp if not NULL.
+ */
+int
+ctltest_as_nobody(const char *sock, gid_t gid, const char *refusal,
+    pid_t *pidp)
+{
+	pid_t	 pid;
+	int	 st;
+
+	pid = fork();
+	ck_assert_int_ne(pid, -1);
+	if (pid == 0)
+		_exit(as_nobody(sock, gid, refusal));
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st));
+	if (pidp != NULL)
+		*pidp = pid;
+	return WEXITSTATUS(st);
 }

@@ -19,6 +19,8 @@
 
 struct json;
 
+#define CTLTEST_NOBODY	65534	/* the uid ctltest_as_nobody runs as */
+
 struct ctltest_server {
 	pid_t	 pid;
 	char	 dir[64];		/* runtime directory */
@@ -58,6 +60,8 @@ void	 ctltest_expect(const struct ctltest_out *, int status,
 	    const char *in_err);	/* in_err: NULL, or in stderr */
 struct json *ctltest_json(const struct ctltest_out *);	/* stdout parsed */
 struct json *ctltest_status(const struct ctltest_server *);	/* --json */
+int	 ctltest_as_nobody(const char *sock, gid_t, const char *refusal,
+	    pid_t *);			/* 0 refused, 1 answered, 2 EACCES */
 int	 ctltest_exchange(int fd, const void *req, size_t len,
 	    struct ctl_response *);	/* 0, or -1: closed without answer */
 int	 ctltest_request(const char *sock, const struct ctl_request *,
