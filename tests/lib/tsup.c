@@ -144,6 +144,22 @@ ts_run_until(struct actord *ad, ts_pred pred, void *arg, int ms)
 	return true;
 }
 
+/*
+ * Run actord until pred holds.  The loop sleeps until an event of its own
+ * (idle actord never wakes), and a shared-page flag is no event: so it
+ * runs in short slices and pred is read between them.
+ */
+bool
+ts_run_sliced(struct actord *ad, ts_pred pred, void *arg, int ms)
+{
+	int i;
+
+	for (i = 0; i < ms / 5; i++)
+		if (ts_run_until(ad, pred, arg, 5))
+			return true;
+	return pred(ad, arg);
+}
+
 void
 ts_run_for(struct actord *ad, int ms)
 {

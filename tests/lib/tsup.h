@@ -29,6 +29,7 @@ struct sup_spec *ts_add_sup(struct sup_spec *, const char *name,
 struct actord *ts_actord(struct actord_spec *);
 typedef bool (*ts_pred)(struct actord *, void *);
 bool	 ts_run_until(struct actord *, ts_pred, void *, int ms);
+bool	 ts_run_sliced(struct actord *, ts_pred, void *, int ms);
 bool	 ts_wait_state(struct actord *, const char *path, enum node_state,
 	    int ms);
 bool	 ts_wait_new_pid(struct actord *, const char *path, pid_t old, int ms);
