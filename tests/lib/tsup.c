@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "supervisor/log.h"
+#include "tests/lib/tcheck.h"
 #include "tests/lib/tsup.h"
 
 static char	record_path[64];
@@ -662,6 +663,22 @@ ts_daemon_log(struct ts_daemon *d)
 	close(fd);
 	buf[r > 0 ? r : 0] = '\0';
 	return buf;
+}
+
+/*
+ * Fail the test unless actord makes no context switch at all for ms: an
+ * idle actord sleeps in one system call, woken by nothing.
+ */
+void
+ts_daemon_idle(struct ts_daemon *d, int ms)
+{
+	long before, after;
+
+	before = tcheck_ctxt_switches(d->pid);
+	ts_sleep_ms(ms);
+	after = tcheck_ctxt_switches(d->pid);
+	ck_assert_int_ge(before, 0);
+	ck_assert_int_eq(after, before);
 }
 
 bool

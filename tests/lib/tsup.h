@@ -78,6 +78,7 @@ int	 ts_daemon_wait(struct ts_daemon *, int ms);
 pid_t	 ts_daemon_child(struct ts_daemon *, const char *name, int ms);
 char	*ts_daemon_log(struct ts_daemon *);
 bool	 ts_daemon_log_has(struct ts_daemon *, const char *, int ms);
+void	 ts_daemon_idle(struct ts_daemon *, int ms);	/* asserts it */
 void	 ts_daemon_cleanup(struct ts_daemon *);
 void	 ts_sleep_ms(int ms);
 
