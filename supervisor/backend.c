@@ -70,7 +70,12 @@ struct tree_ctl {
 	char		*opened[3];	/* runtime_dir, control_group, metrics */
 };
 
+/* actord_start_node, actord_stop_node, actord_restart_node */
+typedef int	(*op_fn)(struct actord *, const char *, done_fn, void *);
+
 static int	be_status(void *, const char *, struct ctl_reply *);
+static int	op_later(struct tree_ctl *, struct node *, const char *, op_fn,
+		    struct ctl_reply *);
 static int	be_start(void *, const char *, struct ctl_reply *);
 static int	be_stop(void *, const char *, struct ctl_reply *);
 static int	be_restart(void *, const char *, struct ctl_reply *);
@@ -464,22 +469,20 @@ be_status(void *ctx, const char *path, struct ctl_reply *r)
 
 /* --- start, stop, restart, kill, add, remove ---------------------------------- */
 
+/*
+ * Run op (actord_start_node and the like) on node n at path, its reply
+ * deferred to op_done; an error answered now if op refuses at once.
+ */
 static int
-be_start(void *ctx, const char *path, struct ctl_reply *r)
+op_later(struct tree_ctl *tc, struct node *n, const char *path, op_fn op,
+    struct ctl_reply *r)
 {
-	struct tree_ctl *tc = ctx;
 	struct waiter *w;
-	struct node *n;
 	int e;
 
-	if ((n = actord_find(tc->ad, path)) == NULL)
-		return api_error(r, ENOENT, NULL);
-	/* OTP: a child in a restart loop is not started by hand. */
-	if (n->state == NS_RESTARTING || !node_is_down(n))
-		return api_error(r, EALREADY, n);
 	if ((w = waiter_new(tc, W_OP, r, path, 0)) == NULL)
 		return api_error(r, ENOMEM, n);
-	if ((e = actord_start_node(tc->ad, path, op_done, w)) != 0) {
+	if ((e = op(tc->ad, path, op_done, w)) != 0) {
 		waiter_unlink(w);
 		free(w);
 		return api_error(r, e, n);
@@ -488,23 +491,28 @@ be_start(void *ctx, const char *path, struct ctl_reply *r)
 }
 
 static int
-be_stop(void *ctx, const char *path, struct ctl_reply *r)
+be_start(void *ctx, const char *path, struct ctl_reply *r)
 {
 	struct tree_ctl *tc = ctx;
-	struct waiter *w;
 	struct node *n;
-	int e;
 
 	if ((n = actord_find(tc->ad, path)) == NULL)
 		return api_error(r, ENOENT, NULL);
-	if ((w = waiter_new(tc, W_OP, r, path, 0)) == NULL)
-		return api_error(r, ENOMEM, n);
-	if ((e = actord_stop_node(tc->ad, path, op_done, w)) != 0) {
-		waiter_unlink(w);
-		free(w);
-		return api_error(r, e, n);
-	}
-	return CTL_REPLY_LATER;
+	/* OTP: a child in a restart loop is not started by hand. */
+	if (n->state == NS_RESTARTING || !node_is_down(n))
+		return api_error(r, EALREADY, n);
+	return op_later(tc, n, path, actord_start_node, r);
+}
+
+static int
+be_stop(void *ctx, const char *path, struct ctl_reply *r)
+{
+	struct tree_ctl *tc = ctx;
+	struct node *n;
+
+	if ((n = actord_find(tc->ad, path)) == NULL)
+		return api_error(r, ENOENT, NULL);
+	return op_later(tc, n, path, actord_stop_node, r);
 }
 
 /* Answered when the new incarnation is running (its completion). */
@@ -512,20 +520,11 @@ static int
 be_restart(void *ctx, const char *path, struct ctl_reply *r)
 {
 	struct tree_ctl *tc = ctx;
-	struct waiter *w;
 	struct node *n;
-	int e;
 
 	if ((n = actord_find(tc->ad, path)) == NULL)
 		return api_error(r, ENOENT, NULL);
-	if ((w = waiter_new(tc, W_OP, r, path, 0)) == NULL)
-		return api_error(r, ENOMEM, n);
-	if ((e = actord_restart_node(tc->ad, path, op_done, w)) != 0) {
-		waiter_unlink(w);
-		free(w);
-		return api_error(r, e, n);
-	}
-	return CTL_REPLY_LATER;
+	return op_later(tc, n, path, actord_restart_node, r);
 }
 
 static int

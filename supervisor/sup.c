@@ -26,6 +26,7 @@ static void	sup_boot(struct node *);
 static void	sup_stop(struct node *);
 static void	boot_next(struct node *);
 static void	set_start_next(struct node *);
+static void	stop_all(struct node *, enum sup_op);
 static void	stop_next(struct node *);
 static void	stop_done(struct node *);
 static bool	decide(struct node *, struct node *);
@@ -207,11 +208,21 @@ sup_stop(struct node *s)
 		node_stopped(s);
 		return;
 	}
-	s->op = OP_STOP;
+	s->report_start = false;
+	stop_all(s, OP_STOP);
+}
+
+/*
+ * Begin operation op (stop, give up, boot failure) by stopping every
+ * child: s is stopping from here on.  report_start is the caller's.
+ */
+static void
+stop_all(struct node *s, enum sup_op op)
+{
+	s->op = op;
 	s->from = 0;
 	s->phase = PH_STOP;
 	s->state = NS_STOPPING;
-	s->report_start = false;
 	stop_next(s);
 }
 
@@ -380,12 +391,8 @@ giveup(struct node *s, struct node *c, const char *cause)
 	timer_cancel(&s->ad->loop, &s->op_timer);
 	/* Its parent still waits for the start: it fails, not exits. */
 	s->giveup_in_boot = s->report_start;
-	s->op = OP_GIVEUP;
-	s->from = 0;
-	s->phase = PH_STOP;
-	s->state = NS_STOPPING;
 	s->report_start = false;
-	stop_next(s);
+	stop_all(s, OP_GIVEUP);
 }
 
 static void
@@ -507,11 +514,7 @@ sup_child_started(struct node *s, struct node *c, bool ok, const char *cause)
 		}
 		/* OTP: a child that fails to start fails its supervisor. */
 		snprintf(s->cause, sizeof(s->cause), "%s: %s", c->path, cause);
-		s->op = OP_BOOTFAIL;
-		s->from = 0;
-		s->phase = PH_STOP;
-		s->state = NS_STOPPING;
-		stop_next(s);
+		stop_all(s, OP_BOOTFAIL);
 		return;
 	}
 	if (why == WHY_SET && s->op == OP_RESTART && s->phase == PH_START &&

@@ -21,6 +21,7 @@
 
 #include "shm/shm.h"
 #include "tests/check_actor_util.h"
+#include "tests/lib/tcheck.h"
 #include "tests/lib/tsup.h"
 #include "worker/actor.h"
 
@@ -174,22 +175,6 @@ spec_kv(uint32_t max_attempts, enum on_down od, child_fn client)
 	return spec;
 }
 
-/*
- * Run actord until pred holds.  The loop sleeps until an event of its own
- * (idle actord never wakes), and a shared-page flag is no event: so it
- * runs in short slices and the flag is read between them.
- */
-static bool
-run_until(struct actord *ad, ts_pred pred, void *arg, int ms)
-{
-	int i;
-
-	for (i = 0; i < ms / 5; i++)
-		if (ts_run_until(ad, pred, arg, 5))
-			return true;
-	return pred(ad, arg);
-}
-
 static bool
 client_done(struct actord *ad, void *arg)
 {
@@ -204,7 +189,7 @@ run_scenario(struct actord_spec *spec)
 	struct actord *ad = ts_actord(spec);
 
 	actord_boot(ad);
-	if (!run_until(ad, client_done, NULL, 40000)) {
+	if (!ts_run_sliced(ad, client_done, NULL, 40000)) {
 		struct shm_counters c0, c1;
 		struct actor_stats s0;
 
@@ -492,7 +477,7 @@ poison_run(uint32_t max_attempts)
 	uint32_t i;
 
 	actord_boot(ad);
-	ck_assert_msg(run_until(ad, flood_done, (void *)(uintptr_t)10,
+	ck_assert_msg(ts_run_sliced(ad, flood_done, (void *)(uintptr_t)10,
 	    60000), "handled %llu of %d, fail line %d",
 	    (unsigned long long)sh->handled_total, NWORK - 10, sh->fail);
 	ck_assert_int_eq(sh->fail, 0);
@@ -923,11 +908,5 @@ actor_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(actor_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return tcheck_run(actor_suite());
 }

@@ -17,6 +17,7 @@
 
 #include "shm/shm.h"
 #include "tests/check_actor_util.h"
+#include "tests/lib/tcheck.h"
 #include "tests/lib/tsup.h"
 #include "worker/actor.h"
 
@@ -147,17 +148,6 @@ reached(struct actord *ad, void *arg)
 	    (p->at < NINCR || atomic_load(&sh->senders_done) == NSENDERS);
 }
 
-static bool
-run_until(struct actord *ad, ts_pred pred, void *arg, int ms)
-{
-	int i;
-
-	for (i = 0; i < ms / 5; i++)
-		if (ts_run_until(ad, pred, arg, 5))
-			return true;
-	return pred(ad, arg);
-}
-
 START_TEST(sharded_counter_exact_after_sigkill)
 {
 	struct actord_spec *spec;
@@ -201,9 +191,9 @@ START_TEST(sharded_counter_exact_after_sigkill)
 		    NINCR * 2 / 3 };
 
 		pr.at = at[i];
-		ck_assert_msg(run_until(ad, reached, &pr, 60000), "stuck at "
-		    "%llu", (unsigned long long)committed_total(ad->arena,
-		    idx, NULL));
+		ck_assert_msg(ts_run_sliced(ad, reached, &pr, 60000),
+		    "stuck at %llu", (unsigned long long)committed_total(
+		    ad->arena, idx, NULL));
 		snprintf(path, sizeof(path), "/counter/%d", who[i]);
 		ck_assert(ts_wait_state(ad, path, NS_RUNNING, 20000));
 		victim = ts_pid(ad, path);
@@ -211,7 +201,7 @@ START_TEST(sharded_counter_exact_after_sigkill)
 		ck_assert_int_eq(kill(victim, SIGKILL), 0);
 	}
 	pr.at = NINCR;
-	ck_assert_msg(run_until(ad, reached, &pr, 60000), "stuck at %llu, "
+	ck_assert_msg(ts_run_sliced(ad, reached, &pr, 60000), "stuck at %llu, "
 	    "%d senders done",
 	    (unsigned long long)committed_total(ad->arena, idx, NULL),
 	    atomic_load(&sh->senders_done));
@@ -309,11 +299,5 @@ shard_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(shard_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return tcheck_run(shard_suite());
 }

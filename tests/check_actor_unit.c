@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 #include "shm/shm.h"
+#include "tests/lib/tcheck.h"
 #include "worker/actor.h"
 #include "worker/actor_impl.h"
 
@@ -97,6 +98,20 @@ START_TEST(reaped_inhand_still_in_its_cell)
 }
 END_TEST
 
+/*
+ * Actor 0 (w) dies by SIGKILL holding the message it received: reaped,
+ * up again, and opened anew.
+ */
+static struct actor *
+died_holding(struct shm_arena *ar, struct actor *w)
+{
+	w->holding = false;		/* the process dies holding it */
+	actor_close(w);
+	ck_assert_int_eq(actor_reaped(ar, 0, 0, 9), 0);
+	shm_actor_set_state(ar, 0, SHM_ACTOR_UP);
+	return open_(ar, 0);
+}
+
 /* Killed while handling: redelivered first, one attempt more. */
 START_TEST(reaped_inhand_redelivered)
 {
@@ -110,11 +125,7 @@ START_TEST(reaped_inhand_redelivered)
 	ck_assert_int_eq(actor_tell(c, to, 2, "b", 1), 0);
 	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
 	ck_assert_uint_eq(m.tag, 1);
-	w->holding = false;		/* the process dies holding it */
-	actor_close(w);
-	ck_assert_int_eq(actor_reaped(ar, 0, 0, 9), 0);
-	shm_actor_set_state(ar, 0, SHM_ACTOR_UP);
-	w = open_(ar, 0);
+	w = died_holding(ar, w);
 	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
 	ck_assert_uint_eq(m.tag, 1);
 	ck_assert_uint_eq(m.attempts, 2);
@@ -144,11 +155,7 @@ START_TEST(reaped_inhand_committed)
 	ck_assert_int_eq(actor_tell(c, to, 1, "a", 1), 0);
 	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
 	ck_assert_int_eq(actor_commit(w, "one", 4), 0);
-	w->holding = false;
-	actor_close(w);
-	ck_assert_int_eq(actor_reaped(ar, 0, 0, 9), 0);
-	shm_actor_set_state(ar, 0, SHM_ACTOR_UP);
-	w = open_(ar, 0);
+	w = died_holding(ar, w);
 	ck_assert_int_eq(actor_load(w, buf, sizeof(buf), &len), 0);
 	ck_assert_str_eq(buf, "one");
 	ck_assert_int_eq(actor_recv(w, &m, 0), ACTOR_ETIMEDOUT);
@@ -350,11 +357,5 @@ unit_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(unit_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return tcheck_run(unit_suite());
 }

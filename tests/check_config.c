@@ -627,11 +627,7 @@ END_TEST
 
 START_TEST(shutdown_limits_and_big_numbers)
 {
-	struct actord_spec	*spec;
-	struct child_spec	*c;
-	const struct limit_spec	*l;
-
-	spec = parse_ok(
+	static const char	 conf[] =
 	    "log = { path = \"/tmp/big.log\"; max_size = 5000000000; };\n"
 	    "supervisor = { children = (\n"
 	    "  { name = \"a\"; exec = [\"/bin/true\"]; shutdown = \"brutal_kill\";\n"
@@ -640,7 +636,12 @@ START_TEST(shutdown_limits_and_big_numbers)
 	    "  { name = \"b\"; exec = [\"/bin/true\"]; shutdown = \"infinity\"; },\n"
 	    "  { name = \"c\"; exec = [\"/bin/true\"]; shutdown = 0;\n"
 	    "    limits = { nproc = 10; memlock = 65536; data = 1; core = 0; }; }\n"
-	    ");\n};\n");
+	    ");\n};\n";
+	struct actord_spec	*spec;
+	struct child_spec	*c;
+	const struct limit_spec	*l;
+
+	spec = parse_ok(conf);
 	ck_assert_uint_eq(spec->log.max_size, 5000000000ULL);
 	ck_assert_uint_eq(spec->spare_mailboxes, DEFAULT_SPARE_MAILBOXES);
 	spec_free(spec);
@@ -650,16 +651,7 @@ START_TEST(shutdown_limits_and_big_numbers)
 	spec = parse_ok("spare_mailboxes = 4096;\n");
 	ck_assert_uint_eq(spec->spare_mailboxes, 4096);
 	spec_free(spec);
-	spec = parse_ok(
-	    "log = { path = \"/tmp/big.log\"; max_size = 5000000000; };\n"
-	    "supervisor = { children = (\n"
-	    "  { name = \"a\"; exec = [\"/bin/true\"]; shutdown = \"brutal_kill\";\n"
-	    "    limits = { as = 5000000000; nofile = \"infinity\"; cpu = 0x10;\n"
-	    "               fsize = 0xFFFFFFFF; stack = 8388608L; }; },\n"
-	    "  { name = \"b\"; exec = [\"/bin/true\"]; shutdown = \"infinity\"; },\n"
-	    "  { name = \"c\"; exec = [\"/bin/true\"]; shutdown = 0;\n"
-	    "    limits = { nproc = 10; memlock = 65536; data = 1; core = 0; }; }\n"
-	    ");\n};\n");
+	spec = parse_ok(conf);
 	c = &spec->root.children[0];
 	ck_assert_int_eq(c->shutdown, SHUTDOWN_BRUTAL_KILL);
 	ck_assert_uint_eq(c->nlimits, 5);

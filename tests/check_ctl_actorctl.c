@@ -30,17 +30,6 @@
 
 #define RUN(s, o, ...)	ctltest_actorctl(s, NULL, o, __VA_ARGS__, (char *)NULL)
 
-static struct json *
-parse(const struct ctltest_out *o)
-{
-	struct json	*v;
-	char		 err[128];
-
-	v = json_parse(o->out, o->outlen, err, sizeof(err));
-	ck_assert_msg(v != NULL, "bad JSON (%s): %s", err, o->out);
-	return v;
-}
-
 static const struct json *
 node(const struct json *doc, const char *path)
 {
@@ -51,30 +40,6 @@ node(const struct json *doc, const char *path)
 		if (strcmp(json_get(n, "path")->str, path) == 0)
 			return n;
 	return NULL;
-}
-
-/* The status document of path, parsed; json_free it. */
-static struct json *
-status_json(const struct ctltest_server *s)
-{
-	struct ctltest_out	 o;
-	struct json		*v;
-
-	RUN(s, &o, "status", "--json");
-	ck_assert_msg(o.status == 0, "status: %d %s", o.status, o.err);
-	v = parse(&o);
-	ctltest_out_free(&o);
-	return v;
-}
-
-static void
-expect(const struct ctltest_out *o, int status, const char *in_err)
-{
-	ck_assert_msg(o->status == status, "exit %d, expected %d; stderr: %s",
-	    o->status, status, o->err);
-	if (in_err != NULL)
-		ck_assert_msg(strstr(o->err, in_err) != NULL,
-		    "stderr lacks \"%s\": %s", in_err, o->err);
 }
 
 START_TEST(status_human_and_json)
@@ -89,7 +54,7 @@ START_TEST(status_human_and_json)
 
 	ctltest_start(&s, NULL);
 	RUN(&s, &o, "status");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ck_assert_msg(strstr(o.out, "PATH") != NULL, "status printed: [%s] [%s]",
 	    o.out, o.err);
 	ck_assert_ptr_nonnull(strstr(o.out,
@@ -97,7 +62,7 @@ START_TEST(status_human_and_json)
 	ck_assert_ptr_nonnull(strstr(o.out, "rest_for_one 1/5 in 10s"));
 	ctltest_out_free(&o);
 
-	v = status_json(&s);
+	v = ctltest_status(&s);
 	ck_assert_uint_eq(json_count(json_get(v, "nodes")), 8);
 	for (i = 0; i < 8; i++) {
 		n = json_at(json_get(v, "nodes"), i);
@@ -128,14 +93,14 @@ START_TEST(status_human_and_json)
 
 	/* A subtree, with the global --json before the command. */
 	RUN(&s, &o, "--json", "status", "/web");
-	expect(&o, 0, NULL);
-	v = parse(&o);
+	ctltest_expect(&o, 0, NULL);
+	v = ctltest_json(&o);
 	ck_assert_uint_eq(json_count(json_get(v, "nodes")), 4);
 	json_free(v);
 	ctltest_out_free(&o);
 
 	RUN(&s, &o, "status", "/nope");
-	expect(&o, ACTORCTL_EXIT_NOENT, "status /nope: no such path");
+	ctltest_expect(&o, ACTORCTL_EXIT_NOENT, "status /nope: no such path");
 	ck_assert_uint_eq(o.outlen, 0);
 	ctltest_out_free(&o);
 	ctltest_stop(&s);
@@ -151,59 +116,60 @@ START_TEST(start_stop_restart_kill)
 
 	ctltest_start(&s, NULL);
 	RUN(&s, &o, "start", "/web/frontend");
-	expect(&o, ACTORCTL_EXIT_FAILED, "start /web/frontend: running");
+	ctltest_expect(&o, ACTORCTL_EXIT_FAILED,
+	    "start /web/frontend: running");
 	ctltest_out_free(&o);
 	RUN(&s, &o, "start", "/db");
-	expect(&o, ACTORCTL_EXIT_FAILED, "start /db: restarting");
+	ctltest_expect(&o, ACTORCTL_EXIT_FAILED, "start /db: restarting");
 	ctltest_out_free(&o);
 	/* A failed manual start: the real cause, and the child stays stopped. */
 	RUN(&s, &o, "start", "/broken");
-	expect(&o, ACTORCTL_EXIT_FAILED,
+	ctltest_expect(&o, ACTORCTL_EXIT_FAILED,
 	    "No such file or directory: /usr/bin/nonexistent");
 	ctltest_out_free(&o);
-	v = status_json(&s);
+	v = ctltest_status(&s);
 	ck_assert_str_eq(json_get(node(v, "/broken"), "state")->str, "stopped");
 	inc = json_get(node(v, "/web/frontend"), "incarnation")->num;
 	json_free(v);
 	/* stop is idempotent. */
 	RUN(&s, &o, "stop", "/web/api/1");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
 	RUN(&s, &o, "stop", "/web/api/1");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
 	RUN(&s, &o, "start", "/web/api/1");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
 	/* restart returns with the new incarnation running. */
 	RUN(&s, &o, "restart", "/web/frontend");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
-	v = status_json(&s);
+	v = ctltest_status(&s);
 	ck_assert_str_eq(json_get(node(v, "/web/frontend"), "state")->str,
 	    "running");
 	ck_assert(json_get(node(v, "/web/frontend"), "incarnation")->num ==
 	    inc + 1);
 	json_free(v);
 	RUN(&s, &o, "kill", "-s", "KILL", "/web/api/0");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
 	RUN(&s, &o, "kill", "-s", "SIGHUP", "/web/api/0");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
-	v = status_json(&s);
+	v = ctltest_status(&s);
 	ck_assert_str_eq(json_get(node(v, "/web/api/0"), "last_exit")->str,
 	    "killed by signal 1");
 	ck_assert(json_get(node(v, "/web/api/0"), "restarts")->num == 2);
 	json_free(v);
 	RUN(&s, &o, "kill", "-s", "BOGUS", "/web/api/0");
-	expect(&o, ACTORCTL_EXIT_USAGE, "unknown signal");
+	ctltest_expect(&o, ACTORCTL_EXIT_USAGE, "unknown signal");
 	ctltest_out_free(&o);
 	RUN(&s, &o, "kill", "/nope");
-	expect(&o, ACTORCTL_EXIT_NOENT, "no such path");
+	ctltest_expect(&o, ACTORCTL_EXIT_NOENT, "no such path");
 	ctltest_out_free(&o);
 	RUN(&s, &o, "restart", "relative/path");
-	expect(&o, ACTORCTL_EXIT_USAGE, "invalid path");
+	ctltest_expect(&o, ACTORCTL_EXIT_USAGE, "invalid path");
 	ctltest_out_free(&o);
 	ctltest_stop(&s);
 }
@@ -219,38 +185,39 @@ START_TEST(add_remove_reload)
 
 	ctltest_start(&s, NULL);
 	RUN(&s, &o, "add", "/web/api/0");
-	expect(&o, ACTORCTL_EXIT_FAILED, "add /web/api/0: exists, running");
+	ctltest_expect(&o, ACTORCTL_EXIT_FAILED,
+	    "add /web/api/0: exists, running");
 	ctltest_out_free(&o);
 	RUN(&s, &o, "stop", "/web/api/1");
 	ctltest_out_free(&o);
 	RUN(&s, &o, "add", "/web/api/1");
-	expect(&o, ACTORCTL_EXIT_FAILED, "exists, not running");
+	ctltest_expect(&o, ACTORCTL_EXIT_FAILED, "exists, not running");
 	ctltest_out_free(&o);
 	RUN(&s, &o, "add", "/web/api/5");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
-	v = status_json(&s);
+	v = ctltest_status(&s);
 	ck_assert_ptr_nonnull(node(v, "/web/api/5"));
 	json_free(v);
 	RUN(&s, &o, "remove", "/web/api/5");
-	expect(&o, ACTORCTL_EXIT_FAILED, "running");
+	ctltest_expect(&o, ACTORCTL_EXIT_FAILED, "running");
 	ctltest_out_free(&o);
 	RUN(&s, &o, "stop", "/web/api/5");
 	ctltest_out_free(&o);
 	RUN(&s, &o, "remove", "/web/api/5");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
 	RUN(&s, &o, "remove", "/web/api/5");
-	expect(&o, ACTORCTL_EXIT_NOENT, "no such path");
+	ctltest_expect(&o, ACTORCTL_EXIT_NOENT, "no such path");
 	ctltest_out_free(&o);
 
 	RUN(&s, &o, "reload");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ck_assert_str_eq(o.out, "reloaded: 0 started, 0 stopped, 0 restarted\n");
 	ctltest_out_free(&o);
 	RUN(&s, &o, "--json", "reload");
-	expect(&o, 0, NULL);
-	v = parse(&o);
+	ctltest_expect(&o, 0, NULL);
+	v = ctltest_json(&o);
 	ck_assert_str_eq(json_get(v, "result")->str, "ok");
 	json_free(v);
 	ctltest_out_free(&o);
@@ -261,7 +228,7 @@ START_TEST(add_remove_reload)
 	fputs("actord.conf:3: unknown key \"frob\"\n", fp);
 	fclose(fp);
 	RUN(&s, &o, "reload");
-	expect(&o, ACTORCTL_EXIT_FAILED,
+	ctltest_expect(&o, ACTORCTL_EXIT_FAILED,
 	    "reload: actord.conf:3: unknown key \"frob\"");
 	ctltest_out_free(&o);
 	ctltest_stop(&s);
@@ -276,58 +243,58 @@ START_TEST(send_ask_log)
 
 	ctltest_start(&s, NULL);
 	RUN(&s, &o, "send", "/web/frontend", "5", "hi");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
 	/* DATA from standard input. */
 	ctltest_actorctl(&s, "abc", &o, "send", "/web/frontend", "0x10",
 	    (char *)NULL);
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
 	RUN(&s, &o, "log", "/web/frontend");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ck_assert_str_eq(o.out, "frontend: listening on :8080\n"
 	    "web/frontend: got tag 5 (2 bytes)\n"
 	    "web/frontend: got tag 16 (3 bytes)\n");
 	ctltest_out_free(&o);
 	RUN(&s, &o, "log", "--json", "/web/frontend");
-	expect(&o, 0, NULL);
-	v = parse(&o);
+	ctltest_expect(&o, 0, NULL);
+	v = ctltest_json(&o);
 	ck_assert_ptr_nonnull(strstr(json_get(v, "output")->str, "got tag 16"));
 	json_free(v);
 	ctltest_out_free(&o);
 	RUN(&s, &o, "send", "/web/frontend", "x1", "hi");
-	expect(&o, ACTORCTL_EXIT_USAGE, "TAG \"x1\"");
+	ctltest_expect(&o, ACTORCTL_EXIT_USAGE, "TAG \"x1\"");
 	ctltest_out_free(&o);
 	RUN(&s, &o, "send", "/web/api", "1", "hi");
-	expect(&o, ACTORCTL_EXIT_NOENT, "no such path");
+	ctltest_expect(&o, ACTORCTL_EXIT_NOENT, "no such path");
 	ctltest_out_free(&o);
 	RUN(&s, &o, "send", "/broken", "1", "hi");
-	expect(&o, ACTORCTL_EXIT_FAILED, "has no mailbox");
+	ctltest_expect(&o, ACTORCTL_EXIT_FAILED, "has no mailbox");
 	ctltest_out_free(&o);
 
 	RUN(&s, &o, "ask", "/web/frontend", "1", "hello");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ck_assert_str_eq(o.out, "hello");
 	ctltest_out_free(&o);
 	ctltest_actorctl(&s, "from stdin", &o, "ask", "-t", "2000",
 	    "/web/frontend", "1", (char *)NULL);
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ck_assert_str_eq(o.out, "from stdin");
 	ctltest_out_free(&o);
 	RUN(&s, &o, "ask", "--json", "/web/frontend", "1", "q\"x");
-	expect(&o, 0, NULL);
-	v = parse(&o);
+	ctltest_expect(&o, 0, NULL);
+	v = ctltest_json(&o);
 	ck_assert_str_eq(json_get(v, "answer")->str, "q\"x");
 	json_free(v);
 	ctltest_out_free(&o);
 	RUN(&s, &o, "ask", "-t", "100", "/web/frontend", "2", "x");
-	expect(&o, ACTORCTL_EXIT_TIMEOUT, "no answer within 100 ms");
+	ctltest_expect(&o, ACTORCTL_EXIT_TIMEOUT, "no answer within 100 ms");
 	ctltest_out_free(&o);
 	RUN(&s, &o, "ask", "/db", "1", "x");
-	expect(&o, ACTORCTL_EXIT_FAILED, "ask /db: not running");
+	ctltest_expect(&o, ACTORCTL_EXIT_FAILED, "ask /db: not running");
 	ctltest_out_free(&o);
 	RUN(&s, &o, "ask", "-t", "0", "/db", "1", "x");
-	expect(&o, ACTORCTL_EXIT_USAGE, "-t");
+	ctltest_expect(&o, ACTORCTL_EXIT_USAGE, "-t");
 	ctltest_out_free(&o);
 	ctltest_stop(&s);
 }
@@ -342,13 +309,13 @@ START_TEST(deadletters_and_stats)
 
 	ctltest_start(&s, NULL);
 	RUN(&s, &o, "deadletters");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ck_assert_ptr_nonnull(strstr(o.out, "/web/api/1  mailbox full  tag=7 "
 	    "size=12 from /web/frontend\n"));
 	ctltest_out_free(&o);
 	RUN(&s, &o, "deadletters", "--json");
-	expect(&o, 0, NULL);
-	v = parse(&o);
+	ctltest_expect(&o, 0, NULL);
+	v = ctltest_json(&o);
 	ck_assert_uint_eq(json_count(json_get(v, "deadletters")), 3);
 	d = json_at(json_get(v, "deadletters"), 1);
 	ck_assert_str_eq(json_get(d, "recipient")->str, "/gone");
@@ -360,8 +327,8 @@ START_TEST(deadletters_and_stats)
 	ctltest_out_free(&o);
 
 	RUN(&s, &o, "stats", "--json");
-	expect(&o, 0, NULL);
-	v = parse(&o);
+	ctltest_expect(&o, 0, NULL);
+	v = ctltest_json(&o);
 	ck_assert_uint_eq(json_count(json_get(v, "actors")), 4);
 	a = json_at(json_get(v, "actors"), 0);
 	ck_assert_str_eq(json_get(a, "path")->str, "/web/frontend");
@@ -383,18 +350,18 @@ START_TEST(deadletters_and_stats)
 	json_free(v);
 	ctltest_out_free(&o);
 	RUN(&s, &o, "stats", "/web/frontend", "--json");
-	expect(&o, 0, NULL);
-	v = parse(&o);
+	ctltest_expect(&o, 0, NULL);
+	v = ctltest_json(&o);
 	ck_assert_uint_eq(json_count(json_get(v, "actors")), 1);
 	json_free(v);
 	ctltest_out_free(&o);
 	RUN(&s, &o, "stats");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ck_assert_ptr_nonnull(strstr(o.out, "hot shard: 2 (67% of the messages)"));
 	ck_assert_ptr_nonnull(strstr(o.out, "WAIT p99"));
 	ctltest_out_free(&o);
 	RUN(&s, &o, "stats", "--prometheus");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ck_assert_ptr_nonnull(strstr(o.out,
 	    "# HELP actord_mailbox_wait_seconds "));
 	ck_assert_ptr_nonnull(strstr(o.out,
@@ -406,7 +373,7 @@ START_TEST(deadletters_and_stats)
 	    "actord_mailbox_depth{path=\"/web/frontend\"} 3\n"));
 	ctltest_out_free(&o);
 	RUN(&s, &o, "stats", "--prometheus", "--json");
-	expect(&o, ACTORCTL_EXIT_USAGE, "exclude");
+	ctltest_expect(&o, ACTORCTL_EXIT_USAGE, "exclude");
 	ctltest_out_free(&o);
 	ctltest_stop(&s);
 }
@@ -485,11 +452,11 @@ START_TEST(follows)
 	bg_wait_for(&lg, "listening on :8080\n");
 	/* /batch is stopped: a message to it becomes a dead letter. */
 	RUN(&s, &o, "send", "/batch", "42", "late");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
 	bg_wait_for(&dl, "/batch  actor down  tag=42 size=4\n");
 	RUN(&s, &o, "send", "/web/frontend", "43", "x");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
 	bg_wait_for(&lg, "web/frontend: got tag 43 (1 bytes)\n");
 	RUN(&s, &o, "send", "/web/frontend", "44", "x");
@@ -502,7 +469,7 @@ START_TEST(follows)
 	bg_stop(&lg);
 	/* The server shrugs off followers that went away mid-wait. */
 	RUN(&s, &o, "status");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
 	ctltest_stop(&s);
 }
@@ -520,21 +487,22 @@ START_TEST(usage_and_errors)
 
 	ctltest_start(&s, NULL);
 	RUN(&s, &o, "frobnicate");
-	expect(&o, ACTORCTL_EXIT_USAGE, "unknown command \"frobnicate\"; "
+	ctltest_expect(&o, ACTORCTL_EXIT_USAGE,
+	    "unknown command \"frobnicate\"; "
 	    "valid commands: status start stop restart kill add remove reload "
 	    "send ask deadletters stats top log shutdown help");
 	ctltest_out_free(&o);
 	RUN(&s, &o, "status", "/a", "/b");
-	expect(&o, ACTORCTL_EXIT_USAGE, "usage: actorctl");
+	ctltest_expect(&o, ACTORCTL_EXIT_USAGE, "usage: actorctl");
 	ctltest_out_free(&o);
 	RUN(&s, &o, "start");
-	expect(&o, ACTORCTL_EXIT_USAGE, "start path");
+	ctltest_expect(&o, ACTORCTL_EXIT_USAGE, "start path");
 	ctltest_out_free(&o);
 	RUN(&s, &o, "status", "--bogus");
-	expect(&o, ACTORCTL_EXIT_USAGE, "unknown option");
+	ctltest_expect(&o, ACTORCTL_EXIT_USAGE, "unknown option");
 	ctltest_out_free(&o);
 	RUN(&s, &o, "help");
-	expect(&o, 0, "deadletters");
+	ctltest_expect(&o, 0, "deadletters");
 	ctltest_out_free(&o);
 
 	/* Another uid: the socket's mode says no; exit 4. */
@@ -556,14 +524,14 @@ START_TEST(usage_and_errors)
 
 	/* shutdown, then actord is not running: exit 5. */
 	RUN(&s, &o, "shutdown");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ck_assert_str_eq(o.out, "shutting down\n");
 	ctltest_out_free(&o);
 	ck_assert_int_eq(waitpid(s.pid, &st, 0), s.pid);
 	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	s.pid = 0;
 	RUN(&s, &o, "status");
-	expect(&o, ACTORCTL_EXIT_NOTRUNNING, "actord not running");
+	ctltest_expect(&o, ACTORCTL_EXIT_NOTRUNNING, "actord not running");
 	ctltest_out_free(&o);
 	ctltest_stop(&s);
 }
@@ -608,7 +576,7 @@ START_TEST(garbage_answer_exits_7)
 	}
 	close(lfd);
 	RUN(&s, &o, "status");
-	expect(&o, ACTORCTL_EXIT_PROTO, "malformed answer");
+	ctltest_expect(&o, ACTORCTL_EXIT_PROTO, "malformed answer");
 	ctltest_out_free(&o);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
@@ -667,10 +635,10 @@ START_TEST(top_without_terminal)
 
 	ctltest_start(&s, NULL);
 	RUN(&s, &o, "top");
-	expect(&o, ACTORCTL_EXIT_USAGE, "terminal");
+	ctltest_expect(&o, ACTORCTL_EXIT_USAGE, "terminal");
 	ctltest_out_free(&o);
 	RUN(&s, &o, "top", "-n", "1");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ck_assert_ptr_nonnull(strstr(o.out, "/web/frontend"));
 	ctltest_out_free(&o);
 	ctltest_stop(&s);

@@ -27,7 +27,7 @@
 #include "tests/lib/ctltest.h"
 #include "tests/lib/tcheck.h"
 
-#define NOBODY	65534
+#define NOBODY	CTLTEST_NOBODY
 
 /* The server answers a status of the whole tree. */
 static void
@@ -246,52 +246,6 @@ END_TEST
 
 /* --- credentials --------------------------------------------------------- */
 
-/*
- * In a child running as nobody: connect and ask for status.  Exit 0 if
- * refused with "permission denied", 1 if answered, 2 if connect failed
- * with EACCES, 3 otherwise.
- */
-static int
-as_nobody(const char *sock, gid_t gid)
-{
-	struct ctl_request	 q;
-	struct ctl_response	 r;
-	struct ctl_buf		 b;
-	int			 fd;
-
-	if (setgroups(0, NULL) == -1 || setresgid(gid, gid, gid) == -1 ||
-	    setresuid(NOBODY, NOBODY, NOBODY) == -1)
-		return 3;
-	if ((fd = ctltest_connect(sock)) == -1)
-		return errno == EACCES ? 2 : 3;
-	memset(&q, 0, sizeof(q));
-	q.cmd = CTL_CMD_STATUS;
-	ctl_buf_init(&b, CTL_MAX_REQUEST);
-	ctl_request_encode(&b, &q);
-	if (ctltest_exchange(fd, b.data, b.len, &r) == -1)
-		return 3;
-	if (r.status == CTL_E_PERM && strcmp(r.error, "permission denied") == 0)
-		return 0;
-	return r.status == CTL_OK ? 1 : 3;
-}
-
-static int
-run_as_nobody(const char *sock, gid_t gid, pid_t *pidp)
-{
-	pid_t	 pid;
-	int	 st;
-
-	pid = fork();
-	ck_assert_int_ne(pid, -1);
-	if (pid == 0)
-		_exit(as_nobody(sock, gid));
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	ck_assert(WIFEXITED(st));
-	if (pidp != NULL)
-		*pidp = pid;
-	return WEXITSTATUS(st);
-}
-
 START_TEST(other_uid_refused)
 {
 	struct ctltest_server	 s;
@@ -304,7 +258,8 @@ START_TEST(other_uid_refused)
 	ck_assert_msg(geteuid() == 0, "this test needs root to setuid");
 	ctltest_start(&s, NULL);
 	/* The socket's mode keeps nobody out before actord even looks. */
-	ck_assert_int_eq(run_as_nobody(s.sock, NOBODY, NULL), 2);
+	ck_assert_int_eq(ctltest_as_nobody(s.sock, NOBODY,
+	    "permission denied", NULL), 2);
 	/*
 	 * Open the modes up, as a careless administrator might: the
 	 * credentials check still refuses, answers, logs and counts.
@@ -312,7 +267,8 @@ START_TEST(other_uid_refused)
 	snprintf(dir, sizeof(dir), "%s", s.dir);
 	ck_assert_int_eq(chmod(dir, 0711), 0);
 	ck_assert_int_eq(chmod(s.sock, 0666), 0);
-	ck_assert_int_eq(run_as_nobody(s.sock, NOBODY, &pid), 0);
+	ck_assert_int_eq(ctltest_as_nobody(s.sock, NOBODY,
+	    "permission denied", &pid), 0);
 	ck_assert_int_eq(ctltest_counters(s.sock, &c), 0);
 	ck_assert_uint_eq(c.refused_perm, 1);
 	assert_answers(&s);
@@ -340,7 +296,8 @@ START_TEST(group_member_allowed)
 	ck_assert_ptr_nonnull(gr);
 	ctltest_start(&s, extra);
 	/* nobody, in group nogroup, may use a socket for group nogroup. */
-	ck_assert_int_eq(run_as_nobody(s.sock, gr->gr_gid, NULL), 1);
+	ck_assert_int_eq(ctltest_as_nobody(s.sock, gr->gr_gid,
+	    "permission denied", NULL), 1);
 	ctltest_stop(&s);
 }
 END_TEST

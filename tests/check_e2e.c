@@ -35,7 +35,7 @@
 #include "tools/json.h"
 
 #define WAIT		10000	/* ms for anything to happen */
-#define NOBODY		65534
+#define NOBODY		CTLTEST_NOBODY
 #define RUN(o, ...)	ctltest_actorctl(&srv, NULL, o, __VA_ARGS__, (char *)NULL)
 
 /* One actord per test, built in the fixture (each test is forked). */
@@ -45,14 +45,11 @@ static int		 metrics_port;
 
 static void	 write_conf(const char *extra_child, const char *top);
 static void	 start_daemon(const char *extra_child, const char *top);
-static struct json *parse(const struct ctltest_out *);
-static struct json *status_doc(void);
 static const struct json *node(const struct json *, const char *);
 static const char *nstr(const struct json *, const char *, const char *);
 static double	 nnum(const struct json *, const char *, const char *);
 static bool	 nnull(const struct json *, const char *, const char *);
 static bool	 wait_state(const char *, const char *);
-static void	 expect(const struct ctltest_out *, int, const char *);
 static pid_t	 follow(const char *const *, int *);
 static bool	 read_until(int, const char *, char *, size_t);
 static bool	 read_until_n(int, const char *, int, char *, size_t);
@@ -119,30 +116,6 @@ teardown(void)
 	ts_daemon_cleanup(&d);
 }
 
-static struct json *
-parse(const struct ctltest_out *o)
-{
-	struct json *v;
-	char err[128];
-
-	v = json_parse(o->out, o->outlen, err, sizeof(err));
-	ck_assert_msg(v != NULL, "bad JSON (%s): %s", err, o->out);
-	return v;
-}
-
-static struct json *
-status_doc(void)
-{
-	struct ctltest_out o;
-	struct json *v;
-
-	RUN(&o, "status", "--json");
-	ck_assert_msg(o.status == 0, "status: %d %s", o.status, o.err);
-	v = parse(&o);
-	ctltest_out_free(&o);
-	return v;
-}
-
 static const struct json *
 node(const struct json *doc, const char *path)
 {
@@ -203,7 +176,7 @@ wait_state(const char *path, const char *state)
 	int waited;
 
 	for (waited = 0; waited < WAIT; waited += 20) {
-		doc = status_doc();
+		doc = ctltest_status(&srv);
 		n = node(doc, path);
 		if (state == NULL)
 			ok = n == NULL;
@@ -218,16 +191,6 @@ wait_state(const char *path, const char *state)
 	return false;
 }
 
-static void
-expect(const struct ctltest_out *o, int status, const char *in_err)
-{
-	ck_assert_msg(o->status == status, "exit %d, expected %d; stderr: %s",
-	    o->status, status, o->err);
-	if (in_err != NULL)
-		ck_assert_msg(strstr(o->err, in_err) != NULL,
-		    "stderr lacks \"%s\": %s", in_err, o->err);
-}
-
 /*
  * After a manual start failed: path is stopped, and stays so with no
  * retry (same incarnation, same restarts) past several root backoffs.
@@ -238,12 +201,12 @@ stays_stopped(const char *path, double restarts)
 	struct json *doc;
 	double inc;
 
-	doc = status_doc();
+	doc = ctltest_status(&srv);
 	ck_assert_str_eq(nstr(doc, path, "state"), "stopped");
 	inc = nnum(doc, path, "incarnation");
 	json_free(doc);
 	ts_sleep_ms(300);	/* root's backoff is 20-40 ms: time to retry */
-	doc = status_doc();
+	doc = ctltest_status(&srv);
 	ck_assert_str_eq(nstr(doc, path, "state"), "stopped");
 	ck_assert(nnum(doc, path, "incarnation") == inc);
 	ck_assert(nnum(doc, path, "restarts") == restarts);
@@ -351,7 +314,7 @@ START_TEST(status_in_start_order)
 	start_daemon(NULL, NULL);
 	ck_assert(wait_state("/tmp", NULL));	/* temporary, exited, gone */
 	ck_assert(wait_state("/loop/flaky", "restarting"));
-	doc = status_doc();
+	doc = ctltest_status(&srv);
 	nodes = json_get(doc, "nodes");
 	/* Start order: the configured order, depth first. */
 	for (i = 0; (n = json_at(nodes, i)) != NULL; i++)
@@ -391,18 +354,18 @@ START_TEST(status_in_start_order)
 	json_free(doc);
 	/* Human form: a count line; a subtree; an unknown path. */
 	RUN(&o, "status");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ck_assert_msg(strstr(o.out, "8 specs: 7 running, 1 restarting, "
 	    "3 supervisors, 5 workers") != NULL, "%s", o.out);
 	ctltest_out_free(&o);
 	RUN(&o, "status", "--json", "/api");
-	expect(&o, 0, NULL);
-	doc = parse(&o);
+	ctltest_expect(&o, 0, NULL);
+	doc = ctltest_json(&o);
 	ck_assert_uint_eq(json_count(json_get(doc, "nodes")), 3);
 	json_free(doc);
 	ctltest_out_free(&o);
 	RUN(&o, "status", "/nope");
-	expect(&o, ACTORCTL_EXIT_NOENT, "no such path");
+	ctltest_expect(&o, ACTORCTL_EXIT_NOENT, "no such path");
 	ctltest_out_free(&o);
 }
 END_TEST
@@ -417,64 +380,66 @@ START_TEST(start_stop_remove_add)
 
 	start_daemon(NULL, NULL);
 	RUN(&o, "start", "/a");
-	expect(&o, ACTORCTL_EXIT_FAILED, "start /a: running");
+	ctltest_expect(&o, ACTORCTL_EXIT_FAILED, "start /a: running");
 	ctltest_out_free(&o);
 	ck_assert(wait_state("/loop/flaky", "restarting"));
 	RUN(&o, "start", "/loop/flaky");
-	expect(&o, ACTORCTL_EXIT_FAILED, "start /loop/flaky: restarting");
+	ctltest_expect(&o, ACTORCTL_EXIT_FAILED,
+	    "start /loop/flaky: restarting");
 	ctltest_out_free(&o);
 	RUN(&o, "remove", "/loop/flaky");
-	expect(&o, ACTORCTL_EXIT_FAILED, "remove /loop/flaky: restarting");
+	ctltest_expect(&o, ACTORCTL_EXIT_FAILED,
+	    "remove /loop/flaky: restarting");
 	ctltest_out_free(&o);
 	RUN(&o, "remove", "/a");
-	expect(&o, ACTORCTL_EXIT_FAILED, "remove /a: running");
+	ctltest_expect(&o, ACTORCTL_EXIT_FAILED, "remove /a: running");
 	ctltest_out_free(&o);
 
 	/* stop ends the restart loop for good, and is idempotent. */
 	RUN(&o, "stop", "/loop/flaky");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
-	doc = status_doc();
+	doc = ctltest_status(&srv);
 	ck_assert_str_eq(nstr(doc, "/loop/flaky", "state"), "stopped");
 	inc = nnum(doc, "/loop/flaky", "incarnation");
 	json_free(doc);
 	ts_sleep_ms(3200);	/* past the longest backoff */
-	doc = status_doc();
+	doc = ctltest_status(&srv);
 	ck_assert_str_eq(nstr(doc, "/loop/flaky", "state"), "stopped");
 	ck_assert(nnum(doc, "/loop/flaky", "incarnation") == inc);
 	json_free(doc);
 	RUN(&o, "stop", "/loop/flaky");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
 
 	/* A manual start is not a restart. */
 	RUN(&o, "stop", "/a");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
-	doc = status_doc();
+	doc = ctltest_status(&srv);
 	ck_assert_str_eq(nstr(doc, "/a", "state"), "stopped");
 	ck_assert_str_eq(nstr(doc, "/a", "last_exit"),
 	    "killed by signal 15 (Terminated)");
 	inc = nnum(doc, "/a", "incarnation");
 	json_free(doc);
 	RUN(&o, "add", "/a");
-	expect(&o, ACTORCTL_EXIT_FAILED, "add /a: exists, not running");
+	ctltest_expect(&o, ACTORCTL_EXIT_FAILED, "add /a: exists, not running");
 	ctltest_out_free(&o);
 	RUN(&o, "start", "/a");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
-	doc = status_doc();
+	doc = ctltest_status(&srv);
 	ck_assert_str_eq(nstr(doc, "/a", "state"), "running");
 	ck_assert(nnum(doc, "/a", "restarts") == 0);
 	ck_assert(nnum(doc, "/a", "incarnation") == inc + 1);
 	json_free(doc);
 	RUN(&o, "add", "/a");
-	expect(&o, ACTORCTL_EXIT_FAILED, "add /a: exists, running");
+	ctltest_expect(&o, ACTORCTL_EXIT_FAILED, "add /a: exists, running");
 	ctltest_out_free(&o);
 
 	/* A manual start that fails: the cause, stopped, no retry loop. */
 	RUN(&o, "stop", "/gated");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
 	{
 		char ok[128];
@@ -482,11 +447,12 @@ START_TEST(start_stop_remove_add)
 		snprintf(ok, sizeof(ok), "%s/ok", d.dir);
 		ck_assert_int_eq(unlink(ok), 0);
 	}
-	doc = status_doc();
+	doc = ctltest_status(&srv);
 	restarts = nnum(doc, "/gated", "restarts");
 	json_free(doc);
 	RUN(&o, "start", "/gated");
-	expect(&o, ACTORCTL_EXIT_FAILED, "start /gated: exited 4 before it "
+	ctltest_expect(&o, ACTORCTL_EXIT_FAILED,
+	    "start /gated: exited 4 before it "
 	    "was ready");
 	ctltest_out_free(&o);
 	stays_stopped("/gated", restarts);
@@ -494,28 +460,28 @@ START_TEST(start_stop_remove_add)
 
 	/* remove: a stopped child goes; an exited temporary is gone. */
 	RUN(&o, "remove", "/gated");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
 	ck_assert(wait_state("/gated", NULL));
 	ck_assert(wait_state("/tmp", NULL));
 	RUN(&o, "remove", "/tmp");
-	expect(&o, ACTORCTL_EXIT_NOENT, "remove /tmp: no such path");
+	ctltest_expect(&o, ACTORCTL_EXIT_NOENT, "remove /tmp: no such path");
 	ctltest_out_free(&o);
 
 	/* add: the next instance of a worker with instances. */
 	RUN(&o, "add", "/api/2");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ck_assert_msg(strstr(o.out, "added /api/2") != NULL, "%s", o.out);
 	ctltest_out_free(&o);
 	ck_assert(wait_state("/api/2", "running"));
 	RUN(&o, "add", "/api/7");
-	expect(&o, ACTORCTL_EXIT_FAILED, "add /api/7");
+	ctltest_expect(&o, ACTORCTL_EXIT_FAILED, "add /api/7");
 	ctltest_out_free(&o);
 	RUN(&o, "add", "/nope/1");
-	expect(&o, ACTORCTL_EXIT_NOENT, "add /nope/1");
+	ctltest_expect(&o, ACTORCTL_EXIT_NOENT, "add /nope/1");
 	ctltest_out_free(&o);
 	RUN(&o, "start", "/nope");
-	expect(&o, ACTORCTL_EXIT_NOENT, "start /nope: no such path");
+	ctltest_expect(&o, ACTORCTL_EXIT_NOENT, "start /nope: no such path");
 	ctltest_out_free(&o);
 }
 END_TEST
@@ -550,11 +516,11 @@ START_TEST(added_instance_survives_and_exec_error_on_start)
 	start_daemon(extra, NULL);
 
 	RUN(&o, "add", "/set/g");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ck_assert_msg(strstr(o.out, "added /set/g/1") != NULL, "%s", o.out);
 	ctltest_out_free(&o);
 	ck_assert(wait_state("/set/g/1", "running"));
-	doc = status_doc();
+	doc = ctltest_status(&srv);
 	w = (pid_t)nnum(doc, "/set/w", "pid");
 	added = (pid_t)nnum(doc, "/set/g/1", "pid");
 	inc = nnum(doc, "/set/g/1", "incarnation");
@@ -562,7 +528,7 @@ START_TEST(added_instance_survives_and_exec_error_on_start)
 	/* /set/w dies: one_for_all stops and starts the whole set again. */
 	ck_assert_int_eq(kill(w, SIGKILL), 0);
 	for (waited = 0; waited < WAIT; waited += 20) {
-		doc = status_doc();
+		doc = ctltest_status(&srv);
 		if (node(doc, "/set/g/1") != NULL &&
 		    nnum(doc, "/set/g/1", "incarnation") > inc &&
 		    strcmp(nstr(doc, "/set", "state"), "running") == 0 &&
@@ -581,14 +547,14 @@ START_TEST(added_instance_survives_and_exec_error_on_start)
 
 	/* The program is gone: a start by hand fails with the exec error. */
 	RUN(&o, "stop", "/sl");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
 	ck_assert_int_eq(unlink(bin), 0);
-	doc = status_doc();
+	doc = ctltest_status(&srv);
 	restarts = nnum(doc, "/sl", "restarts");
 	json_free(doc);
 	RUN(&o, "start", "/sl");
-	expect(&o, ACTORCTL_EXIT_FAILED, NULL);
+	ctltest_expect(&o, ACTORCTL_EXIT_FAILED, NULL);
 	ck_assert_msg(strstr(o.err, "start /sl: exec ") != NULL &&
 	    strstr(o.err, "sleeper: No such file or directory") != NULL,
 	    "stderr: %s", o.err);
@@ -612,7 +578,7 @@ START_TEST(second_actord_on_same_socket_exits_1)
 	    != NULL, "log:\n%s", ts_daemon_log(&d2));
 	ts_daemon_cleanup(&d2);
 	RUN(&o, "status", "/a");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
 }
 END_TEST
@@ -629,15 +595,15 @@ START_TEST(restart_and_kill)
 	int waited;
 
 	start_daemon(NULL, NULL);
-	doc = status_doc();
+	doc = ctltest_status(&srv);
 	pid = (pid_t)nnum(doc, "/a", "pid");
 	inc = nnum(doc, "/a", "incarnation");
 	json_free(doc);
 	RUN(&o, "restart", "/a");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
 	/* As soon as restart returns, the new incarnation runs. */
-	doc = status_doc();
+	doc = ctltest_status(&srv);
 	ck_assert_str_eq(nstr(doc, "/a", "state"), "running");
 	pid2 = (pid_t)nnum(doc, "/a", "pid");
 	ck_assert_int_ne(pid2, pid);
@@ -649,10 +615,10 @@ START_TEST(restart_and_kill)
 
 	/* kill: a signal to its process group; the supervisor restarts it. */
 	RUN(&o, "kill", "-s", "KILL", "/a");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
 	for (waited = 0; waited < WAIT; waited += 20) {
-		doc = status_doc();
+		doc = ctltest_status(&srv);
 		pid3 = nnull(doc, "/a", "pid") ? 0 :
 		    (pid_t)nnum(doc, "/a", "pid");
 		if (pid3 != 0 && pid3 != pid2 &&
@@ -668,13 +634,13 @@ START_TEST(restart_and_kill)
 	ck_assert_msg(strstr(le, "signal 9") != NULL, "%s", le);
 	json_free(doc);
 	RUN(&o, "kill", "/nope");
-	expect(&o, ACTORCTL_EXIT_NOENT, "kill /nope");
+	ctltest_expect(&o, ACTORCTL_EXIT_NOENT, "kill /nope");
 	ctltest_out_free(&o);
 	RUN(&o, "restart", "/nope");
-	expect(&o, ACTORCTL_EXIT_NOENT, "restart /nope");
+	ctltest_expect(&o, ACTORCTL_EXIT_NOENT, "restart /nope");
 	ctltest_out_free(&o);
 	RUN(&o, "kill", "-s", "NOTASIGNAL", "/a");
-	expect(&o, ACTORCTL_EXIT_USAGE, NULL);
+	ctltest_expect(&o, ACTORCTL_EXIT_USAGE, NULL);
 	ctltest_out_free(&o);
 }
 END_TEST
@@ -692,7 +658,7 @@ START_TEST(log_and_follow)
 	start_daemon(NULL, NULL);
 	ck_assert(ts_daemon_log_has(&d, "tworker run up", WAIT));
 	RUN(&o, "log", "/a");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ck_assert_msg(strstr(o.out, "tworker run up") != NULL, "%s", o.out);
 	ctltest_out_free(&o);
 	f = follow(args, &fd);
@@ -700,16 +666,16 @@ START_TEST(log_and_follow)
 	ck_assert(read_until(fd, "tworker run up\n", buf, sizeof(buf)));
 	/* The next incarnation prints again: the follower sees it. */
 	RUN(&o, "restart", "/a");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
 	ck_assert_msg(read_until_n(fd, "tworker run up\n", 2, buf,
 	    sizeof(buf)), "follower saw: %s", buf);
 	stop_follower(f, fd);
 	RUN(&o, "log", "/");
-	expect(&o, ACTORCTL_EXIT_FAILED, NULL);
+	ctltest_expect(&o, ACTORCTL_EXIT_FAILED, NULL);
 	ctltest_out_free(&o);
 	RUN(&o, "log", "/nope");
-	expect(&o, ACTORCTL_EXIT_NOENT, NULL);
+	ctltest_expect(&o, ACTORCTL_EXIT_NOENT, NULL);
 	ctltest_out_free(&o);
 }
 END_TEST
@@ -744,26 +710,26 @@ START_TEST(send_deadletters_stats)
 	/* /a's mailbox holds 4 and rejects: the 5th is a dead letter. */
 	for (i = 0; i < 4; i++) {
 		RUN(&o, "send", "/a", "7", "hi");
-		expect(&o, 0, NULL);
+		ctltest_expect(&o, 0, NULL);
 		ctltest_out_free(&o);
 	}
 	RUN(&o, "send", "/a", "7", "hi");
-	expect(&o, ACTORCTL_EXIT_FAILED, "send /a: mailbox full");
+	ctltest_expect(&o, ACTORCTL_EXIT_FAILED, "send /a: mailbox full");
 	ctltest_out_free(&o);
 	ctltest_actorctl(&srv, "from stdin", &o, "send", "/api/1", "3",
 	    (char *)NULL);
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
 	RUN(&o, "send", "/gated", "1", "x");
-	expect(&o, ACTORCTL_EXIT_FAILED, "send /gated: has no mailbox");
+	ctltest_expect(&o, ACTORCTL_EXIT_FAILED, "send /gated: has no mailbox");
 	ctltest_out_free(&o);
 	RUN(&o, "send", "/nope", "1", "x");
-	expect(&o, ACTORCTL_EXIT_NOENT, NULL);
+	ctltest_expect(&o, ACTORCTL_EXIT_NOENT, NULL);
 	ctltest_out_free(&o);
 
 	RUN(&o, "deadletters", "--json");
-	expect(&o, 0, NULL);
-	doc = parse(&o);
+	ctltest_expect(&o, 0, NULL);
+	doc = ctltest_json(&o);
 	dl = json_at(json_get(doc, "deadletters"), 0);
 	ck_assert_ptr_nonnull(dl);
 	ck_assert_msg(json_at(json_get(doc, "deadletters"), 1) == NULL,
@@ -785,15 +751,15 @@ START_TEST(send_deadletters_stats)
 	buf[0] = '\0';
 	ck_assert(read_until(fd, "\"tag\":7", buf, sizeof(buf)));
 	RUN(&o, "send", "/a", "9", "again");
-	expect(&o, ACTORCTL_EXIT_FAILED, "mailbox full");
+	ctltest_expect(&o, ACTORCTL_EXIT_FAILED, "mailbox full");
 	ctltest_out_free(&o);
 	ck_assert_msg(read_until(fd, "\"tag\":9", buf, sizeof(buf)),
 	    "follower saw: %s", buf);
 	stop_follower(f, fd);
 
 	RUN(&o, "stats", "--json");
-	expect(&o, 0, NULL);
-	doc = parse(&o);
+	ctltest_expect(&o, 0, NULL);
+	doc = ctltest_json(&o);
 	ctltest_out_free(&o);
 	a = find_by(json_get(doc, "actors"), "path", "/a");
 	ck_assert_ptr_nonnull(a);
@@ -817,7 +783,7 @@ START_TEST(send_deadletters_stats)
 	ck_assert(json_get(g, "total")->num == 1);
 	json_free(doc);
 	RUN(&o, "stats", "--prometheus");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ck_assert(strstr(o.out, "# TYPE actord_mailbox_wait_seconds "
 	    "histogram") != NULL);
 	ck_assert(strstr(o.out, "actord_mailbox_depth{path=\"/a\"} 4\n") !=
@@ -825,7 +791,7 @@ START_TEST(send_deadletters_stats)
 	ck_assert(strstr(o.out, "actord_handler_duration") == NULL);
 	ctltest_out_free(&o);
 	RUN(&o, "stats", "/api");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ck_assert(strstr(o.out, "/api/1") != NULL);
 	ck_assert_msg(strstr(o.out, "\n/a ") == NULL, "%s", o.out);
 	ctltest_out_free(&o);
@@ -846,7 +812,7 @@ START_TEST(reload_and_shutdown)
 	fputs("garbage {\n", fp);
 	fclose(fp);
 	RUN(&o, "reload");
-	expect(&o, ACTORCTL_EXIT_FAILED, "reload: ");
+	ctltest_expect(&o, ACTORCTL_EXIT_FAILED, "reload: ");
 	ck_assert_msg(strstr(o.err, "actord.conf:") != NULL, "%s", o.err);
 	ctltest_out_free(&o);
 	ck_assert(wait_state("/a", "running"));
@@ -854,66 +820,24 @@ START_TEST(reload_and_shutdown)
 	write_conf(",\n    { name = \"b\"; exec = [\"/bin/sh\", \"-c\", "
 	    "\"exec sleep 3600\"]; }", NULL);
 	RUN(&o, "reload");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ck_assert_msg(strstr(o.out, "reloaded") != NULL, "%s", o.out);
 	ctltest_out_free(&o);
 	ck_assert(wait_state("/b", "running"));
 
 	RUN(&o, "shutdown");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ck_assert_msg(strstr(o.out, "shutting down") != NULL, "%s", o.out);
 	ctltest_out_free(&o);
 	ck_assert_int_eq(ts_daemon_wait(&d, WAIT), 0);
 	ck_assert_int_eq(lstat(srv.sock, &st), -1);
 	RUN(&o, "status");
-	expect(&o, ACTORCTL_EXIT_NOTRUNNING, "not running");
+	ctltest_expect(&o, ACTORCTL_EXIT_NOTRUNNING, "not running");
 	ctltest_out_free(&o);
 }
 END_TEST
 
 /* --- permissions ------------------------------------------------------------------- */
-
-/* As nobody: 0 refused by actord, 1 answered, 2 EACCES at connect, 3 else. */
-static int
-as_nobody(gid_t gid)
-{
-	struct ctl_request q;
-	struct ctl_response r;
-	struct ctl_buf b;
-	int fd;
-
-	if (setgroups(0, NULL) == -1 || setresgid(gid, gid, gid) == -1 ||
-	    setresuid(NOBODY, NOBODY, NOBODY) == -1)
-		return 3;
-	if ((fd = ctltest_connect(srv.sock)) == -1)
-		return errno == EACCES ? 2 : 3;
-	memset(&q, 0, sizeof(q));
-	q.cmd = CTL_CMD_STATUS;
-	ctl_buf_init(&b, CTL_MAX_REQUEST);
-	ctl_request_encode(&b, &q);
-	if (ctltest_exchange(fd, b.data, b.len, &r) == -1)
-		return 3;
-	if (r.status == CTL_E_PERM)
-		return 0;
-	return r.status == CTL_OK ? 1 : 3;
-}
-
-static int
-run_as_nobody(gid_t gid, pid_t *pidp)
-{
-	pid_t pid;
-	int st;
-
-	pid = fork();
-	ck_assert_int_ne(pid, -1);
-	if (pid == 0)
-		_exit(as_nobody(gid));
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	ck_assert(WIFEXITED(st));
-	if (pidp != NULL)
-		*pidp = pid;
-	return WEXITSTATUS(st);
-}
 
 START_TEST(other_uid_refused)
 {
@@ -929,18 +853,18 @@ START_TEST(other_uid_refused)
 	ck_assert_uint_eq(st.st_mode & 07777, 0700);
 	ck_assert_int_eq(stat(srv.sock, &st), 0);
 	ck_assert_uint_eq(st.st_mode & 0777, 0600);
-	ck_assert_int_eq(run_as_nobody(NOBODY, NULL), 2);
+	ck_assert_int_eq(ctltest_as_nobody(srv.sock, NOBODY, NULL, NULL), 2);
 	/* Modes opened by hand: SO_PEERCRED still refuses, and logs it. */
 	ck_assert_int_eq(chmod(d.dir, 0711), 0);
 	ck_assert_int_eq(chmod(dir, 0711), 0);
 	ck_assert_int_eq(chmod(srv.sock, 0666), 0);
-	ck_assert_int_eq(run_as_nobody(NOBODY, &pid), 0);
+	ck_assert_int_eq(ctltest_as_nobody(srv.sock, NOBODY, NULL, &pid), 0);
 	snprintf(want, sizeof(want), "refused uid %d pid %d", NOBODY,
 	    (int)pid);
 	ck_assert_msg(ts_daemon_log_has(&d, want, WAIT), "%s",
 	    ts_daemon_log(&d));
 	RUN(&o, "status");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
 }
 END_TEST
@@ -963,9 +887,10 @@ START_TEST(control_group_allowed)
 	ck_assert_uint_eq(st.st_gid, gr->gr_gid);
 	/* /tmp/ts-actord-X is 0700: let nobody walk to the socket. */
 	ck_assert_int_eq(chmod(d.dir, 0711), 0);
-	ck_assert_int_eq(run_as_nobody(gr->gr_gid, NULL), 1);
+	ck_assert_int_eq(ctltest_as_nobody(srv.sock, gr->gr_gid, NULL, NULL),
+	    1);
 	/* Outside the group (gid 1), nobody cannot reach it. */
-	ck_assert_int_eq(run_as_nobody(1, NULL), 2);
+	ck_assert_int_eq(ctltest_as_nobody(srv.sock, 1, NULL, NULL), 2);
 }
 END_TEST
 
@@ -1027,14 +952,14 @@ START_TEST(malformed_requests)
 		close(fd);
 		/* actord is still there, and answers. */
 		ck_assert_int_eq(kill(d.pid, 0), 0);
-		doc = status_doc();
+		doc = ctltest_status(&srv);
 		ck_assert_str_eq(nstr(doc, "/a", "state"), "running");
 		json_free(doc);
 	}
 	/* A silent client does not block the others. */
 	fd = ctltest_connect(srv.sock);
 	ck_assert_int_ge(fd, 0);
-	doc = status_doc();
+	doc = ctltest_status(&srv);
 	json_free(doc);
 	close(fd);
 	ck_assert_int_eq(ctltest_counters(srv.sock, &after), 0);
@@ -1114,7 +1039,6 @@ START_TEST(cancelled_clients_then_idle)
 	char child[256], buf[4096];
 	struct ctltest_out o;
 	struct json *doc;
-	long before, after;
 	double inc;
 	pid_t f1, f2, f3;
 	int fd1, fd2, fd3;
@@ -1124,7 +1048,7 @@ START_TEST(cancelled_clients_then_idle)
 	    ts_progs("tworker"));
 	start_daemon(child, NULL);
 	ck_assert(wait_state("/slow", "running"));
-	doc = status_doc();
+	doc = ctltest_status(&srv);
 	inc = nnum(doc, "/slow", "incarnation");
 	json_free(doc);
 	f1 = follow(dl, &fd1);
@@ -1137,23 +1061,19 @@ START_TEST(cancelled_clients_then_idle)
 	stop_follower(f2, fd2);
 	stop_follower(f1, fd1);
 	ck_assert(wait_state("/slow", "running"));
-	doc = status_doc();
+	doc = ctltest_status(&srv);
 	ck_assert(nnum(doc, "/slow", "incarnation") == inc + 1);
 	json_free(doc);
 	RUN(&o, "status", "/slow");
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
 	/* Now leave it alone: no timer of the control side ticks. */
 	ck_assert(wait_state("/loop/flaky", "restarting"));
 	RUN(&o, "stop", "/loop");	/* the only thing that would tick */
-	expect(&o, 0, NULL);
+	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
 	ts_sleep_ms(300);
-	before = tcheck_ctxt_switches(d.pid);
-	ts_sleep_ms(600);
-	after = tcheck_ctxt_switches(d.pid);
-	ck_assert_int_ge(before, 0);
-	ck_assert_int_eq(after, before);
+	ts_daemon_idle(&d, 600);
 }
 END_TEST
 

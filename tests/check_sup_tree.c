@@ -58,6 +58,18 @@ record_after(const char *from)
 	return p != NULL ? p : "";
 }
 
+/* One ts_fn_run child of s per letter of names, named so, in order. */
+static void
+add_runs(struct sup_spec *s, const char *names)
+{
+	char name[2] = { 0, 0 };
+
+	for (; *names != '\0'; names++) {
+		name[0] = *names;
+		ts_add_fn(s, name, ts_fn_run, NULL);
+	}
+}
+
 static void
 kill_and_wait_restart(struct actord *ad, const char *path)
 {
@@ -75,9 +87,7 @@ START_TEST(one_for_one_restarts_only_the_dead)
 	struct actord *ad;
 	pid_t a, c;
 
-	ts_add_fn(&spec->root, "a", ts_fn_run, NULL);
-	ts_add_fn(&spec->root, "b", ts_fn_run, NULL);
-	ts_add_fn(&spec->root, "c", ts_fn_run, NULL);
+	add_runs(&spec->root, "abc");
 	ad = boot(spec);
 	a = ts_pid(ad, "/a");
 	c = ts_pid(ad, "/c");
@@ -100,9 +110,7 @@ START_TEST(one_for_all_stops_in_reverse_starts_in_order)
 	pid_t a;
 
 	spec->root.strategy = STRATEGY_ONE_FOR_ALL;
-	ts_add_fn(&spec->root, "a", ts_fn_run, NULL);
-	ts_add_fn(&spec->root, "b", ts_fn_run, NULL);
-	ts_add_fn(&spec->root, "c", ts_fn_run, NULL);
+	add_runs(&spec->root, "abc");
 	ts_add_fn(&spec->root, "d", ts_fn_slowstop, NULL);
 	ad = boot(spec);
 	a = ts_pid(ad, "/a");
@@ -128,10 +136,7 @@ START_TEST(rest_for_one_restarts_the_rest)
 	pid_t a, c;
 
 	spec->root.strategy = STRATEGY_REST_FOR_ONE;
-	ts_add_fn(&spec->root, "a", ts_fn_run, NULL);
-	ts_add_fn(&spec->root, "b", ts_fn_run, NULL);
-	ts_add_fn(&spec->root, "c", ts_fn_run, NULL);
-	ts_add_fn(&spec->root, "d", ts_fn_run, NULL);
+	add_runs(&spec->root, "abcd");
 	ad = boot(spec);
 	a = ts_pid(ad, "/a");
 	c = ts_pid(ad, "/c");
@@ -176,9 +181,7 @@ START_TEST(hand_stopped_sibling_restarts_with_its_set)
 	pid_t a;
 
 	spec->root.strategy = STRATEGY_ONE_FOR_ALL;
-	ts_add_fn(&spec->root, "a", ts_fn_run, NULL);
-	ts_add_fn(&spec->root, "b", ts_fn_run, NULL);
-	ts_add_fn(&spec->root, "c", ts_fn_run, NULL);
+	add_runs(&spec->root, "abc");
 	ad = boot(spec);
 	ck_assert_int_eq(actord_stop_node(ad, "/b", NULL, NULL), 0);
 	ck_assert(ts_wait_state(ad, "/b", NS_STOPPED, WAIT));
@@ -313,8 +316,7 @@ START_TEST(intensity_one_past_escalates_with_cause)
 	int i;
 
 	spec->root.intensity = 3;
-	ts_add_fn(&spec->root, "a", ts_fn_run, NULL);
-	ts_add_fn(&spec->root, "w", ts_fn_run, NULL);
+	add_runs(&spec->root, "aw");
 	ad = boot(spec);
 	for (i = 0; i < 3; i++)
 		kill_and_wait_restart(ad, "/w");

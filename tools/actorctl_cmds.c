@@ -44,6 +44,10 @@ static int	 parse_opts(struct actorctl *, int, char **, const char *,
 		    const char *, char *, char **);
 static int	 usage_of(const char *);
 static void	 print_result(const struct actorctl *, const struct ctl_response *);
+static int	 call_print(struct actorctl *, const struct ctl_request *);
+static int	 request_init(struct ctl_request *, int, const char *,
+		    const char *);
+static void	 follow_next(struct ctl_request *, struct ctl_response *);
 static void	 print_json(struct ctl_buf *);
 static int	 read_data(int, char **, struct ctl_request *, uint8_t **);
 
@@ -180,6 +184,25 @@ set_path(struct ctl_request *q, const char *path)
 	q->present |= 1u << CTL_F_PATH;
 }
 
+/*
+ * A fresh request for command cmd on path (none if NULL), once path is
+ * checked; the usage exit code, after a message, if it is invalid.
+ */
+static int
+request_init(struct ctl_request *q, int cmd, const char *name,
+    const char *path)
+{
+	int	 rc;
+
+	if (path != NULL && (rc = need_path(name, path)) != 0)
+		return rc;
+	memset(q, 0, sizeof(*q));
+	q->cmd = cmd;
+	if (path != NULL)
+		set_path(q, path);
+	return 0;
+}
+
 static void
 print_json(struct ctl_buf *b)
 {
@@ -206,6 +229,36 @@ print_result(const struct actorctl *a, const struct ctl_response *r)
 		print_json(&b);
 	} else if (r->message[0] != '\0')
 		printf("%s\n", r->message);
+}
+
+/* An action command: send q, print actord's result, free the answer. */
+static int
+call_print(struct actorctl *a, const struct ctl_request *q)
+{
+	struct ctl_response	 r;
+	int			 rc;
+
+	if ((rc = actorctl_call(a, q, &r, ACTORCTL_TIMEOUT)) != 0)
+		return rc;
+	print_result(a, &r);
+	ctl_response_free(&r);
+	return 0;
+}
+
+/*
+ * Follow (-f): the next request waits, in actord, for what comes after
+ * the cursor of the answer r, which is freed.
+ */
+static void
+follow_next(struct ctl_request *q, struct ctl_response *r)
+{
+	if (r->has_cursor) {
+		q->cursor = r->cursor;
+		q->present |= 1u << CTL_F_CURSOR;
+	}
+	q->wait = true;
+	q->present |= 1u << CTL_F_WAIT;
+	ctl_response_free(r);
 }
 
 /* --- status -------------------------------------------------------------- */
@@ -432,13 +485,9 @@ cmd_status(struct actorctl *a, int argc, char **argv)
 		return ACTORCTL_EXIT_USAGE;
 	if (argc - i > 1)
 		return usage_of(argv[0]);
-	memset(&q, 0, sizeof(q));
-	q.cmd = CTL_CMD_STATUS;
-	if (argc - i == 1) {
-		if ((rc = need_path(argv[0], argv[i])) != 0)
-			return rc;
-		set_path(&q, argv[i]);
-	}
+	if ((rc = request_init(&q, CTL_CMD_STATUS, argv[0],
+	    argc - i == 1 ? argv[i] : NULL)) != 0)
+		return rc;
 	if ((rc = actorctl_call(a, &q, &r, ACTORCTL_TIMEOUT)) != 0)
 		return rc;
 	actorctl_print_status(&r, a->json);
@@ -452,7 +501,6 @@ static int
 cmd_path(struct actorctl *a, int argc, char **argv)
 {
 	struct ctl_request	 q;
-	struct ctl_response	 r;
 	char			*oa[1] = { NULL };
 	int			 i, rc;
 
@@ -460,16 +508,10 @@ cmd_path(struct actorctl *a, int argc, char **argv)
 		return ACTORCTL_EXIT_USAGE;
 	if (argc - i != 1)
 		return usage_of(argv[0]);
-	if ((rc = need_path(argv[0], argv[i])) != 0)
+	if ((rc = request_init(&q, ctl_cmd_lookup(argv[0]), argv[0],
+	    argv[i])) != 0)
 		return rc;
-	memset(&q, 0, sizeof(q));
-	q.cmd = ctl_cmd_lookup(argv[0]);
-	set_path(&q, argv[i]);
-	if ((rc = actorctl_call(a, &q, &r, ACTORCTL_TIMEOUT)) != 0)
-		return rc;
-	print_result(a, &r);
-	ctl_response_free(&r);
-	return 0;
+	return call_print(a, &q);
 }
 
 static int
@@ -495,7 +537,6 @@ static int
 cmd_kill(struct actorctl *a, int argc, char **argv)
 {
 	struct ctl_request	 q;
-	struct ctl_response	 r;
 	char			*oa[2] = { NULL, NULL };
 	int			 i, rc, sig = SIGTERM;
 
@@ -507,39 +548,26 @@ cmd_kill(struct actorctl *a, int argc, char **argv)
 		fprintf(stderr, "actorctl: kill: unknown signal \"%s\"\n", oa[0]);
 		return ACTORCTL_EXIT_USAGE;
 	}
-	if ((rc = need_path(argv[0], argv[i])) != 0)
+	if ((rc = request_init(&q, CTL_CMD_KILL, argv[0], argv[i])) != 0)
 		return rc;
-	memset(&q, 0, sizeof(q));
-	q.cmd = CTL_CMD_KILL;
-	set_path(&q, argv[i]);
 	q.signo = sig;
 	q.present |= 1u << CTL_F_SIGNAL;
-	if ((rc = actorctl_call(a, &q, &r, ACTORCTL_TIMEOUT)) != 0)
-		return rc;
-	print_result(a, &r);
-	ctl_response_free(&r);
-	return 0;
+	return call_print(a, &q);
 }
 
 static int
 cmd_plain(struct actorctl *a, int argc, char **argv)
 {
 	struct ctl_request	 q;
-	struct ctl_response	 r;
 	char			*oa[1] = { NULL };
-	int			 i, rc;
+	int			 i;
 
 	if ((i = parse_opts(a, argc, argv, "", NULL, NULL, oa)) == -1)
 		return ACTORCTL_EXIT_USAGE;
 	if (argc - i != 0)
 		return usage_of(argv[0]);
-	memset(&q, 0, sizeof(q));
-	q.cmd = ctl_cmd_lookup(argv[0]);
-	if ((rc = actorctl_call(a, &q, &r, ACTORCTL_TIMEOUT)) != 0)
-		return rc;
-	print_result(a, &r);
-	ctl_response_free(&r);
-	return 0;
+	request_init(&q, ctl_cmd_lookup(argv[0]), argv[0], NULL);
+	return call_print(a, &q);
 }
 
 /* --- send and ask -------------------------------------------------------- */
@@ -599,11 +627,9 @@ cmd_send(struct actorctl *a, int argc, char **argv)
 		return ACTORCTL_EXIT_USAGE;
 	if (argc - i < 2 || argc - i > 3)
 		return usage_of(argv[0]);
-	if ((rc = need_path(argv[0], argv[i])) != 0)
+	if ((rc = request_init(&q, ask ? CTL_CMD_ASK : CTL_CMD_SEND, argv[0],
+	    argv[i])) != 0)
 		return rc;
-	memset(&q, 0, sizeof(q));
-	q.cmd = ask ? CTL_CMD_ASK : CTL_CMD_SEND;
-	set_path(&q, argv[i]);
 	errno = 0;
 	v = strtoul(argv[i + 1], &end, 0);
 	if (argv[i + 1][0] == '\0' || argv[i + 1][0] == '-' || *end != '\0' ||
@@ -745,8 +771,7 @@ cmd_deadletters(struct actorctl *a, int argc, char **argv)
 	if (argc - i != 0)
 		return usage_of(argv[0]);
 	follow = oa[0] != NULL;
-	memset(&q, 0, sizeof(q));
-	q.cmd = CTL_CMD_DEADLETTERS;
+	request_init(&q, CTL_CMD_DEADLETTERS, argv[0], NULL);
 	for (;;) {
 		rc = actorctl_call(a, &q, &r, q.wait ? -1 : ACTORCTL_TIMEOUT);
 		if (rc != 0)
@@ -756,14 +781,7 @@ cmd_deadletters(struct actorctl *a, int argc, char **argv)
 			ctl_response_free(&r);
 			return 0;
 		}
-		/* Follow: wait, in actord, for what comes after the cursor. */
-		if (r.has_cursor) {
-			q.cursor = r.cursor;
-			q.present |= 1u << CTL_F_CURSOR;
-		}
-		q.wait = true;
-		q.present |= 1u << CTL_F_WAIT;
-		ctl_response_free(&r);
+		follow_next(&q, &r);
 	}
 }
 
@@ -982,13 +1000,9 @@ cmd_stats(struct actorctl *a, int argc, char **argv)
 		    "exclude each other\n");
 		return ACTORCTL_EXIT_USAGE;
 	}
-	memset(&q, 0, sizeof(q));
-	q.cmd = CTL_CMD_STATS;
-	if (argc - i == 1) {
-		if ((rc = need_path(argv[0], argv[i])) != 0)
-			return rc;
-		set_path(&q, argv[i]);
-	}
+	if ((rc = request_init(&q, CTL_CMD_STATS, argv[0],
+	    argc - i == 1 ? argv[i] : NULL)) != 0)
+		return rc;
 	if ((rc = actorctl_call(a, &q, &r, ACTORCTL_TIMEOUT)) != 0)
 		return rc;
 	if (prom) {
@@ -1023,12 +1037,9 @@ cmd_log(struct actorctl *a, int argc, char **argv)
 		return ACTORCTL_EXIT_USAGE;
 	if (argc - i != 1)
 		return usage_of(argv[0]);
-	if ((rc = need_path(argv[0], argv[i])) != 0)
+	if ((rc = request_init(&q, CTL_CMD_LOG, argv[0], argv[i])) != 0)
 		return rc;
 	follow = oa[0] != NULL;
-	memset(&q, 0, sizeof(q));
-	q.cmd = CTL_CMD_LOG;
-	set_path(&q, argv[i]);
 	for (;;) {
 		rc = actorctl_call(a, &q, &r, q.wait ? -1 : ACTORCTL_TIMEOUT);
 		if (rc != 0)
@@ -1050,12 +1061,6 @@ cmd_log(struct actorctl *a, int argc, char **argv)
 			ctl_response_free(&r);
 			return 0;
 		}
-		if (r.has_cursor) {
-			q.cursor = r.cursor;
-			q.present |= 1u << CTL_F_CURSOR;
-		}
-		q.wait = true;
-		q.present |= 1u << CTL_F_WAIT;
-		ctl_response_free(&r);
+		follow_next(&q, &r);
 	}
 }

@@ -12,6 +12,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <pty.h>
 #include <signal.h>
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "tests/lib/ctltest.h"
+#include "tools/json.h"
 
 #define IO_TIMEOUT	20000	/* ms: generous, a noisy machine */
 
@@ -439,4 +441,93 @@ ctltest_top_end(struct ctltest_top *t, int ms)
 	close(t->master);
 	close(t->slave);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Fail the test unless o exited with status and, if in_err, said it. */
+void
+ctltest_expect(const struct ctltest_out *o, int status, const char *in_err)
+{
+	ck_assert_msg(o->status == status, "exit %d, expected %d; stderr: %s",
+	    o->status, status, o->err);
+	if (in_err != NULL)
+		ck_assert_msg(strstr(o->err, in_err) != NULL,
+		    "stderr lacks \"%s\": %s", in_err, o->err);
+}
+
+/* The standard output of o, parsed (json_free it); fails if not JSON. */
+struct json *
+ctltest_json(const struct ctltest_out *o)
+{
+	struct json	*v;
+	char		 err[128];
+
+	v = json_parse(o->out, o->outlen, err, sizeof(err));
+	ck_assert_msg(v != NULL, "bad JSON (%s): %s", err, o->out);
+	return v;
+}
+
+/* actorctl status --json against s, parsed; json_free it. */
+struct json *
+ctltest_status(const struct ctltest_server *s)
+{
+	struct ctltest_out	 o;
+	struct json		*v;
+
+	ctltest_actorctl(s, NULL, &o, "status", "--json", (char *)NULL);
+	ck_assert_msg(o.status == 0, "status: %d %s", o.status, o.err);
+	v = ctltest_json(&o);
+	ctltest_out_free(&o);
+	return v;
+}
+
+/*
+ * In a child running as nobody: connect and ask for status.  Exit 0 if
+ * refused (CTL_E_PERM, with the error text refusal unless it is NULL), 1
+ * if answered, 2 if connect failed with EACCES, 3 otherwise.
+ */
+static int
+as_nobody(const char *sock, gid_t gid, const char *refusal)
+{
+	struct ctl_request	 q;
+	struct ctl_response	 r;
+	struct ctl_buf		 b;
+	int			 fd;
+
+	if (setgroups(0, NULL) == -1 || setresgid(gid, gid, gid) == -1 ||
+	    setresuid(CTLTEST_NOBODY, CTLTEST_NOBODY, CTLTEST_NOBODY) == -1)
+		return 3;
+	if ((fd = ctltest_connect(sock)) == -1)
+		return errno == EACCES ? 2 : 3;
+	memset(&q, 0, sizeof(q));
+	q.cmd = CTL_CMD_STATUS;
+	ctl_buf_init(&b, CTL_MAX_REQUEST);
+	ctl_request_encode(&b, &q);
+	if (ctltest_exchange(fd, b.data, b.len, &r) == -1)
+		return 3;
+	if (r.status == CTL_E_PERM &&
+	    (refusal == NULL || strcmp(r.error, refusal) == 0))
+		return 0;
+	return r.status == CTL_OK ? 1 : 3;
+}
+
+/*
+ * Status on sock from a forked child as nobody in group gid: what
+ * as_nobody says; the child's pid in *pidp if not NULL.
+ */
+int
+ctltest_as_nobody(const char *sock, gid_t gid, const char *refusal,
+    pid_t *pidp)
+{
+	pid_t	 pid;
+	int	 st;
+
+	pid = fork();
+	ck_assert_int_ne(pid, -1);
+	if (pid == 0)
+		_exit(as_nobody(sock, gid, refusal));
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st));
+	if (pidp != NULL)
+		*pidp = pid;
+	return WEXITSTATUS(st);
 }

@@ -17,6 +17,10 @@
 
 #include "supervisor/ctlproto.h"
 
+struct json;
+
+#define CTLTEST_NOBODY	65534	/* the uid ctltest_as_nobody runs as */
+
 struct ctltest_server {
 	pid_t	 pid;
 	char	 dir[64];		/* runtime directory */
@@ -52,6 +56,12 @@ int	 ctltest_connect(const char *sock);	/* -1 on failure */
 void	 ctltest_actorctl(const struct ctltest_server *, const char *input,
 	    struct ctltest_out *, ...);	/* args, NULL-terminated */
 void	 ctltest_out_free(struct ctltest_out *);
+void	 ctltest_expect(const struct ctltest_out *, int status,
+	    const char *in_err);	/* in_err: NULL, or in stderr */
+struct json *ctltest_json(const struct ctltest_out *);	/* stdout parsed */
+struct json *ctltest_status(const struct ctltest_server *);	/* --json */
+int	 ctltest_as_nobody(const char *sock, gid_t, const char *refusal,
+	    pid_t *);			/* 0 refused, 1 answered, 2 EACCES */
 int	 ctltest_exchange(int fd, const void *req, size_t len,
 	    struct ctl_response *);	/* 0, or -1: closed without answer */
 int	 ctltest_request(const char *sock, const struct ctl_request *,

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "supervisor/log.h"
+#include "tests/lib/tcheck.h"
 #include "tests/lib/tsup.h"
 
 static char	record_path[64];
@@ -142,6 +143,22 @@ ts_run_until(struct actord *ad, ts_pred pred, void *arg, int ms)
 		tree_release(ad);
 	}
 	return true;
+}
+
+/*
+ * Run actord until pred holds.  The loop sleeps until an event of its own
+ * (idle actord never wakes), and a shared-page flag is no event: so it
+ * runs in short slices and pred is read between them.
+ */
+bool
+ts_run_sliced(struct actord *ad, ts_pred pred, void *arg, int ms)
+{
+	int i;
+
+	for (i = 0; i < ms / 5; i++)
+		if (ts_run_until(ad, pred, arg, 5))
+			return true;
+	return pred(ad, arg);
 }
 
 void
@@ -646,6 +663,22 @@ ts_daemon_log(struct ts_daemon *d)
 	close(fd);
 	buf[r > 0 ? r : 0] = '\0';
 	return buf;
+}
+
+/*
+ * Fail the test unless actord makes no context switch at all for ms: an
+ * idle actord sleeps in one system call, woken by nothing.
+ */
+void
+ts_daemon_idle(struct ts_daemon *d, int ms)
+{
+	long before, after;
+
+	before = tcheck_ctxt_switches(d->pid);
+	ts_sleep_ms(ms);
+	after = tcheck_ctxt_switches(d->pid);
+	ck_assert_int_ge(before, 0);
+	ck_assert_int_eq(after, before);
 }
 
 bool

@@ -29,6 +29,7 @@ struct sup_spec *ts_add_sup(struct sup_spec *, const char *name,
 struct actord *ts_actord(struct actord_spec *);
 typedef bool (*ts_pred)(struct actord *, void *);
 bool	 ts_run_until(struct actord *, ts_pred, void *, int ms);
+bool	 ts_run_sliced(struct actord *, ts_pred, void *, int ms);
 bool	 ts_wait_state(struct actord *, const char *path, enum node_state,
 	    int ms);
 bool	 ts_wait_new_pid(struct actord *, const char *path, pid_t old, int ms);
@@ -77,6 +78,7 @@ int	 ts_daemon_wait(struct ts_daemon *, int ms);
 pid_t	 ts_daemon_child(struct ts_daemon *, const char *name, int ms);
 char	*ts_daemon_log(struct ts_daemon *);
 bool	 ts_daemon_log_has(struct ts_daemon *, const char *, int ms);
+void	 ts_daemon_idle(struct ts_daemon *, int ms);	/* asserts it */
 void	 ts_daemon_cleanup(struct ts_daemon *);
 void	 ts_sleep_ms(int ms);
 

@@ -291,6 +291,16 @@ run(struct fake *f, struct fnode *n)
 	n->incarnation++;
 }
 
+/* A fake SIGTERM: n has no process, is in state, and a running n says so. */
+static void
+take_down(struct fnode *n, const char *state)
+{
+	if (strcmp(n->state, "running") == 0)
+		strcpy(n->last_exit, "killed by signal 15");
+	n->state = state;
+	n->pid = 0;
+}
+
 static int
 fb_start(void *ctx, const char *path, struct ctl_reply *r)
 {
@@ -322,10 +332,7 @@ fb_stop(void *ctx, const char *path, struct ctl_reply *r)
 	for (k = 0; k < MAXNODES; k++) {
 		if (!f->n[k].used || !under(f->n[k].path, path) || f->n[k].sup)
 			continue;
-		if (strcmp(f->n[k].state, "running") == 0)
-			strcpy(f->n[k].last_exit, "killed by signal 15");
-		f->n[k].state = "stopped";
-		f->n[k].pid = 0;
+		take_down(&f->n[k], "stopped");
 	}
 	return CTL_REPLY_NOW;
 }
@@ -342,10 +349,7 @@ fb_restart(void *ctx, const char *path, struct ctl_reply *r)
 		ctl_reply_error(r, CTL_E_FAILED, "%s", f->n[i].start_error);
 		return CTL_REPLY_NOW;
 	}
-	if (strcmp(f->n[i].state, "running") == 0)
-		strcpy(f->n[i].last_exit, "killed by signal 15");
-	f->n[i].state = "starting";
-	f->n[i].pid = 0;
+	take_down(&f->n[i], "starting");
 	/* Answered when the new incarnation runs. */
 	return pend_add(f, P_RESTART, r, ms_now() + RESTART_DELAY, i, 0);
 }
