@@ -234,6 +234,9 @@ shm_wait(struct shm_arena *a, uint32_t idx, unsigned lanes,
 		return SHM_EINVAL;
 	if (shm_pending(a, idx, lanes))
 		return 0;
+	/* Senders the consumer has yet to look for (ring.c) first. */
+	if (lanes & SHM_LANE_BIT(SHM_LANE_MAIN))
+		shm_settle(a, idx);
 	m = a->mb[idx].m;
 	now = (int64_t)shm_clock(a);
 	deadline = timeout_ns < 0 ? INT64_MAX : now + timeout_ns;

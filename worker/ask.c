@@ -203,7 +203,7 @@ actor_ask_send(struct actor *a, struct actor_ref ref, uint32_t tag,
 	m.flags = SHM_MSG_ASK;
 	m.corr = next_corr(a) | (uint64_t)(ref.incarnation & CORR_INC_MASK)
 	    << CORR_INC_SHIFT;
-	now = (int64_t)shm_now_ns();
+	now = (int64_t)shm_clock_ns(a->arena);
 	/* Room in the table first: once sent, the answer must find it. */
 	if ((rc = insert(a, m.corr, now + timeout_ns)) < 0)
 		return rc;
@@ -298,7 +298,7 @@ actor_ask_next(struct actor *a, struct actor_msg *reply, int64_t timeout_ns,
 	free(a->last_reply);
 	a->last_reply = NULL;
 	deadline = timeout_ns < 0 ? INT64_MAX :
-	    (int64_t)shm_now_ns() + timeout_ns;
+	    (int64_t)shm_clock_ns(a->arena) + timeout_ns;
 	for (;;) {
 		if (a->npend == 0)
 			return ACTOR_EEMPTY;
@@ -326,7 +326,7 @@ actor_ask_next(struct actor *a, struct actor_msg *reply, int64_t timeout_ns,
 			to_user(&m, a->rbuf, reply);
 			return reply_rc(&m, a->rbuf);
 		}
-		now = (int64_t)shm_now_ns();
+		now = (int64_t)shm_clock_ns(a->arena);
 		if (expired(a, now, corr))
 			return ACTOR_ETIMEDOUT;
 		if (now >= deadline)
@@ -361,7 +361,7 @@ actor_ask(struct actor *a, struct actor_ref ref, uint32_t tag,
 	if ((rc = actor_ask_send(a, ref, tag, data, len, timeout_ns,
 	    &corr)) < 0)
 		return rc;
-	deadline = (int64_t)shm_now_ns() + timeout_ns;
+	deadline = (int64_t)shm_clock_ns(a->arena) + timeout_ns;
 	for (;;) {
 		while (take_reply(a, &m) == 0) {
 			if (m.corr != corr) {
@@ -372,7 +372,7 @@ actor_ask(struct actor *a, struct actor_ref ref, uint32_t tag,
 			to_user(&m, a->rbuf, reply);
 			return reply_rc(&m, a->rbuf);
 		}
-		now = (int64_t)shm_now_ns();
+		now = (int64_t)shm_clock_ns(a->arena);
 		if (now >= deadline) {
 			if ((p = find(a, corr)) != NULL)
 				remove_at(a, p);
