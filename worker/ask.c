@@ -21,7 +21,9 @@
 
 static uint64_t	 next_corr(struct actor *);
 static struct pending *find(struct actor *, uint64_t);
-static int	 insert(struct actor *, uint64_t, int64_t);
+static int	 insert(struct actor *, uint64_t, int64_t, struct pending **);
+static int	 ask_post(struct actor *, struct actor_ref, uint32_t,
+		    const void *, size_t, int64_t, uint64_t *, int64_t *);
 static void	 remove_at(struct actor *, struct pending *);
 static int	 grow(struct actor *);
 static int	 take_reply(struct actor *, struct shm_msg *);
@@ -88,7 +90,7 @@ grow(struct actor *a)
 }
 
 static int
-insert(struct actor *a, uint64_t corr, int64_t deadline)
+insert(struct actor *a, uint64_t corr, int64_t deadline, struct pending **pp)
 {
 	uint32_t i;
 	int rc;
@@ -101,6 +103,7 @@ insert(struct actor *a, uint64_t corr, int64_t deadline)
 	memset(&a->pend[i], 0, sizeof(a->pend[i]));
 	a->pend[i].corr = corr;
 	a->pend[i].deadline = deadline;
+	*pp = &a->pend[i];
 	a->npend++;
 	if (a->npend == 1 || deadline < a->min_deadline)
 		a->min_deadline = deadline;
@@ -188,8 +191,24 @@ int
 actor_ask_send(struct actor *a, struct actor_ref ref, uint32_t tag,
     const void *data, size_t len, int64_t timeout_ns, uint64_t *corr)
 {
+	int64_t deadline;
+
+	return ask_post(a, ref, tag, data, len, timeout_ns, corr, &deadline);
+}
+
+/*
+ * Send an ask and enter it in the table; *deadline is when it times out.
+ * The clock is read once, after the send: the round trip starts with the
+ * message on its way, and the ask is in the table (without a deadline yet)
+ * before it goes, so the answer always finds it.
+ */
+static int
+ask_post(struct actor *a, struct actor_ref ref, uint32_t tag,
+    const void *data, size_t len, int64_t timeout_ns, uint64_t *corr,
+    int64_t *deadline)
+{
 	struct shm_msg m;
-	int64_t now;
+	struct pending *p;
 	int rc;
 
 	if (a->idx < 0)
@@ -203,15 +222,18 @@ actor_ask_send(struct actor *a, struct actor_ref ref, uint32_t tag,
 	m.flags = SHM_MSG_ASK;
 	m.corr = next_corr(a) | (uint64_t)(ref.incarnation & CORR_INC_MASK)
 	    << CORR_INC_SHIFT;
-	now = (int64_t)shm_clock_ns(a->arena);
-	/* Room in the table first: once sent, the answer must find it. */
-	if ((rc = insert(a, m.corr, now + timeout_ns)) < 0)
+	if ((rc = insert(a, m.corr, INT64_MAX, &p)) < 0)
 		return rc;
 	rc = send_raw(a, ref, SHM_LANE_MAIN, &m, data, timeout_ns);
 	if (rc < 0) {
-		remove_at(a, find(a, m.corr));
+		remove_at(a, p);
 		return rc;
 	}
+	/* Nothing inserted since: p still points at the entry. */
+	*deadline = (int64_t)shm_clock_ns(a->arena) + timeout_ns;
+	p->deadline = *deadline;
+	if (*deadline < a->min_deadline)
+		a->min_deadline = *deadline;
 	if (corr != NULL)
 		*corr = m.corr;
 	return 0;
@@ -358,10 +380,9 @@ actor_ask(struct actor *a, struct actor_ref ref, uint32_t tag,
 	int64_t deadline, now;
 	int rc;
 
-	if ((rc = actor_ask_send(a, ref, tag, data, len, timeout_ns,
-	    &corr)) < 0)
+	if ((rc = ask_post(a, ref, tag, data, len, timeout_ns, &corr,
+	    &deadline)) < 0)
 		return rc;
-	deadline = (int64_t)shm_clock_ns(a->arena) + timeout_ns;
 	for (;;) {
 		while (take_reply(a, &m) == 0) {
 			if (m.corr != corr) {

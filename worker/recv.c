@@ -185,7 +185,8 @@ again:
 				continue;
 			break;
 		}
-		now = (int64_t)shm_clock_ns(a->arena);
+		now = deadline == INT64_MAX ? 0 :
+		    (int64_t)shm_clock_ns(a->arena);
 		if (now >= deadline)
 			return ACTOR_ETIMEDOUT;
 		rc = shm_wait(a->arena, (uint32_t)a->idx, SHM_LANES_INBOX,
