@@ -260,7 +260,7 @@ shm_clock(const struct shm_arena *a)
 	return shm_now_ns();
 }
 
-/* ring.c */
+/* ring.c: before a consumer sleeps, the look for blocked senders it put off */
 void	 shm_settle(struct shm_arena *, uint32_t idx);
 
 /* wait.c */

@@ -371,6 +371,8 @@ shm_doorbell_arm(struct shm_arena *a, uint32_t idx, unsigned lanes)
 	if (idx >= a->n)
 		return SHM_EBADINDEX;
 	m = a->mb[idx].m;
+	if (lanes & SHM_LANE_BIT(SHM_LANE_MAIN))
+		shm_settle(a, idx);
 	if (set_fence_mode(a, m, 1) < 0) {
 		/* Producers may not fence: poll again, do not sleep. */
 		return 1;

@@ -340,7 +340,7 @@ raw_rt(struct bench *b, long n, struct lat *l)
 	free(t);
 }
 
-/* --- bench_ring's bare ring ping-pong, the limit ------------------------------ */
+/* --- bench_ring's bare ring ping-pong, the limit ------------------------ */
 
 static void
 bare_put(struct bare_ring *r, uint64_t pos, const void *p)
