@@ -562,11 +562,20 @@ drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 		c = lane_cell(l, h);
 		seq = atomic_load_explicit(&c->seq, memory_order_acquire);
 		if (seq == h + 1) {
+			/*
+			 * After an idle spell, read the clock before the
+			 * copy: the read then overlaps the wait for the
+			 * cell's lines instead of following it.
+			 */
+			if (l->clock_left == 0) {
+				l->now = shm_clock(a);
+				l->clock_left = CLOCK_EVERY;
+			}
 			m = c->msg;	/* one copy, checked, then used */
 			if (!msg_sane(&m, mb->payload_max)) {
 				garbled(a, idx, lane, &m);
 			} else {
-				if (l->clock_left == 0 || m.enq_ns > l->now) {
+				if (m.enq_ns > l->now) {
 					l->now = shm_clock(a);
 					l->clock_left = CLOCK_EVERY;
 				}
