@@ -198,9 +198,8 @@ actor_ask_send(struct actor *a, struct actor_ref ref, uint32_t tag,
 
 /*
  * Send an ask and enter it in the table; *deadline is when it times out.
- * The clock is read once, after the send: the round trip starts with the
- * message on its way, and the ask is in the table (without a deadline yet)
- * before it goes, so the answer always finds it.
+ * The clock is read once per ask, before the send (a send to a full
+ * mailbox may block, and that counts against the ask's timeout).
  */
 static int
 ask_post(struct actor *a, struct actor_ref ref, uint32_t tag,
@@ -222,18 +221,15 @@ ask_post(struct actor *a, struct actor_ref ref, uint32_t tag,
 	m.flags = SHM_MSG_ASK;
 	m.corr = next_corr(a) | (uint64_t)(ref.incarnation & CORR_INC_MASK)
 	    << CORR_INC_SHIFT;
-	if ((rc = insert(a, m.corr, INT64_MAX, &p)) < 0)
+	*deadline = (int64_t)shm_clock_ns(a->arena) + timeout_ns;
+	/* Room in the table first: once sent, the answer must find it. */
+	if ((rc = insert(a, m.corr, *deadline, &p)) < 0)
 		return rc;
 	rc = send_raw(a, ref, SHM_LANE_MAIN, &m, data, timeout_ns);
 	if (rc < 0) {
-		remove_at(a, p);
+		remove_at(a, p);	/* nothing inserted since: still it */
 		return rc;
 	}
-	/* Nothing inserted since: p still points at the entry. */
-	*deadline = (int64_t)shm_clock_ns(a->arena) + timeout_ns;
-	p->deadline = *deadline;
-	if (*deadline < a->min_deadline)
-		a->min_deadline = *deadline;
 	if (corr != NULL)
 		*corr = m.corr;
 	return 0;
