@@ -60,6 +60,8 @@
 #define STEAL_WAIT	2
 #define COPYBUF_STACK	4096
 #define SPACE_SLICE_NS	1000000		/* a blocked sender looks every 1 ms */
+#define CLOCK_EVERY	64	/* takes timed against one clock reading */
+#define WAKE_EVERY	32	/* cells freed between looks for senders */
 
 static int	 claim(struct shm_producer *, struct shm_mbox_local *,
 		    unsigned, const struct shm_msg *, const void *, int64_t,
@@ -523,6 +525,24 @@ garbled(struct shm_arena *a, uint32_t idx, unsigned lane,
  * The ordinary consumer: cells published for this position are its own
  * until it frees them, so it hands them over in place and publishes head
  * once for the batch.
+ *
+ * Two costs that a batch pays once are paid once per several messages
+ * even when the caller takes one message per call (libactor's receive):
+ *
+ * - the clock read for the wait histogram: the reading is kept in the
+ *   lane's process-local view and reused for up to CLOCK_EVERY messages
+ *   taken back to back, as within one batch; it is read again when the
+ *   lane was found empty since (an idle spell), or for a message enqueued
+ *   after the reading (so a message that came while the consumer was busy
+ *   elsewhere is never timed against an older reading).  The accuracy is
+ *   a batch's: a queued message's wait may be short by the time the
+ *   consumer spent on the messages taken since the reading.
+ * - the look for blocked senders (a full fence): made when the lane is
+ *   found empty, every WAKE_EVERY freed cells, or by shm_wait before it
+ *   sleeps (shm_settle), not per call.  A sender is woken at most
+ *   WAKE_EVERY cells late (it is woken only once the lane is half empty
+ *   anyway), and a blocked sender looks again every SPACE_SLICE_NS
+ *   whatever happens (wait_space).
  */
 static int
 drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
@@ -533,21 +553,34 @@ drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 	struct shm_lane_ctl *ctl = l->ctl;
 	struct shm_cell	*c;
 	struct shm_msg	 m;
-	uint64_t	 h, h0, seq, t, now = 0, d;
+	uint64_t	 h, h0, seq, t, d;
 	unsigned	 n = 0;
+	int		 empty = 0;
 
 	h0 = h = atomic_load_explicit(&ctl->head, memory_order_relaxed);
 	while (n < max && !*stop) {
 		c = lane_cell(l, h);
 		seq = atomic_load_explicit(&c->seq, memory_order_acquire);
 		if (seq == h + 1) {
+			/*
+			 * After an idle spell, read the clock before the
+			 * copy: the read then overlaps the wait for the
+			 * cell's lines instead of following it.
+			 */
+			if (l->clock_left == 0) {
+				l->now = shm_clock(a);
+				l->clock_left = CLOCK_EVERY;
+			}
 			m = c->msg;	/* one copy, checked, then used */
 			if (!msg_sane(&m, mb->payload_max)) {
 				garbled(a, idx, lane, &m);
 			} else {
-				if ((n & 63) == 0)
-					now = shm_clock(a);
-				count_wait(mb->m, now, m.enq_ns);
+				if (m.enq_ns > l->now) {
+					l->now = shm_clock(a);
+					l->clock_left = CLOCK_EVERY;
+				}
+				l->clock_left--;
+				count_wait(mb->m, l->now, m.enq_ns);
 				if (fn(arg, (enum shm_lane)lane, &m,
 				    c->payload) != 0)
 					*stop = 1;
@@ -568,6 +601,7 @@ drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 			h++;
 			continue;
 		}
+		empty = 1;
 		if (seq == h)
 			break;		/* empty, or being written */
 		t = atomic_load(&ctl->tail);
@@ -577,11 +611,14 @@ drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 				atomic_fetch_add(&mb->m->garbled, 1);
 			break;
 		}
+		empty = 0;
 		m = c->msg;
 		garbled(a, idx, lane, &m);
 		atomic_store_explicit(&c->seq, h + l->cap, memory_order_release);
 		h++;
 	}
+	if (empty)
+		l->clock_left = 0;	/* idle: the next message reads it */
 	if (h != h0) {
 		atomic_store_explicit(&ctl->head, h, memory_order_release);
 		atomic_store_explicit(&ctl->dequeued, atomic_load_explicit(
@@ -598,9 +635,33 @@ drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 			atomic_store_explicit(&ctl->depth_hwm, d,
 			    memory_order_relaxed);
 		if (lane == SHM_LANE_MAIN)
-			wake_blocked(mb, l, h);
+			l->unchecked += (uint32_t)d;
+	}
+	if (l->unchecked > 0 && (empty || l->unchecked >= WAKE_EVERY)) {
+		l->unchecked = 0;
+		wake_blocked(mb, l, h);
 	}
 	return (int)n;
+}
+
+/*
+ * Before the consumer sleeps or stops taking: look for blocked senders it
+ * has not looked for since it last freed cells (see drain_inplace).
+ */
+void
+shm_settle(struct shm_arena *a, uint32_t idx)
+{
+	struct shm_lane_local *l;
+
+	if (idx >= a->n)
+		return;
+	l = &a->mb[idx].lane[SHM_LANE_MAIN];
+	l->clock_left = 0;
+	if (l->unchecked > 0) {
+		l->unchecked = 0;
+		wake_blocked(&a->mb[idx], l, atomic_load_explicit(
+		    &l->ctl->head, memory_order_relaxed));
+	}
 }
 
 /*

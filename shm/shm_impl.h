@@ -161,6 +161,14 @@ struct shm_lane_local {
 	uint32_t	 cap;
 	uint32_t	 cell;
 	uint64_t	 ring_id;	/* idx * SHM_NLANES + lane + 1 */
+	/*
+	 * The consumer's own, across drain calls (ring.c, drain_inplace):
+	 * the clock reading reused for clock_left more takes, and the cells
+	 * freed since blocked senders were last looked for.
+	 */
+	uint64_t	 now;
+	uint32_t	 clock_left;
+	uint32_t	 unchecked;
 };
 
 struct shm_mbox_local {
@@ -251,6 +259,9 @@ shm_clock(const struct shm_arena *a)
 #endif
 	return shm_now_ns();
 }
+
+/* ring.c: before a consumer sleeps, the look for blocked senders it put off */
+void	 shm_settle(struct shm_arena *, uint32_t idx);
 
 /* wait.c */
 void	 shm_membarrier_init(struct shm_arena *);

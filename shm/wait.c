@@ -234,6 +234,9 @@ shm_wait(struct shm_arena *a, uint32_t idx, unsigned lanes,
 		return SHM_EINVAL;
 	if (shm_pending(a, idx, lanes))
 		return 0;
+	/* Senders the consumer has yet to look for (ring.c) first. */
+	if (lanes & SHM_LANE_BIT(SHM_LANE_MAIN))
+		shm_settle(a, idx);
 	m = a->mb[idx].m;
 	now = (int64_t)shm_clock(a);
 	deadline = timeout_ns < 0 ? INT64_MAX : now + timeout_ns;
@@ -368,6 +371,8 @@ shm_doorbell_arm(struct shm_arena *a, uint32_t idx, unsigned lanes)
 	if (idx >= a->n)
 		return SHM_EBADINDEX;
 	m = a->mb[idx].m;
+	if (lanes & SHM_LANE_BIT(SHM_LANE_MAIN))
+		shm_settle(a, idx);
 	if (set_fence_mode(a, m, 1) < 0) {
 		/* Producers may not fence: poll again, do not sleep. */
 		return 1;

@@ -381,6 +381,134 @@ START_TEST(test_drain_batch)
 }
 END_TEST
 
+/*
+ * A consumer that takes one message per call (libactor) looks for blocked
+ * senders not per message but once the lane is found empty, every 32
+ * freed cells, or before shm_wait sleeps: each of the three must wake a
+ * sender asleep on the full lane (its count raised as wait_space does).
+ */
+static void
+take_one_by_one(struct shm_arena *a, unsigned k)
+{
+	unsigned n = 0, i;
+
+	for (i = 0; i < k; i++)
+		ck_assert_int_eq(shm_drain(a, 0, SHM_LANES_INBOX, 1,
+		    count_handler, &n), 1);
+}
+
+START_TEST(test_take_one_wakes_senders)
+{
+	struct shm_arena *a = shm_test_arena(1, 64, 128, SHM_OVERFLOW_BLOCK);
+	struct shm_producer *p;
+	struct shm_mbox	*m = a->mb[0].m;
+	unsigned	 n = 0;
+	uint32_t	 w;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	atomic_fetch_add(&m->space_waiters, 1);
+	/* Found empty (40: 8 freed since the look after the 32nd). */
+	fill(p, 0, 40, 0);
+	take_one_by_one(a, 40);
+	w = atomic_load(&m->space_word);
+	ck_assert_int_eq(shm_drain(a, 0, SHM_LANES_INBOX, 1, count_handler,
+	    &n), 0);
+	ck_assert_uint_ne(atomic_load(&m->space_word), w);
+	/* Before shm_wait sleeps. */
+	fill(p, 0, 40, 0);
+	take_one_by_one(a, 40);
+	w = atomic_load(&m->space_word);
+	ck_assert_int_eq(shm_wait(a, 0, SHM_LANES_INBOX, SHM_WAIT_SPIN, 0, 0),
+	    SHM_ETIMEDOUT);
+	ck_assert_uint_ne(atomic_load(&m->space_word), w);
+	/* Half empty after 32 one-by-one takes: woken before it is empty. */
+	fill(p, 0, 64, 0);
+	w = atomic_load(&m->space_word);
+	take_one_by_one(a, 32);
+	ck_assert_uint_ne(atomic_load(&m->space_word), w);
+	atomic_fetch_sub(&m->space_waiters, 1);
+	n = 32;
+	ck_assert_int_eq(shm_drain(a, 0, SHM_LANES_INBOX, 0, count_handler,
+	    &n), 32);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
+static int
+any_handler(void *arg, enum shm_lane lane, const struct shm_msg *m,
+    const void *payload)
+{
+	(void)lane;
+	(void)m;
+	(void)payload;
+	(*(unsigned *)arg)++;
+	return 0;
+}
+
+/*
+ * Taken one per call, messages are timed against a clock reading kept
+ * from an earlier take; a message sent after that reading must get a
+ * reading of its own: sent, left 20 ms, taken, its wait is >= 2^24 ns.
+ */
+START_TEST(test_take_one_wait_hist)
+{
+	struct shm_arena *a = shm_test_arena(1, 16, 128, SHM_OVERFLOW_REJECT);
+	struct shm_producer *p;
+	struct shm_counters c;
+	struct timespec	 ts = { 0, 20000000 };
+	uint64_t	 sum = 0, slow = 0;
+	unsigned	 n = 0, i;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	fill(p, 0, 1, 0);
+	ck_assert_int_eq(shm_drain(a, 0, SHM_LANES_INBOX, 1, any_handler,
+	    &n), 1);
+	fill(p, 0, 1, 0);
+	nanosleep(&ts, NULL);
+	ck_assert_int_eq(shm_drain(a, 0, SHM_LANES_INBOX, 1, any_handler,
+	    &n), 1);
+	ck_assert_int_eq(shm_counters(a, 0, &c), 0);
+	for (i = 0; i < SHM_HIST_BUCKETS; i++) {
+		sum += c.wait_hist[i];
+		if (i >= 24)
+			slow += c.wait_hist[i];
+	}
+	ck_assert_uint_eq(sum, 2);
+	ck_assert_uint_eq(slow, 1);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
+/*
+ * Real processes: a sender blocked without timeout on a small lane, a
+ * consumer taking one message per call and sleeping when it finds none:
+ * everything arrives, in order, bounded in time (a sender never woken
+ * would still get through in 1 ms slices, so this checks order and loss).
+ */
+START_TEST(test_take_one_blocked_sender)
+{
+	struct shm_arena *a = shm_test_arena(1, 8, 128, SHM_OVERFLOW_BLOCK);
+	struct shm_msg	 m;
+	uint32_t	 body[2];
+	unsigned	 i, M = 20000 / shm_test_scale();
+	pid_t		 pid;
+	int		 rc;
+
+	pid = shm_test_spawn_sender(a, 0, 3, M);
+	for (i = 0; i < M; i++) {
+		rc = shm_recv_wait(a, 0, SHM_LANES_INBOX, SHM_WAIT_SLEEP, 0,
+		    5000000000LL, &m, body, sizeof(body), NULL);
+		ck_assert_int_eq(rc, 0);
+		ck_assert_uint_eq(body[0], 3);
+		ck_assert_uint_eq(body[1], i);
+	}
+	ck_assert_int_eq(shm_test_wait_exit(pid), 0);
+	shm_detach(a);
+}
+END_TEST
+
 /* A consumer in epoll is rung by a producer in another process. */
 START_TEST(test_doorbell)
 {
@@ -650,6 +778,9 @@ shm_suite(void)
 	tcase_add_test(tc, test_oversize);
 	tcase_add_test(tc, test_lanes);
 	tcase_add_test(tc, test_drain_batch);
+	tcase_add_test(tc, test_take_one_wakes_senders);
+	tcase_add_test(tc, test_take_one_blocked_sender);
+	tcase_add_test(tc, test_take_one_wait_hist);
 	tcase_add_test(tc, test_doorbell);
 	tcase_add_test(tc, test_dead_letters);
 	tcase_add_test(tc, test_actor_table);

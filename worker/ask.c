@@ -21,7 +21,9 @@
 
 static uint64_t	 next_corr(struct actor *);
 static struct pending *find(struct actor *, uint64_t);
-static int	 insert(struct actor *, uint64_t, int64_t);
+static int	 insert(struct actor *, uint64_t, int64_t, struct pending **);
+static int	 ask_post(struct actor *, struct actor_ref, uint32_t,
+		    const void *, size_t, int64_t, uint64_t *, int64_t *);
 static void	 remove_at(struct actor *, struct pending *);
 static int	 grow(struct actor *);
 static int	 take_reply(struct actor *, struct shm_msg *);
@@ -88,7 +90,7 @@ grow(struct actor *a)
 }
 
 static int
-insert(struct actor *a, uint64_t corr, int64_t deadline)
+insert(struct actor *a, uint64_t corr, int64_t deadline, struct pending **pp)
 {
 	uint32_t i;
 	int rc;
@@ -101,6 +103,7 @@ insert(struct actor *a, uint64_t corr, int64_t deadline)
 	memset(&a->pend[i], 0, sizeof(a->pend[i]));
 	a->pend[i].corr = corr;
 	a->pend[i].deadline = deadline;
+	*pp = &a->pend[i];
 	a->npend++;
 	if (a->npend == 1 || deadline < a->min_deadline)
 		a->min_deadline = deadline;
@@ -188,8 +191,23 @@ int
 actor_ask_send(struct actor *a, struct actor_ref ref, uint32_t tag,
     const void *data, size_t len, int64_t timeout_ns, uint64_t *corr)
 {
+	int64_t deadline;
+
+	return ask_post(a, ref, tag, data, len, timeout_ns, corr, &deadline);
+}
+
+/*
+ * Send an ask and enter it in the table; *deadline is when it times out.
+ * The clock is read once per ask, before the send (a send to a full
+ * mailbox may block, and that counts against the ask's timeout).
+ */
+static int
+ask_post(struct actor *a, struct actor_ref ref, uint32_t tag,
+    const void *data, size_t len, int64_t timeout_ns, uint64_t *corr,
+    int64_t *deadline)
+{
 	struct shm_msg m;
-	int64_t now;
+	struct pending *p;
 	int rc;
 
 	if (a->idx < 0)
@@ -203,13 +221,13 @@ actor_ask_send(struct actor *a, struct actor_ref ref, uint32_t tag,
 	m.flags = SHM_MSG_ASK;
 	m.corr = next_corr(a) | (uint64_t)(ref.incarnation & CORR_INC_MASK)
 	    << CORR_INC_SHIFT;
-	now = (int64_t)shm_now_ns();
+	*deadline = (int64_t)shm_clock_ns(a->arena) + timeout_ns;
 	/* Room in the table first: once sent, the answer must find it. */
-	if ((rc = insert(a, m.corr, now + timeout_ns)) < 0)
+	if ((rc = insert(a, m.corr, *deadline, &p)) < 0)
 		return rc;
 	rc = send_raw(a, ref, SHM_LANE_MAIN, &m, data, timeout_ns);
 	if (rc < 0) {
-		remove_at(a, find(a, m.corr));
+		remove_at(a, p);	/* nothing inserted since: still it */
 		return rc;
 	}
 	if (corr != NULL)
@@ -299,7 +317,7 @@ actor_ask_next(struct actor *a, struct actor_msg *reply, int64_t timeout_ns,
 	free(a->last_reply);
 	a->last_reply = NULL;
 	deadline = timeout_ns < 0 ? INT64_MAX :
-	    (int64_t)shm_now_ns() + timeout_ns;
+	    (int64_t)shm_clock_ns(a->arena) + timeout_ns;
 	for (;;) {
 		if (a->npend == 0) {
 			/* Answers nobody waits for: dropped and counted. */
@@ -331,7 +349,7 @@ actor_ask_next(struct actor *a, struct actor_msg *reply, int64_t timeout_ns,
 			to_user(&m, a->rbuf, reply);
 			return reply_rc(&m, a->rbuf);
 		}
-		now = (int64_t)shm_now_ns();
+		now = (int64_t)shm_clock_ns(a->arena);
 		if (expired(a, now, corr))
 			return ACTOR_ETIMEDOUT;
 		if (now >= deadline)
@@ -363,10 +381,9 @@ actor_ask(struct actor *a, struct actor_ref ref, uint32_t tag,
 	int64_t deadline, now;
 	int rc;
 
-	if ((rc = actor_ask_send(a, ref, tag, data, len, timeout_ns,
-	    &corr)) < 0)
+	if ((rc = ask_post(a, ref, tag, data, len, timeout_ns, &corr,
+	    &deadline)) < 0)
 		return rc;
-	deadline = (int64_t)shm_now_ns() + timeout_ns;
 	for (;;) {
 		while (take_reply(a, &m) == 0) {
 			if (m.corr != corr) {
@@ -377,7 +394,7 @@ actor_ask(struct actor *a, struct actor_ref ref, uint32_t tag,
 			to_user(&m, a->rbuf, reply);
 			return reply_rc(&m, a->rbuf);
 		}
-		now = (int64_t)shm_now_ns();
+		now = (int64_t)shm_clock_ns(a->arena);
 		if (now >= deadline) {
 			if ((p = find(a, corr)) != NULL)
 				remove_at(a, p);

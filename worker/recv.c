@@ -169,7 +169,7 @@ actor_recv(struct actor *a, struct actor_msg *out, int64_t timeout_ns)
 	if (a->holding)
 		actor_done(a);
 	deadline = timeout_ns < 0 ? INT64_MAX :
-	    (int64_t)shm_now_ns() + timeout_ns;
+	    (int64_t)shm_clock_ns(a->arena) + timeout_ns;
 again:
 	for (;;) {
 		if (take_pending(a))
@@ -185,7 +185,8 @@ again:
 				continue;
 			break;
 		}
-		now = (int64_t)shm_now_ns();
+		now = deadline == INT64_MAX ? 0 :
+		    (int64_t)shm_clock_ns(a->arena);
 		if (now >= deadline)
 			return ACTOR_ETIMEDOUT;
 		rc = shm_wait(a->arena, (uint32_t)a->idx, SHM_LANES_INBOX,
@@ -201,7 +202,7 @@ again:
 		actor_done(a);
 		goto again;
 	}
-	a->recv_ns = (++a->nrecv & 7) == 0 ? shm_now_ns() : 0;
+	a->recv_ns = (++a->nrecv & 7) == 0 ? shm_clock_ns(a->arena) : 0;
 	atomic_store_explicit(&a->hdr->handled, atomic_load_explicit(
 	    &a->hdr->handled, memory_order_relaxed) + 1, memory_order_relaxed);
 	fill(a, out);
@@ -222,7 +223,7 @@ actor_done(struct actor *a)
 		return;
 	if (a->recv_ns != 0) {
 		/* Handler duration: a sample, kept like shm's wait histogram. */
-		d = shm_now_ns() - a->recv_ns;
+		d = shm_clock_ns(a->arena) - a->recv_ns;
 		k = d == 0 ? 0 : 63 - (unsigned)__builtin_clzll(d);
 		if (k >= ACTOR_HIST_BUCKETS)
 			k = ACTOR_HIST_BUCKETS - 1;

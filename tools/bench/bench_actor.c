@@ -7,9 +7,20 @@
  *	futex waits; the raw mailbox ping-pong (shm_send/shm_recv_wait,
  *	spinning); a pipe pair; a Unix stream socket request/reply; ZeroMQ
  *	REQ/REP over ipc://; next to the seeds' in-process 4.5 us;
+ *	and the bare ring ping-pong of bench_ring (no wake-ups, no headers:
+ *	the limit of this machine);
  *   tell throughput end to end (actor_tell -> actor_recv) against the raw
- *	mailbox (shm_send -> shm_drain);
+ *	mailbox two ways: shm_drain of everything published, the handler
+ *	copying each payload out (bench_ring's mailbox case: the fair
+ *	reference, the mailbox used as designed), and shm_wait + shm_drain of
+ *	one message at a time (one batch per message: what the API's one
+ *	message per call would cost if it were done the naive way);
  *   ask throughput with 1,000 asks in flight (actor_ask_send/_next).
+ *
+ * The machine is shared and noisy: every case runs ROUNDS times, the cases
+ * interleaved round by round, and the medians are reported; each target
+ * ratio is also given as the median of the per-round ratios (the two sides
+ * of a ratio ran seconds apart in the same round).
  *
  * Prints a table and the issue's target ratios, and writes every figure as
  * JSON to $BENCH_JSON.  BENCH_QUICK=0.1 scales the iteration counts down.
@@ -39,6 +50,8 @@
 #define SEED_ASK_NS	4500.0
 #define T_REQ		1
 #define T_QUIT		2
+#define ROUNDS		5	/* medians of five interleaved rounds */
+#define BARE_CAP	1024
 
 /* The one state struct of this program. */
 struct bench {
@@ -47,10 +60,22 @@ struct bench {
 	FILE		*json;
 	int		 njson;
 	char		 ipc[128];
+	struct bare_ring *bare;		/* two rings, shared with children */
 };
 
 struct lat {
 	double		 p50, p99;
+};
+
+/* bench_ring's bare ring: SPSC, per-cell sequence numbers, no wake-ups. */
+struct bare_cell {
+	_Atomic uint64_t seq;
+	unsigned char	 payload[PAYLOAD];
+	unsigned char	 pad[128 - 8 - PAYLOAD];
+};
+
+struct bare_ring {
+	_Alignas(64) struct bare_cell cells[BARE_CAP];
 };
 
 static void	 pin(int);
@@ -259,7 +284,6 @@ ask_rt(struct bench *b, enum actor_wait w, const char *name, long n,
 	actor_close(a);
 	lat_of(t, n, l);
 	free(t);
-	emit(b, name, "ns", l->p50, l->p99);
 }
 
 /* The raw mailbox under the API: shm_send and shm_recv_wait, spinning. */
@@ -314,7 +338,76 @@ raw_rt(struct bench *b, long n, struct lat *l)
 	shm_producer_close(p);
 	lat_of(t, n, l);
 	free(t);
-	emit(b, "raw mailbox ping-pong (spin)", "ns", l->p50, l->p99);
+}
+
+/* --- bench_ring's bare ring ping-pong, the limit ------------------------ */
+
+static void
+bare_put(struct bare_ring *r, uint64_t pos, const void *p)
+{
+	struct bare_cell *c = &r->cells[pos & (BARE_CAP - 1)];
+
+	while (atomic_load_explicit(&c->seq, memory_order_acquire) != pos)
+		__builtin_ia32_pause();
+	memcpy(c->payload, p, PAYLOAD);
+	atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
+}
+
+static void
+bare_get(struct bare_ring *r, uint64_t pos, void *p)
+{
+	struct bare_cell *c = &r->cells[pos & (BARE_CAP - 1)];
+
+	while (atomic_load_explicit(&c->seq, memory_order_acquire) != pos + 1)
+		__builtin_ia32_pause();
+	memcpy(p, c->payload, PAYLOAD);
+	atomic_store_explicit(&c->seq, pos + BARE_CAP, memory_order_release);
+}
+
+static void
+bare_reset(struct bench *b)
+{
+	int i, k;
+
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < BARE_CAP; i++)
+			atomic_store(&b->bare[k].cells[i].seq, (uint64_t)i);
+}
+
+static void
+bare_pong(struct bench *b, long n)
+{
+	unsigned char p[PAYLOAD];
+	long i;
+
+	for (i = 0; i < n; i++) {
+		bare_get(&b->bare[0], (uint64_t)i, p);
+		bare_put(&b->bare[1], (uint64_t)i, p);
+	}
+}
+
+static void
+bare_rt(struct bench *b, long n, struct lat *l)
+{
+	unsigned char p[PAYLOAD];
+	uint64_t *t, t0;
+	long i, warm = n / 10;
+	pid_t pid;
+
+	bare_reset(b);
+	pid = child(b, bare_pong, n + warm);
+	t = calloc((size_t)n, sizeof(*t));
+	memset(p, 7, sizeof(p));
+	for (i = -warm; i < n; i++) {
+		t0 = shm_now_ns();
+		bare_put(&b->bare[0], (uint64_t)(i + warm), p);
+		bare_get(&b->bare[1], (uint64_t)(i + warm), p);
+		if (i >= 0)
+			t[i] = shm_now_ns() - t0;
+	}
+	reap(pid);
+	lat_of(t, n, l);
+	free(t);
 }
 
 /* --- file descriptors: pipes and a Unix socket ----------------------------- */
@@ -351,6 +444,7 @@ fd_rt(struct bench *b, const char *name, bool sock, long n, struct lat *l)
 	pid_t pid;
 	int out, in;
 
+	(void)name;
 	if (sock) {
 		if (socketpair(AF_UNIX, SOCK_STREAM, 0, a) == -1)
 			exit(1);
@@ -389,7 +483,6 @@ fd_rt(struct bench *b, const char *name, bool sock, long n, struct lat *l)
 	}
 	lat_of(t, n, l);
 	free(t);
-	emit(b, name, "ns", l->p50, l->p99);
 }
 
 /* --- ZeroMQ REQ/REP over ipc:// -------------------------------------------- */
@@ -444,7 +537,6 @@ zmq_rt(struct bench *b, long n, struct lat *l)
 	unlink(b->ipc + 6);
 	lat_of(t, n, l);
 	free(t);
-	emit(b, "zeromq REQ/REP ipc://", "ns", l->p50, l->p99);
 }
 
 /* --- throughput ------------------------------------------------------------ */
@@ -509,6 +601,11 @@ raw_prod(struct bench *b, long n)
 	shm_producer_close(p);
 }
 
+struct copy_count {
+	long		 n;
+	unsigned char	 buf[PAYLOAD];
+};
+
 static int
 count_cb(void *arg, enum shm_lane lane, const struct shm_msg *m,
     const void *payload)
@@ -537,6 +634,47 @@ raw_rate(struct bench *b, long n)
 			t0 = shm_now_ns();
 		(void)shm_drain(b->arena, 0, SHM_LANES_INBOX, 1, count_cb,
 		    &got);
+	}
+	t0 = shm_now_ns() - t0;
+	reap(pid);
+	return (double)(n - 1) * 1e9 / (double)t0;
+}
+
+/* The payload copied out, as actor_recv copies it into the in-hand slot. */
+static int
+copy_cb(void *arg, enum shm_lane lane, const struct shm_msg *m,
+    const void *payload)
+{
+	struct copy_count *c = arg;
+
+	(void)lane;
+	memcpy(c->buf, payload, m->len <= sizeof(c->buf) ? m->len :
+	    sizeof(c->buf));
+	c->n++;
+	return 0;
+}
+
+/* bench_ring's mailbox consumer: drain everything published, then wait. */
+static double
+raw_batch_rate(struct bench *b, long n)
+{
+	struct copy_count c;
+	uint64_t t0 = 0;
+	pid_t pid;
+
+	arena_new(b);
+	memset(&c, 0, sizeof(c));
+	pid = child(b, raw_prod, n);
+	while (c.n < n) {
+		if (shm_drain(b->arena, 0, SHM_LANES_INBOX, 0, copy_cb,
+		    &c) > 0) {
+			if (t0 == 0)
+				t0 = shm_now_ns();
+			continue;
+		}
+		if (shm_wait(b->arena, 0, SHM_LANES_INBOX, SHM_WAIT_SPIN_SLEEP,
+		    -1, SHM_NO_TIMEOUT) != 0)
+			break;
 	}
 	t0 = shm_now_ns() - t0;
 	reap(pid);
@@ -589,6 +727,59 @@ out:
 	return (double)done * 1e9 / (double)t0;
 }
 
+static double
+median(double *v, int n)
+{
+	double t;
+	int i, j;
+
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The medians of p50 and p99 over the rounds. */
+static void
+lat_med(struct lat *r, int n, struct lat *out)
+{
+	double a[ROUNDS], c[ROUNDS];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		a[i] = r[i].p50;
+		c[i] = r[i].p99;
+	}
+	out->p50 = median(a, n);
+	out->p99 = median(c, n);
+}
+
+static double
+rate_med(const double *r, int n)
+{
+	double a[ROUNDS];
+	int i;
+
+	for (i = 0; i < n; i++)
+		a[i] = r[i];
+	return median(a, n);
+}
+
+/* The median over the rounds of x[i] / y[i]. */
+static double
+ratio_med(const double *x, const double *y, int n)
+{
+	double a[ROUNDS];
+	int i;
+
+	for (i = 0; i < n; i++)
+		a[i] = y[i] > 0 ? x[i] / y[i] : 0;
+	return median(a, n);
+}
+
 static void
 row_lat(const char *name, const struct lat *l, const struct lat *ref)
 {
@@ -598,90 +789,159 @@ row_lat(const char *name, const struct lat *l, const struct lat *ref)
 	printf("\n");
 }
 
+static void
+row_rate(const char *name, double v, double ref)
+{
+	printf("%-42s %13.0f", name, v);
+	if (ref > 0)
+		printf("   %6.2fx", v / ref);
+	printf("\n");
+}
+
 int
 main(void)
 {
 	struct bench b;
-	struct lat spin, sleep_, raw, pipe_, unx, zmq;
+	static struct lat rs[ROUNDS], rsl[ROUNDS], rr[ROUNDS], rbare[ROUNDS],
+	    rp[ROUNDS], ru[ROUNDS], rz[ROUNDS];
+	static double tell[ROUNDS], rawb[ROUNDS], raw1[ROUNDS], infl[ROUNDS],
+	    sp50[ROUNDS], rawp50[ROUNDS], barep50[ROUNDS];
+	struct lat spin, sleep_, raw, bare, pipe_, unx, zmq;
 	const char *path = getenv("BENCH_JSON"), *q = getenv("BENCH_QUICK");
-	double tell, rawr, inflight;
+	double mtell, mrawb, mraw1, minfl;
 	long n_fast, n_slow, n_rate;
+	int r, full = getenv("BENCH_TELL_ONLY") == NULL;
 
 	memset(&b, 0, sizeof(b));
 	b.scale = q != NULL && *q != '\0' ? atof(q) : 1.0;
 	if (b.scale <= 0 || b.scale > 10)
 		b.scale = 1.0;
+	b.bare = mmap(NULL, 2 * sizeof(struct bare_ring), PROT_READ |
+	    PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (b.bare == MAP_FAILED) {
+		perror("mmap");
+		return 1;
+	}
 	if (path != NULL && (b.json = fopen(path, "w")) == NULL) {
 		perror(path);
 		return 1;
 	}
 	if (b.json != NULL)
 		fprintf(b.json, "{ \"payload\": %d, \"cpus\": [%d, %d], "
-		    "\"seed_ask_ns\": %.0f, \"cases\": [", PAYLOAD, CPU_PARENT,
-		    CPU_CHILD, SEED_ASK_NS);
+		    "\"rounds\": %d, \"seed_ask_ns\": %.0f, \"cases\": [",
+		    PAYLOAD, CPU_PARENT, CPU_CHILD, ROUNDS, SEED_ASK_NS);
 	pin(CPU_PARENT);
 	signal(SIGPIPE, SIG_IGN);
-	n_fast = iters(&b, 200000);
-	n_slow = iters(&b, 30000);
+	n_fast = iters(&b, 100000);
+	n_slow = iters(&b, 6000);
 	n_rate = iters(&b, 2000000);
 
-	if (getenv("BENCH_TELL_ONLY") != NULL)
-		goto tell_only;
-	ask_rt(&b, ACTOR_WAIT_SPIN_SLEEP, "actor_ask (spin-then-sleep)",
-	    n_fast, &spin);
-	ask_rt(&b, ACTOR_WAIT_SLEEP, "actor_ask (futex)", n_slow, &sleep_);
-	raw_rt(&b, n_fast, &raw);
-	fd_rt(&b, "pipe ping-pong", false, n_slow, &pipe_);
-	fd_rt(&b, "unix socket request/reply", true, n_slow, &unx);
-	zmq_rt(&b, n_slow, &zmq);
-tell_only:
-	tell = tell_rate(&b, n_rate);
-	emit(&b, "actor_tell -> actor_recv", "msg/s", tell, 0);
-	if (getenv("BENCH_TELL_ONLY") != NULL) {
-		printf("tell %.0f\n", tell);
+	for (r = 0; r < ROUNDS; r++) {
+		if (full) {
+			ask_rt(&b, ACTOR_WAIT_SPIN_SLEEP,
+			    "actor_ask (spin-then-sleep)", n_fast, &rs[r]);
+			raw_rt(&b, n_fast, &rr[r]);
+			bare_rt(&b, n_fast, &rbare[r]);
+			ask_rt(&b, ACTOR_WAIT_SLEEP, "actor_ask (futex)",
+			    n_slow, &rsl[r]);
+			fd_rt(&b, "pipe ping-pong", false, n_slow, &rp[r]);
+			fd_rt(&b, "unix socket request/reply", true, n_slow,
+			    &ru[r]);
+			zmq_rt(&b, n_slow / 2, &rz[r]);
+			infl[r] = ask_inflight_rate(&b, n_rate / 4);
+		}
+		tell[r] = tell_rate(&b, n_rate);
+		rawb[r] = raw_batch_rate(&b, n_rate);
+		raw1[r] = raw_rate(&b, n_rate);
+		sp50[r] = rs[r].p50;
+		rawp50[r] = rr[r].p50;
+		barep50[r] = rbare[r].p50;
+		fprintf(stderr, "bench_actor: round %d of %d done\n", r + 1,
+		    ROUNDS);
+	}
+	mtell = rate_med(tell, ROUNDS);
+	mrawb = rate_med(rawb, ROUNDS);
+	mraw1 = rate_med(raw1, ROUNDS);
+	printf("bench_actor: %d-byte payloads, parent on CPU %d, child on CPU "
+	    "%d, medians of %d interleaved rounds\n", PAYLOAD, CPU_PARENT,
+	    CPU_CHILD, ROUNDS);
+	if (!full) {
+		printf("%-42s %13s   %s\n", "throughput", "per second",
+		    "vs raw batch");
+		row_rate("actor_tell -> actor_recv", mtell, mrawb);
+		row_rate("raw mailbox, shm_drain batch (fair)", mrawb, mrawb);
+		row_rate("raw mailbox, shm_wait+shm_drain 1 msg", mraw1, mrawb);
+		printf("  tell / raw batch = %.2fx (median of per-round ratios "
+		    "%.2fx), tell / raw 1-msg = %.2fx (%.2fx)\n",
+		    mtell / mrawb, ratio_med(tell, rawb, ROUNDS),
+		    mtell / mraw1, ratio_med(tell, raw1, ROUNDS));
 		return 0;
 	}
-	rawr = raw_rate(&b, n_rate);
-	emit(&b, "raw mailbox shm_send -> shm_drain", "msg/s", rawr, 0);
-	inflight = ask_inflight_rate(&b, n_rate / 4);
-	emit(&b, "actor_ask, 1000 in flight", "asks/s", inflight, 0);
+	lat_med(rs, ROUNDS, &spin);
+	lat_med(rsl, ROUNDS, &sleep_);
+	lat_med(rr, ROUNDS, &raw);
+	lat_med(rbare, ROUNDS, &bare);
+	lat_med(rp, ROUNDS, &pipe_);
+	lat_med(ru, ROUNDS, &unx);
+	lat_med(rz, ROUNDS, &zmq);
+	minfl = rate_med(infl, ROUNDS);
+	emit(&b, "actor_ask (spin-then-sleep)", "ns", spin.p50, spin.p99);
+	emit(&b, "actor_ask (futex)", "ns", sleep_.p50, sleep_.p99);
+	emit(&b, "raw mailbox ping-pong (spin)", "ns", raw.p50, raw.p99);
+	emit(&b, "bare ring ping-pong (limit)", "ns", bare.p50, bare.p99);
+	emit(&b, "pipe ping-pong", "ns", pipe_.p50, pipe_.p99);
+	emit(&b, "unix socket request/reply", "ns", unx.p50, unx.p99);
+	emit(&b, "zeromq REQ/REP ipc://", "ns", zmq.p50, zmq.p99);
+	emit(&b, "actor_tell -> actor_recv", "msg/s", mtell, 0);
+	emit(&b, "raw mailbox shm_drain batch", "msg/s", mrawb, 0);
+	emit(&b, "raw mailbox shm_wait+shm_drain 1 msg", "msg/s", mraw1, 0);
+	emit(&b, "actor_ask, 1000 in flight", "asks/s", minfl, 0);
 
-	printf("bench_actor: %d-byte payloads, parent on CPU %d, child on CPU "
-	    "%d\n", PAYLOAD, CPU_PARENT, CPU_CHILD);
 	printf("%-42s %13s %13s   %s\n", "round trip", "p50", "p99",
-	    "p50 vs raw");
+	    "p50 vs bare");
 	printf("%-42s %10.0f ns %13s\n", "seeds: ask in one process (Python)",
 	    SEED_ASK_NS, "-");
-	row_lat("actor_ask (spin-then-sleep)", &spin, &raw);
-	row_lat("actor_ask (futex)", &sleep_, &raw);
-	row_lat("raw mailbox ping-pong (spin)", &raw, NULL);
-	row_lat("pipe ping-pong", &pipe_, &raw);
-	row_lat("unix socket request/reply", &unx, &raw);
-	row_lat("zeromq REQ/REP ipc://", &zmq, &raw);
-	printf("%-42s %13s\n", "throughput", "per second");
-	printf("%-42s %13.0f\n", "actor_tell -> actor_recv", tell);
-	printf("%-42s %13.0f\n", "raw mailbox shm_send -> shm_drain", rawr);
-	printf("%-42s %13.0f\n", "actor_ask, 1000 in flight", inflight);
-	printf("targets (ratios in this run):\n");
+	row_lat("actor_ask (spin-then-sleep)", &spin, &bare);
+	row_lat("actor_ask (futex)", &sleep_, &bare);
+	row_lat("raw mailbox ping-pong (spin)", &raw, &bare);
+	row_lat("bare ring ping-pong (limit)", &bare, &bare);
+	row_lat("pipe ping-pong", &pipe_, &bare);
+	row_lat("unix socket request/reply", &unx, &bare);
+	row_lat("zeromq REQ/REP ipc://", &zmq, &bare);
+	printf("%-42s %13s   %s\n", "throughput", "per second",
+	    "vs raw batch");
+	row_rate("actor_tell -> actor_recv", mtell, mrawb);
+	row_rate("raw mailbox, shm_drain batch (fair)", mrawb, mrawb);
+	row_rate("raw mailbox, shm_wait+shm_drain 1 msg", mraw1, mrawb);
+	row_rate("actor_ask, 1000 in flight", minfl, 0);
+	printf("targets (ratios of medians; median of per-round ratios):\n");
 	printf("  ask p50 spin %.0f ns (target <= 1000 ns): %s\n", spin.p50,
 	    spin.p50 <= 1000 ? "met" : "NOT met");
 	printf("  seeds' 4.5 us / ask p50 spin = %.1fx (target >= 4.5x)\n",
 	    SEED_ASK_NS / spin.p50);
-	printf("  ask p50 spin / raw ping-pong = %.2fx (target <= 1.5x)\n",
-	    spin.p50 / raw.p50);
+	printf("  ask p50 spin / bare ring ping-pong = %.2fx; %.2fx "
+	    "(target <= 1.5x)\n", spin.p50 / bare.p50,
+	    ratio_med(sp50, barep50, ROUNDS));
+	printf("  ask p50 spin / raw mailbox ping-pong = %.2fx; %.2fx\n",
+	    spin.p50 / raw.p50, ratio_med(sp50, rawp50, ROUNDS));
 	printf("  ask p50 futex / pipe ping-pong = %.2fx (target <= 1x)\n",
 	    sleep_.p50 / pipe_.p50);
 	printf("  zeromq p50 / ask p50 spin = %.1fx (target >= 50x)\n",
 	    zmq.p50 / spin.p50);
-	printf("  tell rate / raw mailbox rate = %.2fx (target >= 0.8x)\n",
-	    tell / rawr);
+	printf("  tell / raw batch (fair) = %.2fx; %.2fx (target >= 0.8x)\n",
+	    mtell / mrawb, ratio_med(tell, rawb, ROUNDS));
+	printf("  tell / raw 1 msg at a time = %.2fx; %.2fx\n",
+	    mtell / mraw1, ratio_med(tell, raw1, ROUNDS));
 	if (b.json != NULL) {
 		fprintf(b.json, "\n], \"ratios\": { \"seed_over_ask_spin\": "
-		    "%.2f, \"ask_spin_over_raw\": %.2f, "
+		    "%.2f, \"ask_spin_over_bare\": %.2f, "
+		    "\"ask_spin_over_raw\": %.2f, "
 		    "\"ask_futex_over_pipe\": %.2f, \"zmq_over_ask_spin\": "
-		    "%.2f, \"tell_over_raw\": %.2f } }\n",
-		    SEED_ASK_NS / spin.p50, spin.p50 / raw.p50,
-		    sleep_.p50 / pipe_.p50, zmq.p50 / spin.p50, tell / rawr);
+		    "%.2f, \"tell_over_raw_batch\": %.2f, "
+		    "\"tell_over_raw_1msg\": %.2f } }\n",
+		    SEED_ASK_NS / spin.p50, spin.p50 / bare.p50,
+		    spin.p50 / raw.p50, sleep_.p50 / pipe_.p50,
+		    zmq.p50 / spin.p50, mtell / mrawb, mtell / mraw1);
 		fclose(b.json);
 	}
 	if (b.arena != NULL)

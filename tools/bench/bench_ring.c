@@ -19,7 +19,8 @@
  * BENCH_QUICK=0.1 scales the counts down; BENCH_ONLY=tput runs only the
  * cases whose JSON name contains that string.
  * The machine is shared and noisy: every case runs ROUNDS times, the cases
- * interleaved round by round, and the median is reported.
+ * interleaved round by round, and the median is reported; the issue's
+ * targets are checked on the medians of the per-round ratios.
  * The parent is always the side that measures (the consumer, or the client
  * of a round trip); the child is the producer or the server.
  */
@@ -120,6 +121,10 @@ static double	 median(double *, int);
 static void	 report(struct bench *, const struct bcase *, struct result *,
 		    int);
 static void	 baselines(struct bench *, struct result (*)[ROUNDS]);
+static int	 case_of(const char *);
+static double	 round_ratio(struct result (*)[ROUNDS], const char *,
+		    const char *);
+static void	 targets(struct result (*)[ROUNDS]);
 
 /* bare ring */
 static void	 bare_put(struct bare_ring *, uint64_t, const void *);
@@ -940,6 +945,58 @@ baselines(struct bench *b, struct result (*rs)[ROUNDS])
 	}
 }
 
+static int
+case_of(const char *key)
+{
+	size_t	 k;
+
+	for (k = 0; k < NCASES; k++)
+		if (strcmp(cases[k].key, key) == 0)
+			return (int)k;
+	return -1;
+}
+
+/*
+ * The median over the rounds of case x / case y (first figure: rate or
+ * p50): both ran in the same round, seconds apart, so the machine's mood
+ * of the moment weighs on both.
+ */
+static double
+round_ratio(struct result (*rs)[ROUNDS], const char *x, const char *y)
+{
+	double	 v[ROUNDS];
+	int	 i, kx = case_of(x), ky = case_of(y);
+
+	if (kx < 0 || ky < 0)
+		return 0;
+	for (i = 0; i < ROUNDS; i++)
+		v[i] = rs[ky][i].v1 > 0 ? rs[kx][i].v1 / rs[ky][i].v1 : 0;
+	return median(v, ROUNDS);
+}
+
+static void
+targets(struct result (*rs)[ROUNDS])
+{
+	double	 r;
+
+	printf("targets, as medians of the per-round ratios:\n");
+	r = round_ratio(rs, "tput_mailbox_spin_sleep", "tput_bare_ring");
+	printf("  mailbox spin-then-sleep / bare ring throughput = %.3fx "
+	    "(target >= 0.9x): %s\n", r, r >= 0.9 ? "met" : "NOT met");
+	r = round_ratio(rs, "tput_mailbox_spin_sleep", "tput_zmq_ipc");
+	printf("  mailbox spin-then-sleep / zeromq ipc throughput = %.1fx "
+	    "(target >= 5x): %s\n", r, r >= 5 ? "met" : "NOT met");
+	r = round_ratio(rs, "tput_mailbox_spin_sleep", "tput_pipe");
+	printf("  mailbox spin-then-sleep / pipe throughput = %.1fx "
+	    "(target >= 25x): %s\n", r, r >= 25 ? "met" : "NOT met");
+	r = round_ratio(rs, "rtt_mailbox_spin_sleep", "rtt_bare_ring");
+	printf("  mailbox spin-then-sleep / bare ring round trip p50 = %.2fx "
+	    "(target <= 1.5x): %s\n", r, r <= 1.5 ? "met" : "NOT met");
+	r = round_ratio(rs, "rtt_mailbox_sleep", "rtt_pipe");
+	printf("  mailbox futex / pipe round trip p50 = %.2fx "
+	    "(target <= 1x): %s\n", r, r <= 1 ? "met" : "NOT met");
+}
+
 static void
 emit(struct bench *b, const struct bcase *c, const char *suffix, double v,
     const char *unit, double bare, double zmqv, double pipev)
@@ -1016,6 +1073,8 @@ main(void)
 	for (i = 0; i < NCASES; i++)
 		if (only == NULL || strstr(cases[i].key, only) != NULL)
 			report(&b, &cases[i], rs[i], ROUNDS);
+	if (only == NULL)
+		targets(rs);
 	if (b.json != NULL) {
 		fprintf(b.json, "\n] }\n");
 		fclose(b.json);
