@@ -35,7 +35,7 @@ static uint64_t	 place(struct shm_hdr *, struct shm_desc *);
 static uint64_t	 header_sum(const struct shm_hdr *, const struct shm_desc *);
 static int	 validate(const unsigned char *, size_t, char *, size_t);
 static int	 localize(struct shm_arena *, char *, size_t);
-static void	 init_arena(struct shm_arena *);
+static void	 init_arena(struct shm_arena *, const struct shm_layout *);
 static uint64_t	 random_id(void);
 static int	 is_pow2(uint32_t);
 static void	 calibrate(struct shm_hdr *);
@@ -296,27 +296,57 @@ shm_create(const struct shm_layout *l, const char *name,
 		shm_detach(a);
 		return rc;
 	}
-	init_arena(a);
+	init_arena(a, l);
 	*out = a;
 	return 0;
 }
 
-/* Fresh memfd pages are zero: only the cell sequence numbers need a start. */
+/*
+ * Fresh memfd pages are zero: only the cell sequence numbers need a start,
+ * and a lazy mailbox gets it later (shm_mailbox_prepare), so that its
+ * pages stay unallocated until a child needs them.
+ */
 static void
-init_arena(struct shm_arena *a)
+init_arena(struct shm_arena *a, const struct shm_layout *layout)
 {
-	struct shm_lane_local *l;
-	uint32_t i, k;
-	uint64_t p;
+	uint32_t i;
 
 	for (i = 0; i < a->n; i++)
-		for (k = 0; k < SHM_NLANES; k++) {
-			l = &a->mb[i].lane[k];
-			for (p = 0; p < l->cap; p++)
-				atomic_store_explicit(&lane_cell(l, p)->seq, p,
-				    memory_order_relaxed);
-		}
+		if (!layout->mailboxes[i].lazy)
+			(void)shm_mailbox_prepare(a, i);
+}
+
+int
+shm_mailbox_prepare(struct shm_arena *a, uint32_t idx)
+{
+	struct shm_lane_local *l;
+	struct shm_mbox	*m;
+	uint32_t k;
+	uint64_t p;
+
+	if (idx >= a->n)
+		return SHM_EBADINDEX;
+	m = a->mb[idx].m;
+	if (atomic_load_explicit(&m->prepared, memory_order_acquire))
+		return 0;
+	for (k = 0; k < SHM_NLANES; k++) {
+		l = &a->mb[idx].lane[k];
+		for (p = 0; p < l->cap; p++)
+			atomic_store_explicit(&lane_cell(l, p)->seq, p,
+			    memory_order_relaxed);
+	}
+	/* The sequence numbers are visible before "prepared" is. */
 	atomic_thread_fence(memory_order_seq_cst);
+	atomic_store_explicit(&m->prepared, 1, memory_order_release);
+	return 0;
+}
+
+bool
+shm_mailbox_prepared(const struct shm_arena *a, uint32_t idx)
+{
+	return idx < a->n &&
+	    atomic_load_explicit(&a->mb[idx].m->prepared,
+	    memory_order_acquire) != 0;
 }
 
 /*

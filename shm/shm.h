@@ -119,6 +119,7 @@ struct shm_mailbox_layout {
 	enum shm_overflow overflow;	/* main lane; the other lanes reject */
 	uint32_t	 block_timeout_ms; /* default wait of a blocked sender */
 	uint32_t	 state_size;	/* bytes of the state region; 0: none */
+	uint32_t	 lazy;		/* 1: rings set up by shm_mailbox_prepare */
 };
 
 /* The layout of a whole arena. */
@@ -309,6 +310,18 @@ int	 shm_head_msg(struct shm_arena *, uint32_t idx, enum shm_lane,
  * freed.  Only while no consumer of that mailbox runs.
  */
 int	 shm_consumer_recover(struct shm_arena *, uint32_t idx);
+/*
+ * A mailbox laid out lazy (a spare actord keeps for children added later)
+ * costs no memory until it is prepared: its cells are not touched, so the
+ * memfd's pages are never allocated.  shm_mailbox_prepare gives its cells
+ * their starting sequence numbers; it is idempotent, and must run before
+ * any process sends to or receives from that mailbox (actord calls it when
+ * it hands the spare to a child, before the child starts).  Until then the
+ * rings look full to a sender, never corrupt.  Eager mailboxes are
+ * prepared by shm_create.
+ */
+int	 shm_mailbox_prepare(struct shm_arena *, uint32_t idx);
+bool	 shm_mailbox_prepared(const struct shm_arena *, uint32_t idx);
 
 /*
  * wait.c.  shm_wait returns 0 once one of the lanes has a message, or

@@ -10,8 +10,10 @@
  * later (reload, actorctl add) takes a spare whose geometry fits (each
  * spare has the largest capacity, cell and state of the configuration
  * or the defaults; overflow and block_timeout are the defaults', fixed
- * in the arena); a removed node's slot goes back to the pool, its
- * incarnation bumped so old references are stale.  No spare fits: the
+ * in the arena).  Spares are laid out lazy: their rings are set up only
+ * when a node takes one, so an unused spare costs no memory (the memfd's
+ * pages are never touched).  A removed node's slot goes back to the
+ * pool, its incarnation bumped so old references are stale.  No spare fits: the
  * node is not created (ENOSPC), never started without its mailbox.
  *
  * It owns the arena handle of the daemon, the mailbox index of each node
@@ -187,6 +189,8 @@ mailboxes_setup(struct actord *ad, char *err, size_t errlen)
 	mb[count].state_size = (uint32_t)actor_region_size(0);
 	for (i = 0; i < nspare; i++) {
 		mb[count + 1 + i] = spare;
+		/* No memory until a child takes it (mailboxes_assign). */
+		mb[count + 1 + i].lazy = 1;
 		ad->spares[i] = (int32_t)(count + nspare - i);
 	}
 	ad->nspares = nspare;
@@ -253,6 +257,7 @@ mailboxes_assign(struct node *n)
 		return -1;
 	}
 	n->mbox = idx;
+	(void)shm_mailbox_prepare(ad->arena, (uint32_t)idx);
 	configure(ad, (uint32_t)idx, n->path, &n->cs->mailbox);
 	log_info("%s: spare mailbox %d", n->path, idx);
 	return 0;

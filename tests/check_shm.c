@@ -734,6 +734,75 @@ START_TEST(test_attach_env)
 END_TEST
 
 /* A child can neither shrink nor grow the arena. */
+/* Pages of the arena's memfd that hold memory, by mincore on a new map. */
+static size_t
+resident_pages(struct shm_arena *a)
+{
+	size_t	 size = shm_size(a), pg = (size_t)sysconf(_SC_PAGESIZE);
+	size_t	 n = (size + pg - 1) / pg, i, count = 0;
+	unsigned char *vec = malloc(n);
+	void	*p;
+
+	ck_assert_ptr_nonnull(vec);
+	p = mmap(NULL, size, PROT_READ, MAP_SHARED, shm_fd(a), 0);
+	ck_assert_ptr_ne(p, MAP_FAILED);
+	ck_assert_int_eq(mincore(p, size, vec), 0);
+	for (i = 0; i < n; i++)
+		count += vec[i] & 1;
+	munmap(p, size);
+	free(vec);
+	return count;
+}
+
+/*
+ * A lazy mailbox (actord's spares) allocates nothing until it is prepared:
+ * 4 MiB of cells stay unallocated, then are set up and work like any
+ * other mailbox.
+ */
+START_TEST(test_lazy_mailbox)
+{
+	struct shm_mailbox_layout m[2];
+	struct shm_layout l = { 2, m, 16, 16 };
+	struct shm_producer *p;
+	struct shm_arena *a;
+	struct shm_msg	 msg;
+	char		 err[SHM_ERRBUF];
+	size_t		 before, after, ring_pages;
+
+	m[0] = shm_test_mbox(8, 64, SHM_OVERFLOW_REJECT);
+	m[1] = shm_test_mbox(16384, 256, SHM_OVERFLOW_REJECT);
+	m[1].lazy = 1;
+	ring_pages = 16384 * 256 / (size_t)sysconf(_SC_PAGESIZE);
+	ck_assert_msg(shm_create(&l, "check-lazy", &a, err, sizeof(err)) == 0,
+	    "shm_create: %s", err);
+	ck_assert(shm_mailbox_prepared(a, 0));
+	ck_assert(!shm_mailbox_prepared(a, 1));
+	before = resident_pages(a);
+	ck_assert_msg(before < ring_pages / 8, "%zu pages resident before "
+	    "prepare (ring: %zu)", before, ring_pages);
+	ck_assert_int_eq(shm_mailbox_prepare(a, 1), 0);
+	ck_assert_int_eq(shm_mailbox_prepare(a, 1), 0);	/* idempotent */
+	ck_assert(shm_mailbox_prepared(a, 1));
+	after = resident_pages(a);
+	ck_assert_msg(after >= before + ring_pages, "%zu pages resident "
+	    "after prepare, %zu before (ring: %zu)", after, before,
+	    ring_pages);
+	ck_assert_int_eq(shm_mailbox_prepare(a, 2), SHM_EBADINDEX);
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	memset(&msg, 0, sizeof(msg));
+	msg.tag = 7;
+	msg.len = 2;
+	ck_assert_int_eq(shm_send(p, 1, SHM_LANE_MAIN, &msg, "hi", 0), 0);
+	memset(&msg, 0, sizeof(msg));
+	ck_assert_int_eq(shm_recv(a, 1, SHM_LANES_INBOX, &msg, NULL, 0, NULL),
+	    0);
+	ck_assert_uint_eq(msg.tag, 7);
+	ck_assert_uint_eq(msg.len, 2);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
 START_TEST(test_sealed)
 {
 	struct shm_arena *a = shm_test_arena(1, 8, 128, SHM_OVERFLOW_REJECT);
@@ -788,6 +857,7 @@ shm_suite(void)
 	tcase_add_test(tc, test_attach_env);
 	tcase_add_test(tc, test_clock);
 	tcase_add_test(tc, test_sealed);
+	tcase_add_test(tc, test_lazy_mailbox);
 	suite_add_tcase(s, tc);
 	return s;
 }
