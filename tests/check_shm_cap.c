@@ -366,6 +366,50 @@ START_TEST(test_cap_drop_oldest)
 }
 END_TEST
 
+/*
+ * drop_oldest under a real consumer and two senders, limited to 5:
+ * nothing twice, each sender's order kept, every message delivered or
+ * dropped, never more than 5 found waiting.
+ */
+START_TEST(test_cap_drop_oldest_concurrent)
+{
+	struct shm_arena *a = shm_test_arena(1, PHYS, 128, SHM_OVERFLOW_BLOCK);
+	struct shm_counters c;
+	struct shm_msg	 m;
+	uint32_t	 body[2], last[2] = { 0, 0 };
+	unsigned	 M = 50000 / shm_test_scale(), got = 0;
+	pid_t		 pid[2];
+	int		 rc, first[2] = { 1, 1 };
+
+	ck_assert_int_eq(shm_mailbox_configure(a, 0, EFF,
+	    SHM_OVERFLOW_DROP_OLDEST, 1000), 0);
+	pid[0] = shm_test_spawn_sender(a, 0, 0, M);
+	pid[1] = shm_test_spawn_sender(a, 0, 1, M);
+	for (;;) {
+		rc = shm_recv_wait(a, 0, SHM_LANES_INBOX, SHM_WAIT_SPIN_SLEEP,
+		    1000, 200000000LL, &m, body, sizeof(body), NULL);
+		if (rc == SHM_ETIMEDOUT)
+			break;
+		ck_assert_int_eq(rc, 0);
+		ck_assert_uint_lt(body[0], 2);
+		ck_assert_msg(first[body[0]] || body[1] > last[body[0]],
+		    "sender %u: %u after %u", body[0], body[1],
+		    last[body[0]]);
+		first[body[0]] = 0;
+		last[body[0]] = body[1];
+		got++;
+	}
+	ck_assert_int_eq(shm_test_wait_exit(pid[0]), 0);
+	ck_assert_int_eq(shm_test_wait_exit(pid[1]), 0);
+	ck_assert_int_eq(shm_counters(a, 0, &c), 0);
+	ck_assert_uint_eq(c.garbled, 0);
+	ck_assert_uint_eq(got + c.dropped, 2 * M);
+	ck_assert_uint_eq(c.dead_lettered, c.dropped);
+	ck_assert_uint_le(c.depth_hwm, EFF);
+	shm_detach(a);
+}
+END_TEST
+
 /* drop_newest: the 6th send is the one dropped. */
 START_TEST(test_cap_drop_newest)
 {
@@ -431,6 +475,7 @@ cap_suite(void)
 	tcase_add_test(tc, test_cap_block);
 	tcase_add_test(tc, test_cap_block_woken);
 	tcase_add_test(tc, test_cap_drop_oldest);
+	tcase_add_test(tc, test_cap_drop_oldest_concurrent);
 	tcase_add_test(tc, test_cap_drop_newest);
 	tcase_add_test(tc, test_cap_default);
 	suite_add_tcase(s, tc);
