@@ -249,13 +249,14 @@ claim(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 	 */
 	pos = atomic_load_explicit(&l->ctl->tail, memory_order_relaxed);
 	lim = atomic_load_explicit(&l->ctl->limit, memory_order_relaxed);
-	if (lim >= l->cap)
+	if (__builtin_expect(lim >= l->cap, 0))
 		lim = 0;
 	for (;;) {
 		seq = atomic_load_explicit(&lane_cell(l, pos)->seq,
 		    memory_order_acquire) & ~SEQ_FLAGS;
 		diff = (int64_t)(seq - pos);
-		if (diff == 0 && lim != 0 && over_limit(l, lim, pos))
+		if (__builtin_expect(lim != 0, 0) && diff == 0 &&
+		    over_limit(l, lim, pos))
 			diff = -1;	/* full under the effective capacity */
 		if (diff == 0) {
 			atomic_store_explicit(&slot->rec_pos, pos,
