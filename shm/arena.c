@@ -302,18 +302,29 @@ shm_create(const struct shm_layout *l, const char *name,
 }
 
 /*
- * Fresh memfd pages are zero: only the cell sequence numbers need a start,
- * and a lazy mailbox gets it later (shm_mailbox_prepare), so that its
+ * Fresh memfd pages are zero: only the cell sequence numbers and the
+ * main lane's policies (the descriptor's) need a start.  A lazy mailbox
+ * gets its sequence numbers later (shm_mailbox_prepare), so that its
  * pages stay unallocated until a child needs them.
  */
 static void
 init_arena(struct shm_arena *a, const struct shm_layout *layout)
 {
+	struct shm_mbox_local *mb;
 	uint32_t i;
 
-	for (i = 0; i < a->n; i++)
+	for (i = 0; i < a->n; i++) {
+		mb = &a->mb[i];
+		atomic_store_explicit(&mb->m->cfg_capacity, mb->lay.capacity,
+		    memory_order_relaxed);
+		atomic_store_explicit(&mb->m->cfg_overflow,
+		    (uint32_t)mb->lay.overflow, memory_order_relaxed);
+		atomic_store_explicit(&mb->m->cfg_timeout_ms,
+		    mb->lay.block_timeout_ms, memory_order_relaxed);
 		if (!layout->mailboxes[i].lazy)
 			(void)shm_mailbox_prepare(a, i);
+	}
+	atomic_thread_fence(memory_order_seq_cst);
 }
 
 int
@@ -644,9 +655,67 @@ int
 shm_mailbox_layout(const struct shm_arena *a, uint32_t idx,
     struct shm_mailbox_layout *out)
 {
+	struct shm_mbox *m;
+	uint32_t pol;
+
 	if (idx >= a->n)
 		return SHM_EBADINDEX;
 	*out = a->mb[idx].lay;
+	/* The policies as configured now, not as this process attached. */
+	m = a->mb[idx].m;
+	pol = atomic_load_explicit(&m->cfg_overflow, memory_order_acquire);
+	if (pol <= SHM_OVERFLOW_DROP_NEWEST)
+		out->overflow = (enum shm_overflow)pol;
+	out->block_timeout_ms = atomic_load_explicit(&m->cfg_timeout_ms,
+	    memory_order_relaxed);
+	return 0;
+}
+
+uint32_t
+shm_mailbox_capacity(const struct shm_arena *a, uint32_t idx)
+{
+	uint32_t c;
+
+	if (idx >= a->n)
+		return 0;
+	c = atomic_load_explicit(&a->mb[idx].m->cfg_capacity,
+	    memory_order_acquire);
+	return c == 0 || c > a->mb[idx].lay.capacity ?
+	    a->mb[idx].lay.capacity : c;
+}
+
+/*
+ * The owner's (actord's) setting of a mailbox's main lane, while no
+ * producer uses it and no consumer runs (see shm.h).  The policies are
+ * stored first, the limit producers test on their line last (release),
+ * then a full fence: whatever the caller does next to make the mailbox
+ * known (actor table, fork of its consumer) comes after.
+ */
+int
+shm_mailbox_configure(struct shm_arena *a, uint32_t idx, uint32_t capacity,
+    enum shm_overflow overflow, uint32_t block_timeout_ms)
+{
+	struct shm_mbox_local *mb;
+	uint32_t phys;
+
+	if (idx >= a->n)
+		return SHM_EBADINDEX;
+	mb = &a->mb[idx];
+	phys = mb->lane[SHM_LANE_MAIN].cap;
+	if (capacity == 0 || capacity > phys ||
+	    (unsigned)overflow > SHM_OVERFLOW_DROP_NEWEST)
+		return SHM_EINVAL;
+	atomic_store_explicit(&mb->m->cfg_overflow, (uint32_t)overflow,
+	    memory_order_relaxed);
+	atomic_store_explicit(&mb->m->cfg_timeout_ms, block_timeout_ms,
+	    memory_order_relaxed);
+	atomic_store_explicit(&mb->m->cfg_capacity, capacity,
+	    memory_order_release);
+	atomic_store_explicit(&mb->m->lane[SHM_LANE_MAIN].limit,
+	    capacity == phys ? 0 : capacity, memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);
+	/* Senders that somehow wait look again under the new limit. */
+	shm_wake_senders_force(mb->m);
 	return 0;
 }
 

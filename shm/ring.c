@@ -46,6 +46,18 @@
  * the same way (copy, mark, advance, free) so the two never hand the same
  * cell out twice; every free of a marked cell is a CAS, so a reaper or a
  * helper freeing it too is harmless.
+ *
+ * Effective capacity (shm_mailbox_configure): a main lane may hold fewer
+ * messages than it has cells.  The limit sits on tail's line; when set, a
+ * claim of position P also needs P - head < limit.  head only grows and
+ * the claim is a CAS on tail == P, so the lane never holds more than the
+ * limit; every policy then treats the lane as full exactly as when the
+ * cell is not free (steal takes the head once tail - head reaches the
+ * limit, a blocked sender sleeps only after reading head too, and the
+ * consumer wakes senders by the same half-the-limit rule).  The policies
+ * are read from the arena when the lane is full, never from the
+ * process-local layout, so a configuration made before the mailbox's actor
+ * was made known is seen by senders that attached earlier.
  */
 #include <errno.h>
 #include <sched.h>
@@ -84,6 +96,8 @@ static int	 free_flagged(struct shm_cell *, uint64_t, uint64_t);
 static int	 copy_handler(void *, enum shm_lane, const struct shm_msg *,
 		    const void *);
 static int	 uses_take(const struct shm_mbox_local *, unsigned);
+static uint64_t	 lane_limit(const struct shm_lane_local *);
+static int	 over_limit(const struct shm_lane_local *, uint32_t, uint64_t);
 static void	 wake_blocked(struct shm_mbox_local *, struct shm_lane_local *,
 		    uint64_t);
 
@@ -110,8 +124,35 @@ shm_now_ns(void)
 static int
 uses_take(const struct shm_mbox_local *mb, unsigned lane)
 {
-	return lane == SHM_LANE_MAIN &&
-	    mb->lay.overflow == SHM_OVERFLOW_DROP_OLDEST;
+	return lane == SHM_LANE_MAIN && atomic_load_explicit(
+	    &mb->m->cfg_overflow, memory_order_relaxed) ==
+	    SHM_OVERFLOW_DROP_OLDEST;
+}
+
+/*
+ * The effective capacity of a lane (shm_mailbox_configure): its limit
+ * when one is set below the physical capacity, else the physical one.
+ */
+static uint64_t
+lane_limit(const struct shm_lane_local *l)
+{
+	uint32_t lim = atomic_load_explicit(&l->ctl->limit,
+	    memory_order_relaxed);
+
+	return lim != 0 && lim < l->cap ? lim : l->cap;
+}
+
+/*
+ * Claiming pos would put more than lim (non-zero) messages in the lane.
+ * head only grows, so a stale reading only errs on the full side; a pos
+ * already below head is not "full": its CAS on tail will fail anyway.
+ */
+static int
+over_limit(const struct shm_lane_local *l, uint32_t lim, uint64_t pos)
+{
+	uint64_t h = atomic_load(&l->ctl->head);
+
+	return (int64_t)(pos - h) >= (int64_t)lim;
 }
 
 static int
@@ -199,13 +240,24 @@ claim(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 	uint64_t	 intent = l->ring_id << 2 | REC_INTENT;
 	uint64_t	 pos, seq, again;
 	int64_t		 diff, deadline = 0;
+	uint32_t	 lim;
 	int		 rc, waited = 0;
 
+	/*
+	 * The limit sits on tail's line: 0 (no effective capacity below the
+	 * physical one) costs one predictable branch and no cache miss.
+	 */
 	pos = atomic_load_explicit(&l->ctl->tail, memory_order_relaxed);
+	lim = atomic_load_explicit(&l->ctl->limit, memory_order_relaxed);
+	if (__builtin_expect(lim >= l->cap, 0))
+		lim = 0;
 	for (;;) {
 		seq = atomic_load_explicit(&lane_cell(l, pos)->seq,
 		    memory_order_acquire) & ~SEQ_FLAGS;
 		diff = (int64_t)(seq - pos);
+		if (__builtin_expect(lim != 0, 0) && diff == 0 &&
+		    over_limit(l, lim, pos))
+			diff = -1;	/* full under the effective capacity */
 		if (diff == 0) {
 			atomic_store_explicit(&slot->rec_pos, pos,
 			    memory_order_release);
@@ -258,10 +310,13 @@ overflow(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 	int64_t		 now, rem;
 	int		 rc;
 
-	pol = lane == SHM_LANE_MAIN ? mb->lay.overflow : SHM_OVERFLOW_REJECT;
+	/* The policies as configured now (arena.c, shm_mailbox_configure). */
+	pol = lane == SHM_LANE_MAIN ? (enum shm_overflow)atomic_load_explicit(
+	    &mb->m->cfg_overflow, memory_order_acquire) : SHM_OVERFLOW_REJECT;
 	if (*deadline == 0) {
 		if (timeout_ns == SHM_TIMEOUT_DEFAULT)
-			timeout_ns = (int64_t)mb->lay.block_timeout_ms *
+			timeout_ns = (int64_t)atomic_load_explicit(
+			    &mb->m->cfg_timeout_ms, memory_order_relaxed) *
 			    1000000;
 		*deadline = timeout_ns < 0 ? INT64_MAX :
 		    (int64_t)shm_now_ns() + timeout_ns;
@@ -312,8 +367,9 @@ overflow(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
  * limit) and at most one slice: the consumer wakes blocked senders only
  * once the lane is half empty (see wake_blocked), so a sender looks again
  * every SPACE_SLICE_NS in case a consumer took a few and then stopped.
- * The waiter count is raised before the last look at the cell, and the
- * consumer reads it after freeing cells (both seq_cst): no lost wake-up.
+ * The waiter count is raised before the last look at the cell and at head
+ * (the effective capacity), and the consumer reads it after freeing cells
+ * and publishing head (both seq_cst): no lost wake-up.
  */
 static int
 wait_space(struct shm_producer *p, struct shm_mbox_local *mb,
@@ -321,7 +377,7 @@ wait_space(struct shm_producer *p, struct shm_mbox_local *mb,
 {
 	struct shm_mbox	*m = mb->m;
 	uint64_t	 seq;
-	uint32_t	 w;
+	uint32_t	 w, lim;
 
 	if (timeout_ns < 0 || timeout_ns > SPACE_SLICE_NS)
 		timeout_ns = SPACE_SLICE_NS;
@@ -330,7 +386,9 @@ wait_space(struct shm_producer *p, struct shm_mbox_local *mb,
 	atomic_store(&p->slot->waiting, (uint32_t)(mb - p->a->mb) + 1);
 	w = atomic_load(&m->space_word);
 	seq = atomic_load(&lane_cell(l, pos)->seq) & ~SEQ_FLAGS;
-	if ((int64_t)(seq - pos) < 0 &&
+	lim = (uint32_t)lane_limit(l);
+	if (((int64_t)(seq - pos) < 0 || (lim < l->cap &&
+	    over_limit(l, lim, pos))) &&
 	    atomic_load(&l->ctl->tail) == pos)
 		shm_futex_wait(&m->space_word, w, timeout_ns);
 	atomic_store(&p->slot->waiting, 0);
@@ -357,7 +415,7 @@ wake_blocked(struct shm_mbox_local *mb, struct shm_lane_local *l, uint64_t h)
 	if (atomic_load(&mb->m->space_waiters) == 0)
 		return;
 	t = atomic_load(&l->ctl->tail);
-	if (t >= h && t - h > l->cap / 2)
+	if (t >= h && t - h > lane_limit(l) / 2)
 		return;
 	shm_wake_senders_force(mb->m);
 }
@@ -383,7 +441,7 @@ steal(struct shm_producer *p, struct shm_mbox_local *mb)
 
 	h = atomic_load(&l->ctl->head);
 	t = atomic_load(&l->ctl->tail);
-	if (t - h < l->cap)
+	if (t - h < lane_limit(l))
 		return STEAL_RETRY;	/* the consumer is freeing a cell */
 	c = lane_cell(l, h);
 	seq = atomic_load(&c->seq);

@@ -234,6 +234,27 @@ uint64_t shm_arena_id(const struct shm_arena *);
 int	 shm_mailbox_layout(const struct shm_arena *, uint32_t idx,
 	    struct shm_mailbox_layout *);
 size_t	 shm_payload_max(const struct shm_arena *, uint32_t idx); /* 0: bad idx */
+/*
+ * A mailbox's main lane as its owner (actord) configures it after create:
+ * an effective capacity (1 to the physical capacity, any number) and the
+ * overflow policy and block timeout, e.g. for a spare mailbox given to a
+ * child added later.  Call it only while no producer is sending to that
+ * mailbox and no consumer runs: when the slot is assigned, before its
+ * actor is made known (actor table) and its consumer started.  The values
+ * live in the arena, not in a process's copy of the layout, and every
+ * sender reads them at each send (the limit on the line it already
+ * reads, the policies when the lane is full): a configuration made before
+ * the actor became known is seen by every process, however early it
+ * attached.  Senders respect the effective capacity under every policy
+ * (a lane holding that many messages is full); blocked senders are woken
+ * as space appears under it.  SHM_EINVAL for a capacity of 0 or above the
+ * physical one, or an unknown policy.  shm_mailbox_layout() reports the
+ * physical geometry with the current policies; shm_mailbox_capacity()
+ * the effective capacity (0: bad idx).
+ */
+int	 shm_mailbox_configure(struct shm_arena *, uint32_t idx,
+	    uint32_t capacity, enum shm_overflow, uint32_t block_timeout_ms);
+uint32_t shm_mailbox_capacity(const struct shm_arena *, uint32_t idx);
 
 /* arena.c: the actor table (index = mailbox index) */
 int	 shm_actor_set_path(struct shm_arena *, uint32_t idx, const char *path);

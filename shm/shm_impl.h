@@ -110,6 +110,13 @@ struct shm_cell {
 /* One lane's control block: producers' line, consumer's line. */
 struct shm_lane_ctl {
 	_Alignas(SHM_CL) _Atomic uint64_t tail;	/* next position to claim */
+	/*
+	 * On the producers' line, read with tail: the effective capacity
+	 * of the lane when it is below the physical one, 0 when they are
+	 * equal (then the claim costs nothing more).  Set by
+	 * shm_mailbox_configure (arena.c) on the main lane only.
+	 */
+	_Atomic uint32_t limit;
 	_Alignas(SHM_CL) _Atomic uint64_t head;	/* next position to consume */
 	_Atomic uint64_t dequeued;	/* written by the consumer only */
 	_Atomic uint64_t depth_hwm;
@@ -122,6 +129,16 @@ struct shm_mbox {
 	_Atomic uint32_t sleeping;	/* lane bits | SLEEP_DOORBELL, 0: awake */
 	_Atomic uint32_t fence_mode;	/* 1: producers fence after publishing */
 	_Atomic uint32_t prepared;	/* 1: cells have their sequence numbers */
+	/*
+	 * The main lane's policies, from the descriptor at create, then as
+	 * shm_mailbox_configure sets them: read on slow paths only (a sender
+	 * finding the lane full, the consumer choosing how to take), never
+	 * copied into a process-local view, so a process that attached
+	 * before the configuration sees it.
+	 */
+	_Alignas(SHM_CL) _Atomic uint32_t cfg_capacity;	/* effective */
+	_Atomic uint32_t cfg_overflow;		/* enum shm_overflow */
+	_Atomic uint32_t cfg_timeout_ms;	/* block_timeout_ms */
 	/* Blocked senders. */
 	_Alignas(SHM_CL) _Atomic uint32_t space_word;	/* futex */
 	_Atomic uint32_t space_waiters;

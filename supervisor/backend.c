@@ -974,7 +974,6 @@ static void
 node_stats(struct tree_ctl *tc, const struct node *n,
     struct ctl_actor_stats *s)
 {
-	struct shm_mailbox_layout ml;
 	struct shm_counters c;
 	struct actor_stats as;
 
@@ -983,8 +982,8 @@ node_stats(struct tree_ctl *tc, const struct node *n,
 	s->restarts = n->restarts;
 	if (shm_counters(tc->ad->arena, (uint32_t)n->mbox, &c) < 0)
 		return;
-	if (shm_mailbox_layout(tc->ad->arena, (uint32_t)n->mbox, &ml) == 0)
-		s->capacity = ml.capacity;
+	/* The effective capacity: a late node's spare ring may be larger. */
+	s->capacity = shm_mailbox_capacity(tc->ad->arena, (uint32_t)n->mbox);
 	s->depth = c.depth;
 	s->sent = c.enqueued;
 	s->received = c.dequeued;

@@ -9,12 +9,16 @@
  * arena's size is fixed at creation (sealed), so a node that appears
  * later (reload, actorctl add) takes a spare whose geometry fits (each
  * spare has the largest capacity, cell and state of the configuration
- * or the defaults; overflow and block_timeout are the defaults', fixed
- * in the arena).  Spares are laid out lazy: their rings are set up only
- * when a node takes one, so an unused spare costs no memory (the memfd's
- * pages are never touched).  A removed node's slot goes back to the
- * pool, its incarnation bumped so old references are stale.  No spare fits: the
- * node is not created (ENOSPC), never started without its mailbox.
+ * or the defaults), and the spare is then configured as the node's
+ * mailbox spec says (shm_mailbox_configure: its capacity, rounded up to a
+ * power of two as at boot, however large the ring; its overflow policy
+ * and block_timeout) before the node is named or started.  A removed
+ * node's slot goes back to the pool, its incarnation bumped so old
+ * references are stale.  No spare fits (cell size, state region, reply
+ * lane, capacity): the node is not created (ENOSPC), never started
+ * without its mailbox.  Spares are laid out lazy: their rings are set up
+ * only when a node takes one, so an unused spare costs no memory (the
+ * memfd's pages are never touched).
  *
  * It owns the arena handle of the daemon, the mailbox index of each node
  * and the spare pool.  It must never read or write messages: that is
@@ -107,16 +111,18 @@ widen(struct shm_mailbox_layout *w, const struct shm_mailbox_layout *l)
 		w->state_size = l->state_size;
 }
 
-/* A slot of geometry have serves a mailbox configured as want. */
+/*
+ * A slot of geometry have serves a mailbox configured as want: the
+ * policies and a smaller capacity are set on the slot when it is taken
+ * (mailboxes_assign).
+ */
 static bool
 fits(const struct shm_mailbox_layout *have,
     const struct shm_mailbox_layout *want)
 {
 	return have->capacity >= want->capacity && have->cell >= want->cell &&
 	    have->reply_capacity >= want->reply_capacity &&
-	    have->state_size >= want->state_size &&
-	    have->overflow == want->overflow &&
-	    have->block_timeout_ms == want->block_timeout_ms;
+	    have->state_size >= want->state_size;
 }
 
 static void
@@ -248,11 +254,26 @@ int
 mailboxes_assign(struct node *n)
 {
 	struct actord *ad = n->ad;
-	int idx;
+	struct shm_mailbox_layout want;
+	int idx, rc;
 
 	if (ad->arena == NULL || n->mbox >= 0 || !wants_mailbox(n))
 		return 0;
 	if ((idx = take_spare(ad, &n->cs->mailbox)) < 0) {
+		errno = ENOSPC;
+		return -1;
+	}
+	/*
+	 * Nobody sends to the slot now (unnamed, down) and no consumer
+	 * runs: set its capacity and policies before it is named below
+	 * and before its process starts (shm.h, shm_mailbox_configure).
+	 */
+	fill(&want, &n->cs->mailbox);
+	if ((rc = shm_mailbox_configure(ad->arena, (uint32_t)idx,
+	    want.capacity, want.overflow, want.block_timeout_ms)) < 0) {
+		log_warnx("%s: spare mailbox %d: %s", n->path, idx,
+		    shm_strerror(rc));
+		ad->spares[ad->nspares++] = idx;
 		errno = ENOSPC;
 		return -1;
 	}
@@ -372,8 +393,8 @@ mailboxes_reload_check(struct actord *ad, const struct actord_spec *ns,
 	if (missing == 0)
 		return 0;
 	snprintf(err, errlen, "no spare mailbox: %zu new worker%s with a "
-	    "mailbox, %zu without a spare that fits (size or overflow "
-	    "policy): raise spare_mailboxes", need, need == 1 ? "" : "s",
+	    "mailbox, %zu without a spare that fits (capacity, cell, state "
+	    "or reply lane): raise spare_mailboxes", need, need == 1 ? "" : "s",
 	    missing);
 	return -1;
 }

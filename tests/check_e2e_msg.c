@@ -40,6 +40,7 @@ static bool	 wait_state(const char *, const char *);
 static int64_t	 mono_ms(void);
 static bool	 seen_has(const char *, int);
 static void	 ask_is(const char *, const char *);
+static double	 stats_capacity(const char *);
 
 /* An actor_echo worker; %s: its name, TW_DIR and mailbox extras. */
 #define ECHO_CHILD	"{ name = \"%s\"; exec = [\"%s\"]; ready = \"actor\"; " \
@@ -448,32 +449,92 @@ START_TEST(add_takes_spare_mailbox)
 }
 END_TEST
 
+/* The mailbox_capacity of path in stats --json, -1 if not shown. */
+static double
+stats_capacity(const char *path)
+{
+	struct ctltest_out o;
+	struct json *doc;
+	const struct json *as, *v, *c;
+	char err[128];
+	double cap = -1;
+	size_t i;
+
+	RUN(&o, "stats", "--json");
+	ctltest_expect(&o, 0, NULL);
+	doc = json_parse(o.out, o.outlen, err, sizeof(err));
+	ck_assert_msg(doc != NULL, "bad JSON (%s): %s", err, o.out);
+	as = json_get(doc, "actors");
+	for (i = 0; as != NULL && (v = json_at(as, i)) != NULL; i++)
+		if (strcmp(json_get(v, "path")->str, path) == 0 &&
+		    (c = json_get(v, "mailbox_capacity")) != NULL &&
+		    c->type == JSON_NUMBER)
+			cap = c->num;
+	json_free(doc);
+	ctltest_out_free(&o);
+	return cap;
+}
+
 /*
- * Spares have the default overflow policy, fixed in the arena: a group
- * whose mailbox rejects cannot take one, and says so.
+ * A late instance keeps its group's mailbox: the spare (a ring of the
+ * default 1024 cells) is configured to the group's capacity and overflow
+ * policy, whatever the spares' defaults; status shows 64, not 1024.
  */
-START_TEST(add_refused_when_no_spare_fits)
+START_TEST(add_keeps_configured_mailbox)
 {
 	struct ctltest_out o;
 	char rej[1024];
 
 	snprintf(rej, sizeof(rej), ",\n    { name = \"rej\"; instances = 1; "
-	    "exec = [\"%s\"]; ready = \"actor\"; mailbox = { capacity = 16; "
-	    "overflow = \"reject\"; }; }", ts_progs("actor_echo"));
+	    "exec = [\"%s\"]; ready = \"actor\"; mailbox = { capacity = 64; "
+	    "overflow = \"reject\"; block_timeout = 250; }; }",
+	    ts_progs("actor_echo"));
 	start_daemon(NULL, rej);
 	ask_is("/rej/0", "booted with its own");
 	RUN(&o, "add", "/rej");
-	ctltest_expect(&o, ACTORCTL_EXIT_FAILED, "no spare mailbox");
+	ctltest_expect(&o, 0, NULL);
+	ck_assert_msg(strstr(o.out, "/rej/1") != NULL, "added: %s", o.out);
 	ctltest_out_free(&o);
-	RUN(&o, "status", "/rej/1");
-	ctltest_expect(&o, ACTORCTL_EXIT_NOENT, NULL);
+	ck_assert(wait_state("/rej/1", "running"));
+	ask_is("/rej/1", "late, rejecting");
+	ck_assert(stats_capacity("/rej/0") == 64);
+	ck_assert_msg(stats_capacity("/rej/1") == 64, "capacity %g",
+	    stats_capacity("/rej/1"));
+	RUN(&o, "stats", "/rej/1");
+	ctltest_expect(&o, 0, NULL);
+	ck_assert_msg(strstr(o.out, " 0/64 ") != NULL, "stats: %s", o.out);
 	ctltest_out_free(&o);
-	/* The default policy still finds one. */
+	/* The default policy, the default capacity. */
 	RUN(&o, "add", "/grp");
 	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
 	ck_assert(wait_state("/grp/2", "running"));
 	ask_is("/grp/2", "fits");
+	ck_assert(stats_capacity("/grp/2") == 16);
+}
+END_TEST
+
+/*
+ * Spares are as large as the configuration at start: a worker a reload
+ * brings with a larger cell fits none, and the reload says so.
+ */
+START_TEST(reload_refuses_cell_too_large)
+{
+	struct ctltest_out o;
+	char big[1024];
+
+	snprintf(big, sizeof(big), ",\n    { name = \"big\"; "
+	    "exec = [\"%s\"]; ready = \"actor\"; mailbox = { capacity = 16; "
+	    "cell = 8192; }; }", ts_progs("actor_echo"));
+	start_daemon(NULL, NULL);
+	write_conf(NULL, big);
+	RUN(&o, "reload");
+	ctltest_expect(&o, ACTORCTL_EXIT_FAILED, "no spare mailbox");
+	ctltest_out_free(&o);
+	RUN(&o, "status", "/big");
+	ctltest_expect(&o, ACTORCTL_EXIT_NOENT, NULL);
+	ctltest_out_free(&o);
+	ask_is("/grp/0", "tree untouched");
 }
 END_TEST
 
@@ -530,7 +591,8 @@ suite(void)
 	tcase_add_test(tc, send_reaches_worker);
 	tcase_add_test(tc, stats_handler_duration);
 	tcase_add_test(tc, add_takes_spare_mailbox);
-	tcase_add_test(tc, add_refused_when_no_spare_fits);
+	tcase_add_test(tc, add_keeps_configured_mailbox);
+	tcase_add_test(tc, reload_refuses_cell_too_large);
 	tcase_add_test(tc, reload_adds_worker_with_mailbox);
 	suite_add_tcase(s, tc);
 	return s;
