@@ -148,6 +148,22 @@ reached(struct actord *ad, void *arg)
 	    (p->at < NINCR || atomic_load(&sh->senders_done) == NSENDERS);
 }
 
+/*
+ * Every SIGKILL has been reaped: the last one may land after the last
+ * increment was committed, and actord (run in slices by this test) must
+ * still see the death before the counts are read.
+ */
+static bool
+kills_reaped(struct actord *ad, void *arg)
+{
+	uint32_t *idx = arg;
+	struct actor_stats a5, a9;
+
+	return actor_stats(ad->arena, idx[5], &a5) == 0 &&
+	    actor_stats(ad->arena, idx[9], &a9) == 0 &&
+	    a5.deaths >= 2 && a9.deaths >= 1;
+}
+
 START_TEST(sharded_counter_exact_after_sigkill)
 {
 	struct actord_spec *spec;
@@ -219,6 +235,7 @@ START_TEST(sharded_counter_exact_after_sigkill)
 			if (s != owner)
 				ck_assert_uint_eq(st[s].count[k], 0);
 	}
+	ck_assert(ts_run_sliced(ad, kills_reaped, idx, 20000));
 	ck_assert_int_eq(actor_stats(ad->arena, idx[5], &as), 0);
 	ck_assert_uint_eq(as.deaths, 2);
 	ck_assert_int_eq(actor_stats(ad->arena, idx[9], &as), 0);
