@@ -41,9 +41,9 @@
 #include <zmq.h>
 
 #include "shm/shm.h"
+#include "tools/bench/bench_common.h"
 #include "worker/actor.h"
 
-#define PAYLOAD		64
 #define CPU_PARENT	0
 #define CPU_CHILD	1
 #define IN_FLIGHT	1000
@@ -51,7 +51,6 @@
 #define T_REQ		1
 #define T_QUIT		2
 #define ROUNDS		5	/* medians of five interleaved rounds */
-#define BARE_CAP	1024
 
 /* The one state struct of this program. */
 struct bench {
@@ -67,18 +66,6 @@ struct lat {
 	double		 p50, p99;
 };
 
-/* bench_ring's bare ring: SPSC, per-cell sequence numbers, no wake-ups. */
-struct bare_cell {
-	_Atomic uint64_t seq;
-	unsigned char	 payload[PAYLOAD];
-	unsigned char	 pad[128 - 8 - PAYLOAD];
-};
-
-struct bare_ring {
-	_Alignas(64) struct bare_cell cells[BARE_CAP];
-};
-
-static void	 pin(int);
 static void	 arena_new(struct bench *);
 static long	 iters(struct bench *, long);
 static void	 lat_of(uint64_t *, long, struct lat *);
@@ -87,30 +74,12 @@ static void	 emit(struct bench *, const char *, const char *, double,
 static pid_t	 child(struct bench *, void (*)(struct bench *, long), long);
 static void	 reap(pid_t);
 
-static void
-pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	(void)sched_setaffinity(0, sizeof(set), &set);
-}
-
 static long
 iters(struct bench *b, long n)
 {
 	long v = (long)((double)n * b->scale);
 
 	return v < 100 ? 100 : v;
-}
-
-static int
-cmp_u64(const void *x, const void *y)
-{
-	uint64_t a = *(const uint64_t *)x, c = *(const uint64_t *)y;
-
-	return a < c ? -1 : a > c;
 }
 
 static void
@@ -341,28 +310,6 @@ raw_rt(struct bench *b, long n, struct lat *l)
 }
 
 /* --- bench_ring's bare ring ping-pong, the limit ------------------------ */
-
-static void
-bare_put(struct bare_ring *r, uint64_t pos, const void *p)
-{
-	struct bare_cell *c = &r->cells[pos & (BARE_CAP - 1)];
-
-	while (atomic_load_explicit(&c->seq, memory_order_acquire) != pos)
-		__builtin_ia32_pause();
-	memcpy(c->payload, p, PAYLOAD);
-	atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
-}
-
-static void
-bare_get(struct bare_ring *r, uint64_t pos, void *p)
-{
-	struct bare_cell *c = &r->cells[pos & (BARE_CAP - 1)];
-
-	while (atomic_load_explicit(&c->seq, memory_order_acquire) != pos + 1)
-		__builtin_ia32_pause();
-	memcpy(p, c->payload, PAYLOAD);
-	atomic_store_explicit(&c->seq, pos + BARE_CAP, memory_order_release);
-}
 
 static void
 bare_reset(struct bench *b)

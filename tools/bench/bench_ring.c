@@ -42,9 +42,8 @@
 #include <zmq.h>
 
 #include "shm/shm.h"
+#include "tools/bench/bench_common.h"
 
-#define PAYLOAD		64
-#define BARE_CAP	1024
 #define MB_CAP		1024
 #define MB_CELL		128
 #define CPU_PARENT	0
@@ -53,16 +52,6 @@
 #define ROUNDS		5	/* the median of five runs is reported */
 
 enum unit { UNIT_RATE, UNIT_LATENCY };
-
-struct bare_cell {
-	_Atomic uint64_t seq;
-	unsigned char	 payload[PAYLOAD];
-	unsigned char	 pad[128 - 8 - PAYLOAD];
-};
-
-struct bare_ring {
-	_Alignas(64) struct bare_cell cells[BARE_CAP];
-};
 
 /* Everything the two processes share besides the arena. */
 struct shared {
@@ -101,7 +90,6 @@ struct bcase {
 	int		 baseline;	/* 1 bare, 2 zmq, 3 pipe */
 };
 
-static void	 pin(int);
 static uint64_t	 now_ns(void);
 static pid_t	 spawn(struct bench *, side_fn, long);
 static void	 reap(pid_t);
@@ -109,7 +97,6 @@ static void	 run_case(struct bench *, const struct bcase *,
 		    struct result *);
 static void	 emit(struct bench *, const struct bcase *, const char *,
 		    double, const char *, double, double, double);
-static int	 cmp_u64(const void *, const void *);
 static void	 percentiles(uint64_t *, long, struct result *);
 static void	 arena_new(struct bench *);
 static void	 setup_fds(struct bench *, const struct bcase *);
@@ -127,8 +114,6 @@ static double	 round_ratio(struct result (*)[ROUNDS], const char *,
 static void	 targets(struct result (*)[ROUNDS]);
 
 /* bare ring */
-static void	 bare_put(struct bare_ring *, uint64_t, const void *);
-static void	 bare_get(struct bare_ring *, uint64_t, void *);
 static void	 bare_prod(struct bench *, long, struct result *);
 static void	 bare_cons(struct bench *, long, struct result *);
 static void	 bare_pong(struct bench *, long, struct result *);
@@ -204,16 +189,6 @@ static const struct bcase cases[] = {
 };
 #define NCASES	(sizeof(cases) / sizeof(cases[0]))
 
-static void
-pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	(void)sched_setaffinity(0, sizeof(set), &set);
-}
-
 static uint64_t
 now_ns(void)
 {
@@ -254,14 +229,6 @@ reap(pid_t pid)
 		    (int)pid, st);
 }
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void
 percentiles(uint64_t *s, long n, struct result *r)
 {
@@ -291,28 +258,6 @@ arena_new(struct bench *b)
 }
 
 /* --- the bare ring: SPSC, per-cell sequence numbers, no wake-ups -------- */
-
-static void
-bare_put(struct bare_ring *r, uint64_t pos, const void *p)
-{
-	struct bare_cell *c = &r->cells[pos & (BARE_CAP - 1)];
-
-	while (atomic_load_explicit(&c->seq, memory_order_acquire) != pos)
-		__builtin_ia32_pause();
-	memcpy(c->payload, p, PAYLOAD);
-	atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
-}
-
-static void
-bare_get(struct bare_ring *r, uint64_t pos, void *p)
-{
-	struct bare_cell *c = &r->cells[pos & (BARE_CAP - 1)];
-
-	while (atomic_load_explicit(&c->seq, memory_order_acquire) != pos + 1)
-		__builtin_ia32_pause();
-	memcpy(p, c->payload, PAYLOAD);
-	atomic_store_explicit(&c->seq, pos + BARE_CAP, memory_order_release);
-}
 
 static void
 bare_prod(struct bench *b, long n, struct result *r)
