@@ -2,8 +2,9 @@
  * bench_common.h: what bench_ring and bench_actor both need to measure the
  * same thing the same way: the bare ring (single producer, per-cell
  * sequence numbers, busy-polling, no wake-ups: the physical limit of this
- * machine that every mailbox figure is read against), CPU pinning and a
- * comparison for sorting samples.  Each benchmark is one program, so this
+ * machine that every mailbox figure is read against), CPU pinning, a
+ * microsecond clock and the quantiles of samples, shared by every
+ * benchmark program.  Each benchmark is one program, so this
  * is a header of static functions marked BENCH_FN (unused ones are fine).
  * It must never depend on shm/ or libactor: it is the baseline.
  */
@@ -11,9 +12,12 @@
 #define BENCH_COMMON_H
 
 #include <sched.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #define BENCH_FN	static __attribute__((unused))
 #define PAYLOAD		64	/* bytes of every benchmark message */
@@ -45,6 +49,26 @@ cmp_u64(const void *a, const void *b)
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+BENCH_FN uint64_t
+now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* The p-th quantile of v (us), in ms; sorts v. */
+BENCH_FN double
+pct(uint64_t *v, size_t n, double p)
+{
+	size_t i;
+
+	qsort(v, n, sizeof(*v), cmp_u64);
+	i = (size_t)(p * (double)(n - 1) + 0.5);
+	return (double)v[i] / 1000.0;
 }
 
 BENCH_FN void

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "supervisor/ctlproto.h"
+#include "tools/bench/bench_common.h"
 #include "tools/bench/managers.h"
 
 #define CHILDREN	100
@@ -65,9 +66,6 @@ struct other {
 	double		 settled[3];	/* restart after 1.1 s up: the same */
 };
 
-static uint64_t	 now_us(void);
-static int	 cmp_u64(const void *, const void *);
-static double	 pct(uint64_t *, size_t, double);
 static void	 emit(struct bench *, const char *, double);
 static void	 emit_null(struct bench *, const char *);
 static int	 run(struct bench *, const char *, const char *, bool);
@@ -80,34 +78,6 @@ static int	 restarts(struct mgr *, char *const [], int, int, double *);
 static void	 other(struct bench *, enum mgr_kind, struct other *);
 static void	 print_restart(const char *, int, const double *, double);
 static void	 others(struct bench *, double, double, double);
-
-static uint64_t
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The p-th quantile of v (us), in ms. */
-static double
-pct(uint64_t *v, size_t n, double p)
-{
-	size_t i;
-
-	qsort(v, n, sizeof(*v), cmp_u64);
-	i = (size_t)(p * (double)(n - 1) + 0.5);
-	return (double)v[i] / 1000.0;
-}
 
 static void
 emit(struct bench *b, const char *key, double v)

@@ -47,6 +47,7 @@
 #include "supervisor/actord.h"
 #include "supervisor/config.h"
 #include "supervisor/log.h"
+#include "tools/bench/bench_common.h"
 #include "tools/bench/managers.h"
 
 #define ROUNDS		200
@@ -72,33 +73,6 @@ struct other {
 	double		 nlat[2], nslat[2];	/* s6 with notification-fd */
 	double		 start100, pss100, idle_ctx, idle_s;
 };
-
-static uint64_t
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double
-pct(uint64_t *v, size_t n, double p)
-{
-	size_t i;
-
-	qsort(v, n, sizeof(*v), cmp_u64);
-	i = (size_t)(p * (double)(n - 1) + 0.5);
-	return (double)v[i] / 1000.0;	/* ms */
-}
 
 static double
 emit(struct bench *b, const char *key, double v)
