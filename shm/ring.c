@@ -175,6 +175,22 @@ int
 shm_send(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
     const struct shm_msg *msg, const void *payload, int64_t timeout_ns)
 {
+	uint64_t started;
+
+	return shm_send_stamped(p, idx, lane, msg, payload, timeout_ns,
+	    &started);
+}
+
+/*
+ * *started is the clock reading the send began with, before any wait for
+ * room: a caller that times something from the send (libactor's ask
+ * deadline) needs no clock reading of its own.
+ */
+int
+shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
+    const struct shm_msg *msg, const void *payload, int64_t timeout_ns,
+    uint64_t *started)
+{
 	struct shm_arena *a = p->a;
 	struct shm_mbox_local *mb;
 	struct shm_cell	*c;
@@ -183,6 +199,7 @@ shm_send(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	uint32_t	 sleeping;
 	int		 rc;
 
+	*started = 0;
 	if (idx >= a->n || (unsigned)lane >= SHM_NLANES)
 		return SHM_EBADINDEX;
 	if (msg == NULL || (msg->len > 0 && payload == NULL))
@@ -194,7 +211,7 @@ shm_send(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	}
 	/* Read the clock first: its latency overlaps the claim. */
 	hdr = *msg;
-	hdr.enq_ns = shm_clock(a);
+	*started = hdr.enq_ns = shm_clock(a);
 	hdr.flags &= SHM_MSG_USER_MASK;
 	if ((rc = claim(p, mb, lane, msg, payload, timeout_ns, &pos)) < 0)
 		return rc;
@@ -594,7 +611,11 @@ garbled(struct shm_arena *a, uint32_t idx, unsigned lane,
  *   after the reading (so a message that came while the consumer was busy
  *   elsewhere is never timed against an older reading).  The accuracy is
  *   a batch's: a queued message's wait may be short by the time the
- *   consumer spent on the messages taken since the reading.
+ *   consumer spent on the messages taken since the reading.  Answers on
+ *   the reply lane are not timed at all: the histogram is the wait of
+ *   what the mailbox's owner handles (main and system lanes); how long an
+ *   answer sat is the asker's own doing, and timing it would put a clock
+ *   read on every ask's return path.
  * - the look for blocked senders (a full fence): made when the lane is
  *   found empty, every WAKE_EVERY freed cells, or by shm_wait before it
  *   sleeps (shm_settle), not per call.  A sender is woken at most
@@ -613,7 +634,7 @@ drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 	struct shm_msg	 m;
 	uint64_t	 h, h0, seq, t, d;
 	unsigned	 n = 0;
-	int		 empty = 0;
+	int		 empty = 0, timed = lane != SHM_LANE_REPLY;
 
 	h0 = h = atomic_load_explicit(&ctl->head, memory_order_relaxed);
 	while (n < max && !*stop) {
@@ -625,7 +646,7 @@ drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 			 * copy: the read then overlaps the wait for the
 			 * cell's lines instead of following it.
 			 */
-			if (l->clock_left == 0) {
+			if (timed && l->clock_left == 0) {
 				l->now = shm_clock(a);
 				l->clock_left = CLOCK_EVERY;
 			}
@@ -633,12 +654,14 @@ drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 			if (!msg_sane(&m, mb->payload_max)) {
 				garbled(a, idx, lane, &m);
 			} else {
-				if (m.enq_ns > l->now) {
+				if (timed && m.enq_ns > l->now) {
 					l->now = shm_clock(a);
 					l->clock_left = CLOCK_EVERY;
 				}
-				l->clock_left--;
-				count_wait(mb->m, l->now, m.enq_ns);
+				if (timed) {
+					l->clock_left--;
+					count_wait(mb->m, l->now, m.enq_ns);
+				}
 				if (fn(arg, (enum shm_lane)lane, &m,
 				    c->payload) != 0)
 					*stop = 1;

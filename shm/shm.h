@@ -205,7 +205,8 @@ struct shm_counters {
 	uint64_t	 released;	/* claims released by shm_reap */
 	uint64_t	 full;		/* sends refused or timed out as full */
 	uint64_t	 wakeups;	/* futex wakes or doorbells sent */
-	uint64_t	 wait_hist[SHM_HIST_BUCKETS]; /* enqueue->dequeue ns, log2 */
+	/* Enqueue to dequeue, ns, log2: main and system lanes (not replies). */
+	uint64_t	 wait_hist[SHM_HIST_BUCKETS];
 };
 
 struct shm_arena;		/* process-local handle of a mapped arena */
@@ -303,6 +304,14 @@ void	 shm_producer_set_hook(struct shm_producer *,
  */
 int	 shm_send(struct shm_producer *, uint32_t idx, enum shm_lane,
 	    const struct shm_msg *, const void *payload, int64_t timeout_ns);
+/*
+ * The same, and *started_ns is the arena clock reading the send began
+ * with (before any wait for room; 0 if it failed before reading it), so a
+ * caller timing something from the send needs no reading of its own.
+ */
+int	 shm_send_stamped(struct shm_producer *, uint32_t idx, enum shm_lane,
+	    const struct shm_msg *, const void *payload, int64_t timeout_ns,
+	    uint64_t *started_ns);
 int	 shm_send_default(struct shm_producer *, uint32_t idx,
 	    const struct shm_msg *, const void *payload);
 

@@ -204,7 +204,8 @@ metrics_write(struct ctl_buf *b, const struct ctl_response *r)
 	}
 	if (r->nactors > 0) {
 		put_family(b, "actord_mailbox_wait_seconds", "histogram",
-		    "Time from enqueue to dequeue.");
+		    "Time a message waited in the mailbox before the actor "
+		    "took it.");
 		put_hist(b, "actord_mailbox_wait_seconds", r, 0);
 		/* Only when measured: actord leaves it empty (no buckets). */
 		for (i = 0; i < r->nactors; i++)

@@ -335,6 +335,74 @@ START_TEST(torn_commit_keeps_previous)
 }
 END_TEST
 
+/*
+ * actor_ask keeps its ask out of the table: the answer to one that timed
+ * out must still be dropped as late by the next actor_ask (which then
+ * times out itself: nobody answers it), never returned as its answer.
+ */
+START_TEST(late_answer_never_answers_next_ask)
+{
+	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
+	struct actor *asker = open_(ar, 0), *srv = open_(ar, 1);
+	struct actor_ref to = { 1, ACTOR_ANY };
+	struct actor_msg m, r;
+	struct actor_stats st;
+	int v = 1;
+
+	ck_assert_int_eq(actor_ask(asker, to, 1, &v, sizeof(v), 1000000, &r),
+	    ACTOR_ETIMEDOUT);
+	ck_assert_int_eq(actor_recv(srv, &m, 0), 0);
+	ck_assert_int_eq(actor_reply(srv, 1, m.data, m.len), 0);
+	v = 2;
+	ck_assert_int_eq(actor_ask(asker, to, 1, &v, sizeof(v), 1000000, &r),
+	    ACTOR_ETIMEDOUT);
+	ck_assert_int_eq(actor_stats(ar, 0, &st), 0);
+	ck_assert_uint_eq(st.late_replies, 1);
+	ck_assert_uint_eq(actor_asks_pending(asker), 0);
+	actor_close(asker);
+	actor_close(srv);
+	shm_detach(ar);
+}
+END_TEST
+
+/*
+ * An answer to an ask in flight (actor_ask_send) that comes while
+ * actor_ask waits for its own is kept for actor_ask_next, not dropped;
+ * and the deadline of an actor_ask counts from its send.
+ */
+START_TEST(sync_ask_keeps_async_answers)
+{
+	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
+	struct actor *asker = open_(ar, 0), *srv = open_(ar, 1);
+	struct actor_ref to = { 1, ACTOR_ANY };
+	struct actor_msg m, r;
+	struct actor_stats st;
+	uint64_t c1, c;
+	uint64_t t0;
+	int v = 1;
+
+	ck_assert_int_eq(actor_ask_send(asker, to, 1, &v, sizeof(v),
+	    1000000000, &c1), 0);
+	ck_assert_int_eq(actor_recv(srv, &m, 0), 0);
+	ck_assert_int_eq(actor_reply(srv, 1, m.data, m.len), 0);
+	v = 2;
+	t0 = shm_now_ns();
+	ck_assert_int_eq(actor_ask(asker, to, 1, &v, sizeof(v), 20000000, &r),
+	    ACTOR_ETIMEDOUT);
+	ck_assert_uint_ge(shm_now_ns() - t0, 20000000);
+	ck_assert_uint_eq(actor_asks_pending(asker), 1);
+	ck_assert_int_eq(actor_ask_next(asker, &r, 0, &c), 0);
+	ck_assert_uint_eq(c, c1);
+	memcpy(&v, r.data, sizeof(v));
+	ck_assert_int_eq(v, 1);
+	ck_assert_int_eq(actor_stats(ar, 0, &st), 0);
+	ck_assert_uint_eq(st.late_replies, 0);
+	actor_close(asker);
+	actor_close(srv);
+	shm_detach(ar);
+}
+END_TEST
+
 static Suite *
 unit_suite(void)
 {
@@ -346,6 +414,8 @@ unit_suite(void)
 	tcase_add_test(tc, reaped_inhand_redelivered);
 	tcase_add_test(tc, reaped_inhand_committed);
 	tcase_add_test(tc, late_answer_is_dropped);
+	tcase_add_test(tc, late_answer_never_answers_next_ask);
+	tcase_add_test(tc, sync_ask_keeps_async_answers);
 	tcase_add_test(tc, many_asks_in_flight);
 	tcase_add_test(tc, tell_by_policy);
 	tcase_add_test(tc, torn_commit_keeps_previous);

@@ -482,6 +482,38 @@ START_TEST(test_take_one_wait_hist)
 END_TEST
 
 /*
+ * The wait histogram is the wait of what the owner handles: a message on
+ * the main lane is timed, an answer on the reply lane is counted as
+ * dequeued but not timed.
+ */
+START_TEST(test_reply_lane_not_timed)
+{
+	struct shm_arena *a = shm_test_arena(1, 16, 128, SHM_OVERFLOW_REJECT);
+	struct shm_producer *p;
+	struct shm_counters c;
+	struct shm_msg	 m;
+	uint64_t	 sum = 0;
+	unsigned	 i;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	memset(&m, 0, sizeof(m));
+	m.flags = SHM_MSG_REPLY;
+	ck_assert_int_eq(shm_send(p, 0, SHM_LANE_REPLY, &m, NULL, 0), 0);
+	m.flags = 0;
+	ck_assert_int_eq(shm_send(p, 0, SHM_LANE_MAIN, &m, NULL, 0), 0);
+	ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_ALL, &m, NULL, 0, NULL), 0);
+	ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_ALL, &m, NULL, 0, NULL), 0);
+	ck_assert_int_eq(shm_counters(a, 0, &c), 0);
+	ck_assert_uint_eq(c.dequeued, 2);
+	for (i = 0; i < SHM_HIST_BUCKETS; i++)
+		sum += c.wait_hist[i];
+	ck_assert_uint_eq(sum, 1);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
+/*
  * Real processes: a sender blocked without timeout on a small lane, a
  * consumer taking one message per call and sleeping when it finds none:
  * everything arrives, in order, bounded in time (a sender never woken
@@ -850,6 +882,7 @@ shm_suite(void)
 	tcase_add_test(tc, test_take_one_wakes_senders);
 	tcase_add_test(tc, test_take_one_blocked_sender);
 	tcase_add_test(tc, test_take_one_wait_hist);
+	tcase_add_test(tc, test_reply_lane_not_timed);
 	tcase_add_test(tc, test_doorbell);
 	tcase_add_test(tc, test_dead_letters);
 	tcase_add_test(tc, test_actor_table);

@@ -163,6 +163,9 @@ int	 send_error_reply(struct shm_producer *, struct shm_arena *,
 	    const struct shm_msg *ask, int code, const char *text);
 int	 send_raw(struct actor *, struct actor_ref, enum shm_lane,
 	    struct shm_msg *, const void *data, int64_t timeout_ns);
+int	 send_stamped(struct actor *, struct actor_ref, enum shm_lane,
+	    struct shm_msg *, const void *, int64_t timeout_ns,
+	    uint64_t *started);
 
 /* snapshot.c */
 int	 snap_latest(struct ar_hdr *, uint64_t *handled);

@@ -21,7 +21,8 @@
 
 static uint64_t	 next_corr(struct actor *);
 static struct pending *find(struct actor *, uint64_t);
-static int	 insert(struct actor *, uint64_t, int64_t, struct pending **);
+static int	 make_room(struct actor *);
+static void	 insert(struct actor *, uint64_t, int64_t);
 static int	 ask_post(struct actor *, struct actor_ref, uint32_t,
 		    const void *, size_t, int64_t, uint64_t *, int64_t *);
 static void	 remove_at(struct actor *, struct pending *);
@@ -89,25 +90,30 @@ grow(struct actor *a)
 	return 0;
 }
 
+/* Room for one more ask in the table (kept at most half full). */
 static int
-insert(struct actor *a, uint64_t corr, int64_t deadline, struct pending **pp)
+make_room(struct actor *a)
+{
+	if ((a->npend + 1) * 2 > a->pend_cap)
+		return grow(a);
+	return 0;
+}
+
+/* Enter an ask in the table; make_room() has made room for it. */
+static void
+insert(struct actor *a, uint64_t corr, int64_t deadline)
 {
 	uint32_t i;
-	int rc;
 
-	if ((a->npend + 1) * 2 > a->pend_cap && (rc = grow(a)) < 0)
-		return rc;
 	for (i = slot_of(corr, a->pend_cap); a->pend[i].corr != 0;
 	    i = (i + 1) & (a->pend_cap - 1))
 		;
 	memset(&a->pend[i], 0, sizeof(a->pend[i]));
 	a->pend[i].corr = corr;
 	a->pend[i].deadline = deadline;
-	*pp = &a->pend[i];
 	a->npend++;
 	if (a->npend == 1 || deadline < a->min_deadline)
 		a->min_deadline = deadline;
-	return 0;
 }
 
 /* Linear probing: delete by shifting back the entries that follow. */
@@ -187,19 +193,36 @@ to_user(const struct shm_msg *m, const void *data, struct actor_msg *out)
 	out->enq_ns = m->enq_ns;
 }
 
+/*
+ * An ask whose answer actor_ask_next() returns.  Room in the table comes
+ * first: once the ask is sent, its answer must find it.
+ */
 int
 actor_ask_send(struct actor *a, struct actor_ref ref, uint32_t tag,
     const void *data, size_t len, int64_t timeout_ns, uint64_t *corr)
 {
+	uint64_t c;
 	int64_t deadline;
+	int rc;
 
-	return ask_post(a, ref, tag, data, len, timeout_ns, corr, &deadline);
+	if (a->idx < 0)
+		return ACTOR_ENOMAILBOX;
+	if ((rc = make_room(a)) < 0)
+		return rc;
+	if ((rc = ask_post(a, ref, tag, data, len, timeout_ns, &c,
+	    &deadline)) < 0)
+		return rc;
+	insert(a, c, deadline);
+	if (corr != NULL)
+		*corr = c;
+	return 0;
 }
 
 /*
- * Send an ask and enter it in the table; *deadline is when it times out.
- * The clock is read once per ask, before the send (a send to a full
- * mailbox may block, and that counts against the ask's timeout).
+ * Send an ask; *corr is its correlation id and *deadline when it times
+ * out: the send's own clock reading plus timeout_ns, so a send that
+ * waits for room in a full mailbox counts against the ask's timeout, and
+ * an ask costs no clock reading of its own.
  */
 static int
 ask_post(struct actor *a, struct actor_ref ref, uint32_t tag,
@@ -207,7 +230,7 @@ ask_post(struct actor *a, struct actor_ref ref, uint32_t tag,
     int64_t *deadline)
 {
 	struct shm_msg m;
-	struct pending *p;
+	uint64_t started;
 	int rc;
 
 	if (a->idx < 0)
@@ -221,17 +244,11 @@ ask_post(struct actor *a, struct actor_ref ref, uint32_t tag,
 	m.flags = SHM_MSG_ASK;
 	m.corr = next_corr(a) | (uint64_t)(ref.incarnation & CORR_INC_MASK)
 	    << CORR_INC_SHIFT;
-	*deadline = (int64_t)shm_clock_ns(a->arena) + timeout_ns;
-	/* Room in the table first: once sent, the answer must find it. */
-	if ((rc = insert(a, m.corr, *deadline, &p)) < 0)
+	if ((rc = send_stamped(a, ref, SHM_LANE_MAIN, &m, data, timeout_ns,
+	    &started)) < 0)
 		return rc;
-	rc = send_raw(a, ref, SHM_LANE_MAIN, &m, data, timeout_ns);
-	if (rc < 0) {
-		remove_at(a, p);	/* nothing inserted since: still it */
-		return rc;
-	}
-	if (corr != NULL)
-		*corr = m.corr;
+	*corr = m.corr;
+	*deadline = (int64_t)started + timeout_ns;
 	return 0;
 }
 
@@ -368,7 +385,10 @@ actor_ask_next(struct actor *a, struct actor_msg *reply, int64_t timeout_ns,
 
 /*
  * One ask, waited for: 0 with the answer in *reply (data good until the
- * next receive of answers), or the error it failed with.
+ * next receive of answers), or the error it failed with.  It never enters
+ * the table of asks in flight: nothing but this call takes answers while
+ * it runs, so its answer is matched here, and one that comes after it
+ * returned matches nothing in the table and is dropped as late.
  */
 int
 actor_ask(struct actor *a, struct actor_ref ref, uint32_t tag,
@@ -376,7 +396,6 @@ actor_ask(struct actor *a, struct actor_ref ref, uint32_t tag,
     struct actor_msg *reply)
 {
 	struct shm_msg m;
-	struct pending *p;
 	uint64_t corr;
 	int64_t deadline, now;
 	int rc;
@@ -390,16 +409,12 @@ actor_ask(struct actor *a, struct actor_ref ref, uint32_t tag,
 				(void)stash(a, &m);
 				continue;
 			}
-			remove_at(a, find(a, corr));
 			to_user(&m, a->rbuf, reply);
 			return reply_rc(&m, a->rbuf);
 		}
 		now = (int64_t)shm_clock_ns(a->arena);
-		if (now >= deadline) {
-			if ((p = find(a, corr)) != NULL)
-				remove_at(a, p);
+		if (now >= deadline)
 			return ACTOR_ETIMEDOUT;
-		}
 		rc = shm_wait(a->arena, (uint32_t)a->idx,
 		    SHM_LANE_BIT(SHM_LANE_REPLY), (enum shm_wait_mode)a->wait,
 		    a->spin_ns, deadline - now);

@@ -89,6 +89,21 @@ send_raw(struct actor *a, struct actor_ref ref, enum shm_lane lane,
 	return shm_send(a->prod, ref.index, lane, m, data, timeout_ns);
 }
 
+/* send_raw, and *started is when the send began (shm_send_stamped). */
+int
+send_stamped(struct actor *a, struct actor_ref ref, enum shm_lane lane,
+    struct shm_msg *m, const void *data, int64_t timeout_ns,
+    uint64_t *started)
+{
+	int rc;
+
+	if ((rc = check_target(a, ref, (m->flags & SHM_MSG_ASK) != 0, m,
+	    data)) < 0)
+		return rc;
+	return shm_send_stamped(a->prod, ref.index, lane, m, data, timeout_ns,
+	    started);
+}
+
 int
 actor_tell_timeout(struct actor *a, struct actor_ref ref, uint32_t tag,
     const void *data, size_t len, int64_t timeout_ns)
@@ -178,8 +193,8 @@ actor_reply(struct actor *a, uint32_t tag, const void *data, size_t len)
 	memset(&m, 0, sizeof(m));
 	m.tag = tag;
 	m.len = (uint32_t)len;
-	m.sender.index = actor_self(a).index;
-	m.sender.incarnation = actor_self(a).incarnation;
+	m.sender.index = (uint32_t)a->idx;	/* holding: it has a mailbox */
+	m.sender.incarnation = a->incarnation;
 	m.flags = SHM_MSG_REPLY;
 	return reply_to(a->prod, a->arena, &a->cur, &m, data);
 }
