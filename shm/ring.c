@@ -77,10 +77,10 @@
 
 static int	 claim(struct shm_producer *, struct shm_mbox_local *,
 		    unsigned, const struct shm_msg *, const void *, int64_t,
-		    uint64_t *);
+		    uint64_t *, int64_t *);
 static int	 overflow(struct shm_producer *, struct shm_mbox_local *,
 		    unsigned, uint64_t, const struct shm_msg *, const void *,
-		    int64_t, int64_t *);
+		    int64_t, int64_t *, int64_t *);
 static int	 steal(struct shm_producer *, struct shm_mbox_local *);
 static int	 wait_space(struct shm_producer *, struct shm_mbox_local *,
 		    struct shm_lane_local *, uint64_t, int64_t);
@@ -181,11 +181,7 @@ shm_send(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	    &started);
 }
 
-/*
- * *started is the clock reading the send began with, before any wait for
- * room: a caller that times something from the send (libactor's ask
- * deadline) needs no clock reading of its own.
- */
+/* shm_send, and *started says when it began (see shm.h). */
 int
 shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
     const struct shm_msg *msg, const void *payload, int64_t timeout_ns,
@@ -195,7 +191,8 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	struct shm_mbox_local *mb;
 	struct shm_cell	*c;
 	struct shm_msg	 hdr;
-	uint64_t	 pos;
+	uint64_t	 pos, now;
+	int64_t		 waited_from;
 	uint32_t	 sleeping;
 	int		 rc;
 
@@ -209,14 +206,18 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 		shm_dl_put(a, idx, lane, SHM_DL_OVERSIZE, msg, payload);
 		return SHM_EOVERSIZE;
 	}
-	/* Read the clock first: its latency overlaps the claim. */
-	hdr = *msg;
-	*started = hdr.enq_ns = shm_clock(a);
-	hdr.flags &= SHM_MSG_USER_MASK;
-	if ((rc = claim(p, mb, lane, msg, payload, timeout_ns, &pos)) < 0)
+	/*
+	 * Claim first, then read the clock: the claim's locked instruction
+	 * waits for every older store, so a reading taken before it and
+	 * stored (even spilled to the stack) would hold it up; taken after,
+	 * its latency overlaps the copy of the payload.  A send that had to
+	 * wait for room began when its wait did.
+	 */
+	if ((rc = claim(p, mb, lane, msg, payload, timeout_ns, &pos,
+	    &waited_from)) < 0)
 		return rc;
-	if (rc == 1)
-		hdr.enq_ns = shm_clock(a);	/* it waited: stamp it now */
+	now = shm_clock(a);
+	*started = rc == 1 ? (uint64_t)waited_from : now;
 	c = lane_cell(&mb->lane[lane], pos);
 	/* Ask for the next cell's lines while this one is written. */
 	__builtin_prefetch(lane_cell(&mb->lane[lane], pos + 1), 1);
@@ -224,9 +225,12 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	    1);
 	if (p->hook != NULL)
 		p->hook(p->hook_arg);		/* tests: die here */
-	c->msg = hdr;
 	if (msg->len > 0)
 		memcpy(c->payload, payload, msg->len);
+	hdr = *msg;
+	hdr.enq_ns = now;
+	hdr.flags &= SHM_MSG_USER_MASK;
+	c->msg = hdr;
 	atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
 	atomic_store_explicit(&p->slot->rec_ring, 0, memory_order_release);
 	/*
@@ -250,7 +254,7 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 static int
 claim(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
     const struct shm_msg *msg, const void *payload, int64_t timeout_ns,
-    uint64_t *posp)
+    uint64_t *posp, int64_t *waited_from)
 {
 	struct shm_lane_local *l = &mb->lane[lane];
 	struct shm_slot	*slot = p->slot;
@@ -304,7 +308,7 @@ claim(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 		}
 		atomic_store_explicit(&slot->rec_ring, 0, memory_order_release);
 		rc = overflow(p, mb, lane, pos, msg, payload, timeout_ns,
-		    &deadline);
+		    &deadline, waited_from);
 		if (rc < 0)
 			return rc;
 		waited = 1;
@@ -319,7 +323,7 @@ claim(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 static int
 overflow(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
     uint64_t pos, const struct shm_msg *msg, const void *payload,
-    int64_t timeout_ns, int64_t *deadline)
+    int64_t timeout_ns, int64_t *deadline, int64_t *waited_from)
 {
 	struct shm_arena *a = p->a;
 	uint32_t	 idx = (uint32_t)(mb - a->mb);
@@ -335,6 +339,8 @@ overflow(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 			timeout_ns = (int64_t)atomic_load_explicit(
 			    &mb->m->cfg_timeout_ms, memory_order_relaxed) *
 			    1000000;
+		/* For shm_send_stamped, in the arena clock like enq_ns. */
+		*waited_from = (int64_t)shm_clock(a);
 		*deadline = timeout_ns < 0 ? INT64_MAX :
 		    (int64_t)shm_now_ns() + timeout_ns;
 	}

@@ -305,9 +305,10 @@ void	 shm_producer_set_hook(struct shm_producer *,
 int	 shm_send(struct shm_producer *, uint32_t idx, enum shm_lane,
 	    const struct shm_msg *, const void *payload, int64_t timeout_ns);
 /*
- * The same, and *started_ns is the arena clock reading the send began
- * with (before any wait for room; 0 if it failed before reading it), so a
- * caller timing something from the send needs no reading of its own.
+ * The same, and *started_ns is when the send began in the arena clock:
+ * the message's enq_ns, or if it had to wait for room, when it began to
+ * wait (0 if it failed first).  A caller timing something from the send
+ * (libactor's ask deadline) needs no clock reading of its own.
  */
 int	 shm_send_stamped(struct shm_producer *, uint32_t idx, enum shm_lane,
 	    const struct shm_msg *, const void *payload, int64_t timeout_ns,
