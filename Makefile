@@ -53,6 +53,24 @@ endif
 CFLAGS	+= -std=gnu11 $(OPT) $(WARN) -fPIC -D_GNU_SOURCE -I. $(PKG_CFLAGS)
 DEPFLAGS = -MMD -MP
 LDFLAGS	+= $(LDSAN)
+
+# libactor is built for link-time optimization with gcc (not under SAN=1):
+# a message's path crosses shm/ and worker/ files a dozen times per round
+# trip, and inlining across them takes about a tenth off an ask's CPU cost.
+# The objects are fat (regular code too), so a link without -flto (the
+# tests) still works; the shared library, actord, the examples and the
+# benchmarks are linked with it.  -fno-semantic-interposition lets the
+# shared library call itself directly instead of through its PLT.
+CC_IS_GCC := $(shell $(CC) -v 2>&1 | grep -q '^gcc version' && echo yes)
+ifeq ($(SAN)$(CC_IS_GCC),yes)
+LIB_CFLAGS = -flto=auto -ffat-lto-objects -fno-semantic-interposition
+LTO_LINK   = -flto=auto
+AR	   = gcc-ar
+else
+LIB_CFLAGS =
+LTO_LINK   =
+AR	   = ar
+endif
 LDLIBS	 = $(CONF_LIBS) $(ZMQ_LIBS) $(BSD_LIBS) -lpthread -lm
 
 # --- sources, found by directory ---------------------------------------------
@@ -94,13 +112,15 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
+$(call obj,$(SHM_SRC) $(ACTOR_SRC)): CFLAGS += $(LIB_CFLAGS)
+
 $(LIBACTOR_A): $(call obj,$(SHM_SRC) $(ACTOR_SRC))
 	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(LIBACTOR_SO): $(call obj,$(SHM_SRC) $(ACTOR_SRC))
-	$(CC) -shared -Wl,-soname,libactor.so.$(SOVER) $(LDFLAGS) -o $@ $^ \
-		$(ZMQ_LIBS) $(BSD_LIBS) -lpthread
+	$(CC) -shared -Wl,-soname,libactor.so.$(SOVER) $(LDFLAGS) $(LTO_LINK) \
+		-o $@ $^ $(ZMQ_LIBS) $(BSD_LIBS) -lpthread
 
 $(LIBACTORD_A): $(call obj,$(SUP_SRC) $(CTL_SRC))
 	@mkdir -p $(@D)
@@ -109,7 +129,7 @@ $(LIBACTORD_A): $(call obj,$(SUP_SRC) $(CTL_SRC))
 LINKLIBS = $(LIBACTORD_A) $(LIBACTOR_A)
 
 $(ACTORD): $(call obj,supervisor/actord_main.c) $(LINKLIBS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) $(LTO_LINK) -o $@ $^ $(LDLIBS)
 
 $(ACTORCTL): $(call obj,tools/actorctl_main.c) $(LINKLIBS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -127,11 +147,11 @@ $(BUILD)/tests/progs/%: $(BUILD)/obj/tests/progs/%.o $(LINKLIBS)
 
 $(BUILD)/bench/%: $(BUILD)/obj/tools/bench/%.o $(LINKLIBS)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) $(LTO_LINK) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/examples/%: $(BUILD)/obj/examples/%.o $(LINKLIBS)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) $(LTO_LINK) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/libactor.pc: Makefile
 	@mkdir -p $(@D)
