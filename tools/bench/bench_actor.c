@@ -752,7 +752,8 @@ main(void)
 	static struct lat rs[ROUNDS], rsl[ROUNDS], rr[ROUNDS], rbare[ROUNDS],
 	    rp[ROUNDS], ru[ROUNDS], rz[ROUNDS];
 	static double tell[ROUNDS], rawb[ROUNDS], raw1[ROUNDS], infl[ROUNDS],
-	    sp50[ROUNDS], rawp50[ROUNDS], barep50[ROUNDS];
+	    sp50[ROUNDS], rawp50[ROUNDS], barep50[ROUNDS], slp50[ROUNDS],
+	    pipep50[ROUNDS];
 	struct lat spin, sleep_, raw, bare, pipe_, unx, zmq;
 	const char *path = getenv("BENCH_JSON"), *q = getenv("BENCH_QUICK");
 	double mtell, mrawb, mraw1, minfl;
@@ -803,8 +804,18 @@ main(void)
 		sp50[r] = rs[r].p50;
 		rawp50[r] = rr[r].p50;
 		barep50[r] = rbare[r].p50;
-		fprintf(stderr, "bench_actor: round %d of %d done\n", r + 1,
-		    ROUNDS);
+		slp50[r] = rsl[r].p50;
+		pipep50[r] = rp[r].p50;
+		if (full)
+			fprintf(stderr, "bench_actor: round %d of %d: ask %.0f "
+			    "ns, raw %.0f ns, bare %.0f ns (%.2fx); futex ask "
+			    "%.1f us, pipe %.1f us (%.2fx)\n", r + 1, ROUNDS,
+			    sp50[r], rawp50[r], barep50[r], sp50[r] /
+			    barep50[r], slp50[r] / 1000, pipep50[r] / 1000,
+			    slp50[r] / pipep50[r]);
+		else
+			fprintf(stderr, "bench_actor: round %d of %d done\n",
+			    r + 1, ROUNDS);
 	}
 	mtell = rate_med(tell, ROUNDS);
 	mrawb = rate_med(rawb, ROUNDS);
@@ -871,8 +882,9 @@ main(void)
 	    ratio_med(sp50, barep50, ROUNDS));
 	printf("  ask p50 spin / raw mailbox ping-pong = %.2fx; %.2fx\n",
 	    spin.p50 / raw.p50, ratio_med(sp50, rawp50, ROUNDS));
-	printf("  ask p50 futex / pipe ping-pong = %.2fx (target <= 1x)\n",
-	    sleep_.p50 / pipe_.p50);
+	printf("  ask p50 futex / pipe ping-pong = %.2fx; %.2fx "
+	    "(target <= 1x)\n", sleep_.p50 / pipe_.p50,
+	    ratio_med(slp50, pipep50, ROUNDS));
 	printf("  zeromq p50 / ask p50 spin = %.1fx (target >= 50x)\n",
 	    zmq.p50 / spin.p50);
 	printf("  tell / raw batch (fair) = %.2fx; %.2fx (target >= 0.8x)\n",
