@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "worker/actor_impl.h"
@@ -65,17 +66,29 @@ take_cb(void *arg, enum shm_lane lane, const struct shm_msg *m,
 	struct take_arg *ta = arg;
 	struct actor *a = ta->a;
 	struct ar_hdr *h = a->hdr;
-	struct shm_msg c = *m;
+	struct shm_msg *c = &a->cur;
 	uint32_t l = (uint32_t)lane;
 	uint64_t id;
 
-	if (c.len > a->inhand_len - INHAND_PAYLOAD)
-		c.len = (uint32_t)(a->inhand_len - INHAND_PAYLOAD);
-	c.attempts = 1;
-	c.flags &= ~(uint32_t)SHM_MSG_REDELIVERED;
-	memcpy(a->inhand + INHAND_PAYLOAD, payload, c.len);
-	memcpy(a->inhand, &c, sizeof(c));
-	memcpy(a->inhand + sizeof(c), &l, sizeof(l));
+	/*
+	 * Whole copies first, then the few fields to change, in place:
+	 * changing them on a copy and copying that again would load wide
+	 * what was just stored narrow, which stalls store forwarding.
+	 */
+	*c = *m;
+	if (c->len > a->inhand_len - INHAND_PAYLOAD)
+		c->len = (uint32_t)(a->inhand_len - INHAND_PAYLOAD);
+	c->attempts = 1;
+	c->flags &= ~(uint32_t)SHM_MSG_REDELIVERED;
+	memcpy(a->inhand + INHAND_PAYLOAD, payload, c->len);
+	memcpy(a->inhand, m, sizeof(*m));
+	memcpy(a->inhand + offsetof(struct shm_msg, len), &c->len,
+	    sizeof(c->len));
+	memcpy(a->inhand + offsetof(struct shm_msg, attempts), &c->attempts,
+	    sizeof(c->attempts));
+	memcpy(a->inhand + offsetof(struct shm_msg, flags), &c->flags,
+	    sizeof(c->flags));
+	memcpy(a->inhand + sizeof(*m), &l, sizeof(l));
 	/* Only the consumer writes these: no read-modify-write needed. */
 	id = atomic_load_explicit(&h->next_delivery, memory_order_relaxed) + 1;
 	atomic_store_explicit(&h->next_delivery, id, memory_order_relaxed);
@@ -85,7 +98,6 @@ take_cb(void *arg, enum shm_lane lane, const struct shm_msg *m,
 	 * marked held before shm frees the cell (a later release store).
 	 */
 	atomic_store_explicit(&h->inhand, IH_HELD, memory_order_release);
-	a->cur = c;
 	ta->took = 1;
 	return 1;
 }
