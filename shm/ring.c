@@ -468,6 +468,8 @@ steal(struct shm_producer *p, struct shm_mbox_local *mb)
 		return STEAL_RETRY;	/* the consumer is freeing a cell */
 	c = lane_cell(l, h);
 	seq = atomic_load(&c->seq);
+	if ((seq & ~SEQ_FLAGS) == h + 1 && (seq & SEQ_CONSUMING) != 0)
+		return STEAL_WAIT;	/* the consumer is handing it over */
 	if ((seq & ~SEQ_FLAGS) == h + 1 && (seq & SEQ_FLAGS) != 0) {
 		/* Someone took it but has not moved head yet: help. */
 		hh = h;
@@ -678,6 +680,11 @@ drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 			h++;
 			continue;
 		}
+		if (seq == ((h + 1) | SEQ_TAKEN | SEQ_CONSUMING)) {
+			/* A dead drop_oldest consumer's: publish it again. */
+			(void)free_flagged(c, seq, h + 1);
+			continue;
+		}
 		if ((seq & SEQ_FLAGS) != 0 && (seq & ~SEQ_FLAGS) == h + 1) {
 			free_flagged(c, seq, h + l->cap);
 			h++;
@@ -731,6 +738,14 @@ drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 	return (int)n;
 }
 
+void
+shm_consumer_set_hook(struct shm_arena *a, void (*hook)(void *, int),
+    void *arg)
+{
+	a->take_hook = hook;
+	a->take_hook_arg = arg;
+}
+
 /*
  * Before the consumer sleeps or stops taking: look for blocked senders it
  * has not looked for since it last freed cells (see drain_inplace).
@@ -753,8 +768,14 @@ shm_settle(struct shm_arena *a, uint32_t idx)
 
 /*
  * The consumer of a drop_oldest lane: senders may take the head cell too,
- * so each cell is copied, marked TAKEN by CAS, head advanced, cell freed,
- * and only then handed over from the copy.
+ * so each cell is copied and then marked TAKEN | CONSUMING by CAS (which
+ * fails if a sender took it first).  The handler gets the copy while the
+ * cell still holds the message and no sender may free it (libactor marks
+ * it in hand there); only then is head advanced and the cell freed.  A
+ * consumer killed between its CAS and the free leaves the cell marked at
+ * the head: shm_consumer_recover publishes it again, and libactor's reaper
+ * finds it still queued if it was marked in hand, so it is delivered once
+ * more and never lost.
  */
 static int
 drain_take(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
@@ -766,8 +787,9 @@ drain_take(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 	struct shm_cell	*c;
 	struct shm_msg	 m;
 	unsigned char	 stackbuf[COPYBUF_STACK], *buf = stackbuf;
-	uint64_t	 h, seq, expect, hh, t, now;
+	uint64_t	 h, seq, expect, hh, t, now, taking;
 	unsigned	 n = 0, moved = 0;
+	int		 sane;
 
 	if (mb->payload_max > sizeof(stackbuf) &&
 	    (buf = malloc(mb->payload_max)) == NULL)
@@ -778,6 +800,11 @@ drain_take(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 		seq = atomic_load(&c->seq);
 		if (atomic_load(&ctl->head) != h)
 			continue;	/* a sender took it meanwhile */
+		if (seq == ((h + 1) | SEQ_TAKEN | SEQ_CONSUMING)) {
+			/* A dead consumer's, not recovered: publish it. */
+			(void)free_flagged(c, seq, h + 1);
+			continue;
+		}
 		if ((seq & SEQ_FLAGS) != 0 && (seq & ~SEQ_FLAGS) == h + 1) {
 			hh = h;
 			atomic_compare_exchange_strong(&ctl->head, &hh, h + 1);
@@ -811,29 +838,34 @@ drain_take(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 			continue;	/* the flagged path frees it */
 		}
 		m = c->msg;
-		if (msg_sane(&m, mb->payload_max))
+		sane = msg_sane(&m, mb->payload_max);
+		if (sane)
 			memcpy(buf, c->payload, m.len);
 		expect = h + 1;
-		if (!atomic_compare_exchange_strong(&c->seq, &expect,
-		    (h + 1) | SEQ_TAKEN))
+		taking = (h + 1) | SEQ_TAKEN | SEQ_CONSUMING;
+		if (!atomic_compare_exchange_strong(&c->seq, &expect, taking))
 			continue;	/* a sender took it first */
+		if (a->take_hook != NULL)
+			a->take_hook(a->take_hook_arg, SHM_HOOK_TAKEN);
+		if (sane) {
+			now = shm_clock(a);
+			count_wait(mb->m, now, m.enq_ns);
+			n++;
+			atomic_store_explicit(&ctl->dequeued,
+			    atomic_load_explicit(&ctl->dequeued,
+			    memory_order_relaxed) + 1, memory_order_relaxed);
+			if (fn(arg, (enum shm_lane)lane, &m, buf) != 0)
+				*stop = 1;
+		}
+		if (a->take_hook != NULL)
+			a->take_hook(a->take_hook_arg, SHM_HOOK_HANDED);
 		hh = h;
 		atomic_compare_exchange_strong(&ctl->head, &hh, h + 1);
-		free_flagged(c, (h + 1) | SEQ_TAKEN, h + l->cap);
+		free_flagged(c, taking, h + l->cap);
 		moved++;
 		shm_wake_senders(mb->m);
-		if (!msg_sane(&m, mb->payload_max)) {
+		if (!sane)
 			garbled(a, idx, lane, &m);
-			continue;
-		}
-		now = shm_clock(a);
-		count_wait(mb->m, now, m.enq_ns);
-		n++;
-		atomic_store_explicit(&ctl->dequeued, atomic_load_explicit(
-		    &ctl->dequeued, memory_order_relaxed) + 1,
-		    memory_order_relaxed);
-		if (fn(arg, (enum shm_lane)lane, &m, buf) != 0)
-			*stop = 1;
 	}
 	if (moved > 0)
 		shm_wake_senders(mb->m);
@@ -890,6 +922,11 @@ shm_consumer_recover(struct shm_arena *a, uint32_t idx)
 	for (k = 0; k < SHM_NLANES; k++) {
 		l = &a->mb[idx].lane[k];
 		h = atomic_load(&l->ctl->head);
+		/* Taken at the head, never handed over: queued again. */
+		c = lane_cell(l, h);
+		seq = (h + 1) | SEQ_TAKEN | SEQ_CONSUMING;
+		if (free_flagged(c, seq, h + 1))
+			fixed++;
 		for (p = h > l->cap ? h - l->cap : 0; p < h; p++) {
 			c = lane_cell(l, p);
 			seq = atomic_load(&c->seq);

@@ -329,6 +329,16 @@ int	 shm_drain(struct shm_arena *, uint32_t idx, unsigned lanes,
 	    unsigned max, shm_handler, void *arg);
 bool	 shm_pending(struct shm_arena *, uint32_t idx, unsigned lanes);
 /*
+ * Test hook: called inside the take of a message from a drop_oldest lane,
+ * with SHM_HOOK_TAKEN once the cell is the consumer's and before the
+ * handler runs, and SHM_HOOK_HANDED after the handler and before the cell
+ * is freed (NULL: none).  A test dies there to check that nothing is lost.
+ */
+#define SHM_HOOK_TAKEN		1
+#define SHM_HOOK_HANDED		2
+void	 shm_consumer_set_hook(struct shm_arena *,
+	    void (*hook)(void *arg, int where), void *arg);
+/*
  * The header of the message published at the head of one lane, not taken:
  * 1 with *msg, 0 if none.  For whoever reaped the consumer (libactor's
  * actor_reaped: was the message marked in hand still in its cell?).
@@ -337,8 +347,10 @@ int	 shm_head_msg(struct shm_arena *, uint32_t idx, enum shm_lane,
 	    struct shm_msg *);
 /*
  * A new consumer (the next incarnation, before it receives) or actord (after
- * it reaped the consumer) frees cells a dead consumer had taken but not yet
- * freed.  Only while no consumer of that mailbox runs.
+ * it reaped the consumer) frees cells a dead consumer had taken and handed
+ * over but not yet freed, and publishes again a drop_oldest cell it died
+ * taking before its handler had it.  Only while no consumer of that
+ * mailbox runs.
  */
 int	 shm_consumer_recover(struct shm_arena *, uint32_t idx);
 /*

@@ -27,7 +27,13 @@
  */
 #define SEQ_RELEASED		(1ULL << 63)
 #define SEQ_TAKEN		(1ULL << 62)	/* drop_oldest: taken off the head */
-#define SEQ_FLAGS		(SEQ_RELEASED | SEQ_TAKEN)
+/*
+ * drop_oldest: taken by the consumer, which has not yet handed it over:
+ * nobody else frees such a cell, and if the consumer dies holding it,
+ * shm_consumer_recover publishes it again (ring.c, drain_take).
+ */
+#define SEQ_CONSUMING		(1ULL << 61)
+#define SEQ_FLAGS		(SEQ_RELEASED | SEQ_TAKEN | SEQ_CONSUMING)
 
 /* Claim records: rec_ring = ring id << 2 | kind. */
 #define REC_NONE		0u
@@ -216,6 +222,9 @@ struct shm_arena {
 	uint64_t	 tsc_base;
 	uint64_t	 ns_base;
 	uint64_t	 tsc_mult;
+	/* Tests: called inside a drop_oldest take (shm_consumer_set_hook). */
+	void		(*take_hook)(void *, int);
+	void		*take_hook_arg;
 };
 
 struct shm_producer {

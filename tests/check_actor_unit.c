@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "shm/shm.h"
 #include "tests/lib/tcheck.h"
@@ -403,6 +404,74 @@ START_TEST(sync_ask_keeps_async_answers)
 }
 END_TEST
 
+/* The take hook of the child below: die at the chosen point. */
+static void
+die_at(void *arg, int where)
+{
+	if (where == *(int *)arg)
+		_exit(9);
+}
+
+/*
+ * A worker SIGKILLed (here: _exit) inside the take of a message from a
+ * drop_oldest mailbox, after its CAS made the cell its own and before
+ * (or just after) the message was marked in hand: once reaped, the next
+ * incarnation gets every message, in order, each handled once, and no
+ * dead letter is written.  Without the CONSUMING mark the first message
+ * was freed with nobody holding it, lost without a trace.
+ */
+static void
+killed_while_taking(int where)
+{
+	struct shm_arena *ar = arena(2, SHM_OVERFLOW_DROP_OLDEST, 4);
+	struct actor *c = open_(ar, 1), *w;
+	struct actor_ref to = { 0, ACTOR_ANY };
+	struct actor_msg m;
+	struct actor_dl_counters dl;
+	uint32_t tag;
+	pid_t pid;
+	int st;
+
+	for (tag = 1; tag <= 3; tag++)
+		ck_assert_int_eq(actor_tell(c, to, tag, "x", 1), 0);
+	if ((pid = fork()) == 0) {
+		w = open_(ar, 0);
+		shm_consumer_set_hook(ar, die_at, &where);
+		(void)actor_recv(w, &m, 0);
+		_exit(0);		/* the hook did not fire */
+	}
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 9,
+	    "the child did not die inside the take (status %d)", st);
+	ck_assert_int_eq(actor_reaped(ar, 0, pid, st), 0);
+	shm_actor_set_state(ar, 0, SHM_ACTOR_UP);
+	w = open_(ar, 0);
+	for (tag = 1; tag <= 3; tag++) {
+		ck_assert_int_eq(actor_recv(w, &m, 0), 0);
+		ck_assert_uint_eq(m.tag, tag);
+		ck_assert_uint_eq(m.attempts, 1);
+	}
+	ck_assert_int_eq(actor_recv(w, &m, 0), ACTOR_ETIMEDOUT);
+	actor_dl_counters(ar, &dl);
+	ck_assert_uint_eq(dl.total, 0);
+	actor_close(w);
+	actor_close(c);
+	shm_detach(ar);
+}
+
+START_TEST(drop_oldest_killed_after_take)
+{
+	killed_while_taking(SHM_HOOK_TAKEN);
+}
+END_TEST
+
+START_TEST(drop_oldest_killed_after_handover)
+{
+	killed_while_taking(SHM_HOOK_HANDED);
+}
+END_TEST
+
 static Suite *
 unit_suite(void)
 {
@@ -416,6 +485,8 @@ unit_suite(void)
 	tcase_add_test(tc, late_answer_is_dropped);
 	tcase_add_test(tc, late_answer_never_answers_next_ask);
 	tcase_add_test(tc, sync_ask_keeps_async_answers);
+	tcase_add_test(tc, drop_oldest_killed_after_take);
+	tcase_add_test(tc, drop_oldest_killed_after_handover);
 	tcase_add_test(tc, many_asks_in_flight);
 	tcase_add_test(tc, tell_by_policy);
 	tcase_add_test(tc, torn_commit_keeps_previous);
