@@ -19,8 +19,11 @@
  *
  * The machine is shared and noisy: every case runs ROUNDS times, the cases
  * interleaved round by round, and the medians are reported; each target
- * ratio is also given as the median of the per-round ratios (the two sides
- * of a ratio ran seconds apart in the same round).
+ * ratio is also given as the median of the per-round ratios.  Within a
+ * round, the round trips the targets compare (spinning ask, raw mailbox,
+ * bare ring, futex ask, pipe) alternate in CHUNKS slices and pool their
+ * samples, so the two sides of a ratio ran within milliseconds of each
+ * other, not seconds.
  *
  * Prints a table and the issue's target ratios, and writes every figure as
  * JSON to $BENCH_JSON.  BENCH_QUICK=0.1 scales the iteration counts down.
@@ -51,8 +54,15 @@
 #define T_REQ		1
 #define T_QUIT		2
 #define ROUNDS		5	/* medians of five interleaved rounds */
+#define CHUNKS		8	/* slices of a round the round trips alternate in */
 
 /* The one state struct of this program. */
+/* Samples of one case, pooled over the chunks of a round. */
+struct pool {
+	uint64_t	*s;
+	long		 n, cap;
+};
+
 struct bench {
 	struct shm_arena *arena;
 	double		 scale;
@@ -60,6 +70,7 @@ struct bench {
 	int		 njson;
 	char		 ipc[128];
 	struct bare_ring *bare;		/* two rings, shared with children */
+	struct pool	*sink;		/* non-NULL: samples go there */
 };
 
 struct lat {
@@ -69,6 +80,9 @@ struct lat {
 static void	 arena_new(struct bench *);
 static long	 iters(struct bench *, long);
 static void	 lat_of(uint64_t *, long, struct lat *);
+static void	 samples_done(struct bench *, uint64_t *, long, struct lat *);
+static void	 interleaved(struct bench *, long, long, struct lat *,
+		    struct lat *, struct lat *, struct lat *, struct lat *);
 static void	 emit(struct bench *, const char *, const char *, double,
 		    double);
 static pid_t	 child(struct bench *, void (*)(struct bench *, long), long);
@@ -88,6 +102,31 @@ lat_of(uint64_t *s, long n, struct lat *l)
 	qsort(s, (size_t)n, sizeof(*s), cmp_u64);
 	l->p50 = (double)s[n / 2];
 	l->p99 = (double)s[n * 99 / 100];
+}
+
+/*
+ * A case's samples: its quantiles, or, while a round interleaves cases in
+ * chunks (b->sink set), added to that case's pool.
+ */
+static void
+samples_done(struct bench *b, uint64_t *s, long n, struct lat *l)
+{
+	struct pool *p = b->sink;
+
+	if (p == NULL) {
+		lat_of(s, n, l);
+		return;
+	}
+	if (p->n + n > p->cap) {
+		p->cap = (p->n + n) * 2;
+		if ((p->s = realloc(p->s, (size_t)p->cap * sizeof(*p->s))) ==
+		    NULL) {
+			perror("realloc");
+			exit(1);
+		}
+	}
+	memcpy(p->s + p->n, s, (size_t)n * sizeof(*s));
+	p->n += n;
 }
 
 static void
@@ -251,7 +290,7 @@ ask_rt(struct bench *b, enum actor_wait w, const char *name, long n,
 	quit(a);
 	reap(pid);
 	actor_close(a);
-	lat_of(t, n, l);
+	samples_done(b, t, n, l);
 	free(t);
 }
 
@@ -305,7 +344,7 @@ raw_rt(struct bench *b, long n, struct lat *l)
 	}
 	reap(pid);
 	shm_producer_close(p);
-	lat_of(t, n, l);
+	samples_done(b, t, n, l);
 	free(t);
 }
 
@@ -353,7 +392,7 @@ bare_rt(struct bench *b, long n, struct lat *l)
 			t[i] = shm_now_ns() - t0;
 	}
 	reap(pid);
-	lat_of(t, n, l);
+	samples_done(b, t, n, l);
 	free(t);
 }
 
@@ -428,7 +467,7 @@ fd_rt(struct bench *b, const char *name, bool sock, long n, struct lat *l)
 		close(c[0]);
 		close(c[1]);
 	}
-	lat_of(t, n, l);
+	samples_done(b, t, n, l);
 	free(t);
 }
 
@@ -482,7 +521,7 @@ zmq_rt(struct bench *b, long n, struct lat *l)
 	zmq_close(s);
 	zmq_ctx_term(ctx);
 	unlink(b->ipc + 6);
-	lat_of(t, n, l);
+	samples_done(b, t, n, l);
 	free(t);
 }
 
@@ -745,6 +784,42 @@ row_rate(const char *name, double v, double ref)
 	printf("\n");
 }
 
+/*
+ * The round trips compared by ratio, side by side: a round runs each in
+ * CHUNKS slices, one slice of each in turn, and pools each one's samples,
+ * so that a slow spell of this shared machine (they last seconds) falls
+ * on every case alike instead of on whichever ran then.
+ */
+static void
+interleaved(struct bench *b, long n_fast, long n_slow, struct lat *spin,
+    struct lat *raw, struct lat *bare, struct lat *sleep_, struct lat *pipe_)
+{
+	struct pool p[5];
+	struct lat *out[5] = { spin, raw, bare, sleep_, pipe_ };
+	long f = n_fast / CHUNKS, sl = n_slow / CHUNKS;
+	int k;
+
+	memset(p, 0, sizeof(p));
+	for (k = 0; k < CHUNKS; k++) {
+		b->sink = &p[0];
+		ask_rt(b, ACTOR_WAIT_SPIN_SLEEP, "actor_ask (spin-then-sleep)",
+		    f, NULL);
+		b->sink = &p[1];
+		raw_rt(b, f, NULL);
+		b->sink = &p[2];
+		bare_rt(b, f, NULL);
+		b->sink = &p[3];
+		ask_rt(b, ACTOR_WAIT_SLEEP, "actor_ask (futex)", sl, NULL);
+		b->sink = &p[4];
+		fd_rt(b, "pipe ping-pong", false, sl, NULL);
+	}
+	b->sink = NULL;
+	for (k = 0; k < 5; k++) {
+		lat_of(p[k].s, p[k].n, out[k]);
+		free(p[k].s);
+	}
+}
+
 int
 main(void)
 {
@@ -786,13 +861,8 @@ main(void)
 
 	for (r = 0; r < ROUNDS; r++) {
 		if (full) {
-			ask_rt(&b, ACTOR_WAIT_SPIN_SLEEP,
-			    "actor_ask (spin-then-sleep)", n_fast, &rs[r]);
-			raw_rt(&b, n_fast, &rr[r]);
-			bare_rt(&b, n_fast, &rbare[r]);
-			ask_rt(&b, ACTOR_WAIT_SLEEP, "actor_ask (futex)",
-			    n_slow, &rsl[r]);
-			fd_rt(&b, "pipe ping-pong", false, n_slow, &rp[r]);
+			interleaved(&b, n_fast, n_slow, &rs[r], &rr[r],
+			    &rbare[r], &rsl[r], &rp[r]);
 			fd_rt(&b, "unix socket request/reply", true, n_slow,
 			    &ru[r]);
 			zmq_rt(&b, n_slow / 2, &rz[r]);
