@@ -874,6 +874,83 @@ drain_take(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 	return (int)n;
 }
 
+/*
+ * One message, system lane first, for a consumer that takes one per call
+ * (libactor's receive keeps exactly one in hand).  The common case, a
+ * published and sane cell at the head of an in-place lane, is taken here
+ * with exactly drain_inplace's effects but without its batch bookkeeping
+ * (about half of a one-message shm_drain); anything else (a flagged or
+ * garbled cell, a drop_oldest lane) goes to shm_drain.
+ */
+int
+shm_take_one(struct shm_arena *a, uint32_t idx, unsigned lanes,
+    shm_handler fn, void *arg)
+{
+	struct shm_mbox_local *mb;
+	struct shm_lane_local *l;
+	struct shm_cell	*c;
+	struct shm_msg	 m;
+	uint64_t	 h, seq;
+	unsigned	 i, k;
+
+	if (idx >= a->n || fn == NULL)
+		return shm_drain(a, idx, lanes, 1, fn, arg);
+	mb = &a->mb[idx];
+	for (i = 0; i < SHM_NLANES; i++) {
+		k = lane_order[i];
+		if ((lanes & SHM_LANE_BIT(k)) == 0)
+			continue;
+		l = &mb->lane[k];
+		h = atomic_load_explicit(&l->ctl->head, memory_order_relaxed);
+		c = lane_cell(l, h);
+		seq = atomic_load_explicit(&c->seq, memory_order_acquire);
+		if (seq == h) {
+			/* Empty: what drain_inplace does on finding it so. */
+			l->clock_left = 0;
+			if (l->unchecked > 0) {
+				l->unchecked = 0;
+				wake_blocked(mb, l, h);
+			}
+			continue;
+		}
+		if (seq != h + 1 || uses_take(mb, k))
+			break;
+		if (k != SHM_LANE_REPLY && l->clock_left == 0) {
+			l->now = shm_clock(a);
+			l->clock_left = CLOCK_EVERY;
+		}
+		m = c->msg;
+		if (!msg_sane(&m, mb->payload_max))
+			break;
+		if (k != SHM_LANE_REPLY) {
+			if (m.enq_ns > l->now) {
+				l->now = shm_clock(a);
+				l->clock_left = CLOCK_EVERY;
+			}
+			l->clock_left--;
+			count_wait(mb->m, l->now, m.enq_ns);
+		}
+		(void)fn(arg, (enum shm_lane)k, &m, c->payload);
+		atomic_store_explicit(&c->seq, h + l->cap, memory_order_release);
+		atomic_store_explicit(&l->ctl->head, h + 1, memory_order_release);
+		atomic_store_explicit(&l->ctl->dequeued, atomic_load_explicit(
+		    &l->ctl->dequeued, memory_order_relaxed) + 1,
+		    memory_order_relaxed);
+		if (atomic_load_explicit(&l->ctl->depth_hwm,
+		    memory_order_relaxed) == 0)
+			atomic_store_explicit(&l->ctl->depth_hwm, 1,
+			    memory_order_relaxed);
+		if (k == SHM_LANE_MAIN && ++l->unchecked >= WAKE_EVERY) {
+			l->unchecked = 0;
+			wake_blocked(mb, l, h + 1);
+		}
+		return 1;
+	}
+	if (i == SHM_NLANES)
+		return 0;
+	return shm_drain(a, idx, lanes, 1, fn, arg);
+}
+
 static int
 copy_handler(void *arg, enum shm_lane lane, const struct shm_msg *m,
     const void *payload)
@@ -898,7 +975,7 @@ shm_recv(struct shm_arena *a, uint32_t idx, unsigned lanes,
 
 	if (buf == NULL && buflen > 0)
 		return SHM_EINVAL;
-	n = shm_drain(a, idx, lanes, 1, copy_handler, &ca);
+	n = shm_take_one(a, idx, lanes, copy_handler, &ca);
 	if (n < 0)
 		return n;
 	return n == 0 ? SHM_EEMPTY : 0;

@@ -329,6 +329,12 @@ int	 shm_drain(struct shm_arena *, uint32_t idx, unsigned lanes,
 	    unsigned max, shm_handler, void *arg);
 bool	 shm_pending(struct shm_arena *, uint32_t idx, unsigned lanes);
 /*
+ * shm_drain of one message (returns 1 or 0), for a consumer that takes one
+ * per call: the same effects, with less bookkeeping per call.
+ */
+int	 shm_take_one(struct shm_arena *, uint32_t idx, unsigned lanes,
+	    shm_handler, void *arg);
+/*
  * Test hook: called inside the take of a message from a drop_oldest lane,
  * with SHM_HOOK_TAKEN once the cell is the consumer's and before the
  * handler runs, and SHM_HOOK_HANDED after the handler and before the cell

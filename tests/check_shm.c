@@ -481,6 +481,73 @@ START_TEST(test_take_one_wait_hist)
 }
 END_TEST
 
+static int
+record_tag(void *arg, enum shm_lane lane, const struct shm_msg *m,
+    const void *payload)
+{
+	uint32_t *t = arg;
+
+	(void)lane;
+	(void)payload;
+	t[++t[0]] = m->tag;
+	return 0;
+}
+
+/*
+ * shm_take_one is shm_drain of one message with less bookkeeping: the
+ * same order (system lane first), the same counters, 0 when empty.
+ */
+START_TEST(test_take_one_as_drain)
+{
+	struct shm_arena *a[2];
+	struct shm_producer *p;
+	struct shm_counters c[2];
+	struct shm_msg	 m;
+	uint32_t	 tags[2][8];
+	uint64_t	 sum[2] = { 0, 0 };
+	unsigned	 i, k;
+	int		 rc;
+
+	for (k = 0; k < 2; k++) {
+		a[k] = shm_test_arena(1, 16, 128, SHM_OVERFLOW_BLOCK);
+		ck_assert_int_eq(shm_producer_open(a[k], &p), 0);
+		memset(&m, 0, sizeof(m));
+		for (i = 1; i <= 3; i++) {
+			m.tag = i;
+			ck_assert_int_eq(shm_send(p, 0, SHM_LANE_MAIN, &m,
+			    NULL, 0), 0);
+		}
+		m.tag = 9;
+		ck_assert_int_eq(shm_send(p, 0, SHM_LANE_SYSTEM, &m, NULL, 0),
+		    0);
+		memset(tags[k], 0, sizeof(tags[k]));
+		do {
+			rc = k == 0 ? shm_take_one(a[k], 0, SHM_LANES_INBOX,
+			    record_tag, tags[k]) : shm_drain(a[k], 0,
+			    SHM_LANES_INBOX, 1, record_tag, tags[k]);
+			ck_assert_int_ge(rc, 0);
+			ck_assert_int_le(rc, 1);
+		} while (rc == 1);
+		ck_assert_int_eq(shm_counters(a[k], 0, &c[k]), 0);
+		for (i = 0; i < SHM_HIST_BUCKETS; i++)
+			sum[k] += c[k].wait_hist[i];
+		shm_producer_close(p);
+	}
+	ck_assert_uint_eq(tags[0][0], 4);
+	ck_assert_uint_eq(tags[0][1], 9);
+	for (i = 0; i <= 4; i++)
+		ck_assert_uint_eq(tags[0][i], tags[1][i]);
+	ck_assert_uint_eq(c[0].dequeued, 4);
+	ck_assert_uint_eq(c[0].dequeued, c[1].dequeued);
+	ck_assert_uint_eq(c[0].depth, c[1].depth);
+	ck_assert_uint_eq(c[0].depth_hwm, c[1].depth_hwm);
+	ck_assert_uint_eq(sum[0], 4);
+	ck_assert_uint_eq(sum[0], sum[1]);
+	for (k = 0; k < 2; k++)
+		shm_detach(a[k]);
+}
+END_TEST
+
 /*
  * The wait histogram is the wait of what the owner handles: a message on
  * the main lane is timed, an answer on the reply lane is counted as
@@ -883,6 +950,7 @@ shm_suite(void)
 	tcase_add_test(tc, test_take_one_blocked_sender);
 	tcase_add_test(tc, test_take_one_wait_hist);
 	tcase_add_test(tc, test_reply_lane_not_timed);
+	tcase_add_test(tc, test_take_one_as_drain);
 	tcase_add_test(tc, test_doorbell);
 	tcase_add_test(tc, test_dead_letters);
 	tcase_add_test(tc, test_actor_table);

@@ -188,7 +188,7 @@ again:
 			break;
 		ta.a = a;
 		ta.took = 0;
-		rc = shm_drain(a->arena, (uint32_t)a->idx, SHM_LANES_INBOX, 1,
+		rc = shm_take_one(a->arena, (uint32_t)a->idx, SHM_LANES_INBOX,
 		    take_cb, &ta);
 		if (rc < 0)
 			return rc;
