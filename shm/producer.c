@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "shm/shm_impl.h"
@@ -86,6 +87,14 @@ shm_producer_set_hook(struct shm_producer *p, void (*hook)(void *),
 	p->hook_arg = arg;
 }
 
+void
+shm_producer_set_steal_hook(struct shm_producer *p, void (*hook)(void *),
+    void *arg)
+{
+	p->steal_hook = hook;
+	p->steal_hook_arg = arg;
+}
+
 /* Decode and check a ring id from a record. */
 static int
 ring_of(struct shm_arena *a, uint64_t ring, uint32_t *idx, unsigned *lane)
@@ -155,24 +164,47 @@ release_intent(struct shm_arena *a, struct shm_slot *s, uint64_t rr,
 }
 
 /*
- * A dead sender's STEAL record (ring, h): if it moved head past h but did
- * not free the cell, free it (a CAS: harmless if someone else does too).
+ * A dead sender's STEAL or STOLE record (ring, h).  If it died holding the
+ * head cell it was dropping (marked STEALING), the message is still there:
+ * write its dead letter unless the record says it was written, then move
+ * head and free the cell.  Otherwise, if it moved head past h but did not
+ * free the cell, free it (a CAS: harmless if someone else does too).
  */
 static void
 release_steal(struct shm_arena *a, uint64_t rr, uint64_t h)
 {
 	struct shm_lane_local *l;
 	struct shm_cell	*c;
-	uint64_t	 expect = (h + 1) | SEQ_TAKEN;
+	struct shm_msg	 m;
+	unsigned char	 pfx[SHM_DL_PAYLOAD];
+	uint64_t	 expect = (h + 1) | SEQ_TAKEN, held, hh;
 	uint32_t	 idx;
 	unsigned	 lane;
 
 	if (ring_of(a, REC_RING(rr), &idx, &lane) < 0)
 		return;
 	l = &a->mb[idx].lane[lane];
+	c = lane_cell(l, h);
+	held = (h + 1) | SEQ_TAKEN | SEQ_STEALING;
+	if (atomic_load(&c->seq) == held) {
+		if (REC_KIND(rr) == REC_STEAL) {
+			m = c->msg;
+			if (m.len > sizeof(pfx))
+				m.len = sizeof(pfx);
+			memcpy(pfx, c->payload, m.len);
+			atomic_fetch_add(&a->mb[idx].m->dropped, 1);
+			shm_dl_put(a, idx, (enum shm_lane)lane,
+			    SHM_DL_DROPPED_OLDEST, &m, pfx);
+		}
+		hh = h;
+		atomic_compare_exchange_strong(&l->ctl->head, &hh, h + 1);
+		(void)atomic_compare_exchange_strong(&c->seq, &held,
+		    h + l->cap);
+		shm_wake_all(a, idx);
+		return;
+	}
 	if (atomic_load(&l->ctl->head) <= h)
 		return;			/* the consumer will skip it */
-	c = lane_cell(l, h);
 	if (atomic_compare_exchange_strong(&c->seq, &expect, h + l->cap))
 		shm_wake_all(a, idx);
 }
@@ -221,7 +253,8 @@ shm_reap(struct shm_arena *a, pid_t pid, unsigned *released)
 		rc = 0;
 		if (REC_KIND(rr) == REC_INTENT)
 			rc = release_intent(a, s, rr, pos);
-		else if (REC_KIND(rr) == REC_STEAL)
+		else if (REC_KIND(rr) == REC_STEAL ||
+		    REC_KIND(rr) == REC_STOLE)
 			release_steal(a, rr, pos);
 		if (rc == SHM_EAGAIN) {
 			again = 1;	/* keep the slot, dead, for the retry */

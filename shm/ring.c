@@ -459,7 +459,7 @@ steal(struct shm_producer *p, struct shm_mbox_local *mb)
 	struct shm_cell	*c;
 	struct shm_msg	 m;
 	unsigned char	 pfx[SHM_DL_PAYLOAD];
-	uint64_t	 h, t, seq, expect, hh;
+	uint64_t	 h, t, seq, expect, hh, held;
 	size_t		 n;
 
 	h = atomic_load(&l->ctl->head);
@@ -468,8 +468,8 @@ steal(struct shm_producer *p, struct shm_mbox_local *mb)
 		return STEAL_RETRY;	/* the consumer is freeing a cell */
 	c = lane_cell(l, h);
 	seq = atomic_load(&c->seq);
-	if ((seq & ~SEQ_FLAGS) == h + 1 && (seq & SEQ_CONSUMING) != 0)
-		return STEAL_WAIT;	/* the consumer is handing it over */
+	if ((seq & ~SEQ_FLAGS) == h + 1 && (seq & SEQ_HELD) != 0)
+		return STEAL_WAIT;	/* being handed over or dead-lettered */
 	if ((seq & ~SEQ_FLAGS) == h + 1 && (seq & SEQ_FLAGS) != 0) {
 		/* Someone took it but has not moved head yet: help. */
 		hh = h;
@@ -485,22 +485,34 @@ steal(struct shm_producer *p, struct shm_mbox_local *mb)
 	atomic_store_explicit(&p->slot->rec_pos, h, memory_order_release);
 	atomic_store_explicit(&p->slot->rec_ring, l->ring_id << 2 | REC_STEAL,
 	    memory_order_release);
+	/*
+	 * Marked STEALING, the cell is ours alone until its dead letter is
+	 * written: killed before that, we leave it marked with our STEAL
+	 * record, and shm_reap writes the dead letter (producer.c); after
+	 * it, the record says STOLE and shm_reap only frees the cell.  (Killed
+	 * between the dead letter and the STOLE store, one instruction, it
+	 * would be written twice: never lost.)
+	 */
 	expect = h + 1;
-	if (!atomic_compare_exchange_strong(&c->seq, &expect,
-	    (h + 1) | SEQ_TAKEN)) {
+	held = (h + 1) | SEQ_TAKEN | SEQ_STEALING;
+	if (!atomic_compare_exchange_strong(&c->seq, &expect, held)) {
 		atomic_store_explicit(&p->slot->rec_ring, 0,
 		    memory_order_release);
 		return STEAL_RETRY;
 	}
-	hh = h;
-	atomic_compare_exchange_strong(&l->ctl->head, &hh, h + 1);
-	free_flagged(c, (h + 1) | SEQ_TAKEN, h + l->cap);
-	atomic_store_explicit(&p->slot->rec_ring, 0, memory_order_release);
+	if (p->steal_hook != NULL)
+		p->steal_hook(p->steal_hook_arg);	/* tests: die here */
 	atomic_fetch_add(&mb->m->dropped, 1);
 	if (m.len > sizeof(pfx))
 		m.len = (uint32_t)n;
 	shm_dl_put(a, (uint32_t)(mb - a->mb), SHM_LANE_MAIN,
 	    SHM_DL_DROPPED_OLDEST, &m, pfx);
+	atomic_store_explicit(&p->slot->rec_ring, l->ring_id << 2 | REC_STOLE,
+	    memory_order_release);
+	hh = h;
+	atomic_compare_exchange_strong(&l->ctl->head, &hh, h + 1);
+	free_flagged(c, held, h + l->cap);
+	atomic_store_explicit(&p->slot->rec_ring, 0, memory_order_release);
 	return STEAL_OK;
 }
 
@@ -685,6 +697,8 @@ drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 			(void)free_flagged(c, seq, h + 1);
 			continue;
 		}
+		if ((seq & SEQ_STEALING) != 0 && (seq & ~SEQ_FLAGS) == h + 1)
+			break;	/* a drop_oldest sender is dead-lettering it */
 		if ((seq & SEQ_FLAGS) != 0 && (seq & ~SEQ_FLAGS) == h + 1) {
 			free_flagged(c, seq, h + l->cap);
 			h++;
@@ -805,6 +819,8 @@ drain_take(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 			(void)free_flagged(c, seq, h + 1);
 			continue;
 		}
+		if ((seq & SEQ_STEALING) != 0 && (seq & ~SEQ_FLAGS) == h + 1)
+			break;	/* a sender is dead-lettering it */
 		if ((seq & SEQ_FLAGS) != 0 && (seq & ~SEQ_FLAGS) == h + 1) {
 			hh = h;
 			atomic_compare_exchange_strong(&ctl->head, &hh, h + 1);

@@ -291,6 +291,12 @@ int	 shm_reap(struct shm_arena *, pid_t pid, unsigned *released);
 /* Test hook: called between claim and publish (NULL: none). */
 void	 shm_producer_set_hook(struct shm_producer *,
 	    void (*hook)(void *arg), void *arg);
+/*
+ * Test hook: called when a drop_oldest send has taken the oldest message
+ * off the head and before its dead letter is written (NULL: none).
+ */
+void	 shm_producer_set_steal_hook(struct shm_producer *,
+	    void (*hook)(void *arg), void *arg);
 
 /*
  * ring.c: sending.  Copies the header (enq_ns is set here) and payload into

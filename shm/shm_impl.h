@@ -33,12 +33,21 @@
  * shm_consumer_recover publishes it again (ring.c, drain_take).
  */
 #define SEQ_CONSUMING		(1ULL << 61)
-#define SEQ_FLAGS		(SEQ_RELEASED | SEQ_TAKEN | SEQ_CONSUMING)
+/*
+ * drop_oldest: taken off the head by a sender that drops it and has not
+ * yet written its dead letter: nobody else frees such a cell, and if the
+ * sender dies holding it, shm_reap writes the dead letter (producer.c).
+ */
+#define SEQ_STEALING		(1ULL << 60)
+#define SEQ_FLAGS		(SEQ_RELEASED | SEQ_TAKEN | SEQ_CONSUMING | \
+				 SEQ_STEALING)
+#define SEQ_HELD		(SEQ_CONSUMING | SEQ_STEALING)	/* hands off */
 
 /* Claim records: rec_ring = ring id << 2 | kind. */
 #define REC_NONE		0u
 #define REC_INTENT		1u	/* claiming rec_pos of that ring */
 #define REC_STEAL		2u	/* drop_oldest: taking rec_pos off the head */
+#define REC_STOLE		3u	/* ... and its dead letter is written */
 #define REC_KIND(r)		((unsigned)((r) & 3))
 #define REC_RING(r)		((r) >> 2)
 
@@ -235,6 +244,8 @@ struct shm_producer {
 	int		 fence;		/* not registered for membarrier: fence */
 	void		(*hook)(void *);
 	void		*hook_arg;
+	void		(*steal_hook)(void *);	/* tests: inside a steal */
+	void		*steal_hook_arg;
 };
 
 _Static_assert(sizeof(struct shm_hdr) % SHM_CL == 0, "hdr");

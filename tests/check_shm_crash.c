@@ -106,6 +106,72 @@ count_dl(struct shm_arena *a, enum shm_dl_reason r)
 	return n;
 }
 
+static void
+die_now(void *arg)
+{
+	(void)arg;
+	_exit(9);
+}
+
+/*
+ * A drop_oldest sender killed after taking the oldest message off the
+ * head and before writing its dead letter: the cell stays marked, nobody
+ * else frees it, and shm_reap writes the dead letter and frees it.  The
+ * next message is then delivered.  Before the STEALING mark, the consumer
+ * freed such a cell and the dropped message left no trace.
+ */
+START_TEST(test_killed_stealer_dead_letters)
+{
+	struct shm_arena *a = shm_test_arena(1, 2, 128,
+	    SHM_OVERFLOW_DROP_OLDEST);
+	struct shm_producer *p, *q;
+	struct shm_dead_letter d;
+	struct shm_counters c;
+	struct shm_msg	 m;
+	uint64_t	 cur = 0;
+	unsigned	 released;
+	pid_t		 pid;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	send_tag(p, 1);
+	send_tag(p, 2);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (shm_producer_open(a, &q) != 0)
+			_exit(2);
+		shm_producer_set_steal_hook(q, die_now, NULL);
+		memset(&m, 0, sizeof(m));
+		m.tag = 3;
+		(void)shm_send(q, 0, SHM_LANE_MAIN, &m, NULL, 0);
+		_exit(0);		/* the hook did not fire */
+	}
+	ck_assert_int_eq(shm_test_wait_exit(pid), 9);
+	/* Marked, not freed: the consumer waits for it, takes nothing. */
+	ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_INBOX, &m, NULL, 0, NULL),
+	    SHM_EEMPTY);
+	ck_assert_int_eq(count_dl(a, SHM_DL_DROPPED_OLDEST), 0);
+	ck_assert_int_ge(shm_reap(a, pid, &released), 1);
+	ck_assert_int_eq(shm_dl_read(a, &cur, &d), 1);
+	ck_assert_uint_eq(d.reason, SHM_DL_DROPPED_OLDEST);
+	ck_assert_uint_eq(d.msg.tag, 1);
+	ck_assert_int_eq(shm_dl_read(a, &cur, &d), 0);
+	ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_INBOX, &m, NULL, 0, NULL),
+	    0);
+	ck_assert_uint_eq(m.tag, 2);
+	ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_INBOX, &m, NULL, 0, NULL),
+	    SHM_EEMPTY);
+	ck_assert_int_eq(shm_counters(a, 0, &c), 0);
+	ck_assert_uint_eq(c.dropped, 1);
+	send_tag(p, 4);		/* still a working lane */
+	ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_INBOX, &m, NULL, 0, NULL),
+	    0);
+	ck_assert_uint_eq(m.tag, 4);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
 /*
  * A producer killed between claim and publish wedges the lane until
  * shm_reap releases the cell; then everything after it is delivered, and
@@ -502,6 +568,7 @@ crash_suite(void)
 	tcase_add_test(tc, test_garbage);
 	tcase_add_test(tc, test_recover_taken);
 	tcase_add_test(tc, test_kill_blocked_sender);
+	tcase_add_test(tc, test_killed_stealer_dead_letters);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(ts, 240);
 	tcase_add_test(ts, test_wake_stream);
