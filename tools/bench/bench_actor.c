@@ -23,7 +23,9 @@
  * round, the round trips the targets compare (spinning ask, raw mailbox,
  * bare ring, futex ask, pipe) alternate in CHUNKS slices and pool their
  * samples, so the two sides of a ratio ran within milliseconds of each
- * other, not seconds.
+ * other, not seconds; the order within a slice rotates, so that no case
+ * always follows the same one (a sleeping case right after a busy-polling
+ * one may find the CPUs in another idle state).
  *
  * Prints a table and the issue's target ratios, and writes every figure as
  * JSON to $BENCH_JSON.  BENCH_QUICK=0.1 scales the iteration counts down.
@@ -797,21 +799,34 @@ interleaved(struct bench *b, long n_fast, long n_slow, struct lat *spin,
 	struct pool p[5];
 	struct lat *out[5] = { spin, raw, bare, sleep_, pipe_ };
 	long f = n_fast / CHUNKS, sl = n_slow / CHUNKS;
-	int k;
+	int k, j;
 
 	memset(p, 0, sizeof(p));
 	for (k = 0; k < CHUNKS; k++) {
-		b->sink = &p[0];
-		ask_rt(b, ACTOR_WAIT_SPIN_SLEEP, "actor_ask (spin-then-sleep)",
-		    f, NULL);
-		b->sink = &p[1];
-		raw_rt(b, f, NULL);
-		b->sink = &p[2];
-		bare_rt(b, f, NULL);
-		b->sink = &p[3];
-		ask_rt(b, ACTOR_WAIT_SLEEP, "actor_ask (futex)", sl, NULL);
-		b->sink = &p[4];
-		fd_rt(b, "pipe ping-pong", false, sl, NULL);
+		/* Each case comes first in its group as often as last. */
+		for (j = 0; j < 3; j++) {
+			b->sink = &p[(j + k) % 3];
+			switch ((j + k) % 3) {
+			case 0:
+				ask_rt(b, ACTOR_WAIT_SPIN_SLEEP,
+				    "actor_ask (spin-then-sleep)", f, NULL);
+				break;
+			case 1:
+				raw_rt(b, f, NULL);
+				break;
+			default:
+				bare_rt(b, f, NULL);
+				break;
+			}
+		}
+		for (j = 0; j < 2; j++) {
+			b->sink = &p[3 + (j + k) % 2];
+			if ((j + k) % 2 == 0)
+				ask_rt(b, ACTOR_WAIT_SLEEP, "actor_ask (futex)",
+				    sl, NULL);
+			else
+				fd_rt(b, "pipe ping-pong", false, sl, NULL);
+		}
 	}
 	b->sink = NULL;
 	for (k = 0; k < 5; k++) {
