@@ -90,6 +90,10 @@ static int	 drain_take(struct shm_arena *, uint32_t, unsigned, unsigned,
 		    shm_handler, void *, int *);
 static int	 msg_sane(const struct shm_msg *, uint32_t);
 static void	 count_wait(struct shm_mbox *, uint64_t, uint64_t);
+static inline void clock_before_copy(struct shm_arena *,
+		    struct shm_lane_local *, unsigned);
+static inline void time_taken(struct shm_arena *, struct shm_mbox_local *,
+		    struct shm_lane_local *, unsigned, const struct shm_msg *);
 static void	 garbled(struct shm_arena *, uint32_t, unsigned,
 		    const struct shm_msg *);
 static int	 free_flagged(struct shm_cell *, uint64_t, uint64_t);
@@ -605,6 +609,36 @@ count_wait(struct shm_mbox *m, uint64_t now, uint64_t enq)
 	    memory_order_relaxed) + 1, memory_order_relaxed);
 }
 
+/*
+ * The clock for the wait histogram, as drain_inplace explains: read before
+ * the copy of a cell after an idle spell (its latency then overlaps the
+ * wait for the cell's lines), and again for a message newer than the
+ * reading.  Answers on the reply lane are not timed.
+ */
+static inline void
+clock_before_copy(struct shm_arena *a, struct shm_lane_local *l,
+    unsigned lane)
+{
+	if (lane != SHM_LANE_REPLY && l->clock_left == 0) {
+		l->now = shm_clock(a);
+		l->clock_left = CLOCK_EVERY;
+	}
+}
+
+static inline void
+time_taken(struct shm_arena *a, struct shm_mbox_local *mb,
+    struct shm_lane_local *l, unsigned lane, const struct shm_msg *m)
+{
+	if (lane == SHM_LANE_REPLY)
+		return;
+	if (m->enq_ns > l->now) {
+		l->now = shm_clock(a);
+		l->clock_left = CLOCK_EVERY;
+	}
+	l->clock_left--;
+	count_wait(mb->m, l->now, m->enq_ns);
+}
+
 static void
 garbled(struct shm_arena *a, uint32_t idx, unsigned lane,
     const struct shm_msg *m)
@@ -654,7 +688,7 @@ drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 	struct shm_msg	 m;
 	uint64_t	 h, h0, seq, t, d;
 	unsigned	 n = 0;
-	int		 empty = 0, timed = lane != SHM_LANE_REPLY;
+	int		 empty = 0;
 
 	h0 = h = atomic_load_explicit(&ctl->head, memory_order_relaxed);
 	while (n < max && !*stop) {
@@ -666,22 +700,12 @@ drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 			 * copy: the read then overlaps the wait for the
 			 * cell's lines instead of following it.
 			 */
-			if (timed && l->clock_left == 0) {
-				l->now = shm_clock(a);
-				l->clock_left = CLOCK_EVERY;
-			}
+			clock_before_copy(a, l, lane);
 			m = c->msg;	/* one copy, checked, then used */
 			if (!msg_sane(&m, mb->payload_max)) {
 				garbled(a, idx, lane, &m);
 			} else {
-				if (timed && m.enq_ns > l->now) {
-					l->now = shm_clock(a);
-					l->clock_left = CLOCK_EVERY;
-				}
-				if (timed) {
-					l->clock_left--;
-					count_wait(mb->m, l->now, m.enq_ns);
-				}
+				time_taken(a, mb, l, lane, &m);
 				if (fn(arg, (enum shm_lane)lane, &m,
 				    c->payload) != 0)
 					*stop = 1;
@@ -931,21 +955,11 @@ shm_take_one(struct shm_arena *a, uint32_t idx, unsigned lanes,
 		}
 		if (seq != h + 1 || uses_take(mb, k))
 			break;
-		if (k != SHM_LANE_REPLY && l->clock_left == 0) {
-			l->now = shm_clock(a);
-			l->clock_left = CLOCK_EVERY;
-		}
+		clock_before_copy(a, l, k);
 		m = c->msg;
 		if (!msg_sane(&m, mb->payload_max))
 			break;
-		if (k != SHM_LANE_REPLY) {
-			if (m.enq_ns > l->now) {
-				l->now = shm_clock(a);
-				l->clock_left = CLOCK_EVERY;
-			}
-			l->clock_left--;
-			count_wait(mb->m, l->now, m.enq_ns);
-		}
+		time_taken(a, mb, l, k, &m);
 		(void)fn(arg, (enum shm_lane)k, &m, c->payload);
 		atomic_store_explicit(&c->seq, h + l->cap, memory_order_release);
 		atomic_store_explicit(&l->ctl->head, h + 1, memory_order_release);
