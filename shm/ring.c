@@ -97,6 +97,7 @@ static inline void time_taken(struct shm_arena *, struct shm_mbox_local *,
 static void	 garbled(struct shm_arena *, uint32_t, unsigned,
 		    const struct shm_msg *);
 static int	 free_flagged(struct shm_cell *, uint64_t, uint64_t);
+static int	 republish(struct shm_cell *, uint64_t, uint64_t);
 static int	 copy_handler(void *, enum shm_lane, const struct shm_msg *,
 		    const void *);
 static int	 uses_take(const struct shm_mbox_local *, unsigned);
@@ -454,6 +455,20 @@ free_flagged(struct shm_cell *c, uint64_t seq, uint64_t next)
 	return atomic_compare_exchange_strong(&c->seq, &seq, next);
 }
 
+/*
+ * A drop_oldest cell at head position h, read as seq, that a consumer
+ * took and died before handing over (marked CONSUMING): published again,
+ * so it is delivered, never lost.  1 if it was such a cell.  The plain
+ * comparison first: a CAS on every other cell would pull its line over.
+ */
+static int
+republish(struct shm_cell *c, uint64_t seq, uint64_t h)
+{
+	if (seq != ((h + 1) | SEQ_TAKEN | SEQ_CONSUMING))
+		return 0;
+	return free_flagged(c, seq, h + 1);
+}
+
 /* drop_oldest: take the head cell of the full main lane off the ring. */
 static int
 steal(struct shm_producer *p, struct shm_mbox_local *mb)
@@ -716,11 +731,8 @@ drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 			h++;
 			continue;
 		}
-		if (seq == ((h + 1) | SEQ_TAKEN | SEQ_CONSUMING)) {
-			/* A dead drop_oldest consumer's: publish it again. */
-			(void)free_flagged(c, seq, h + 1);
-			continue;
-		}
+		if (republish(c, seq, h))
+			continue;	/* a dead consumer's, not recovered */
 		if ((seq & SEQ_STEALING) != 0 && (seq & ~SEQ_FLAGS) == h + 1)
 			break;	/* a drop_oldest sender is dead-lettering it */
 		if ((seq & SEQ_FLAGS) != 0 && (seq & ~SEQ_FLAGS) == h + 1) {
@@ -838,11 +850,8 @@ drain_take(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 		seq = atomic_load(&c->seq);
 		if (atomic_load(&ctl->head) != h)
 			continue;	/* a sender took it meanwhile */
-		if (seq == ((h + 1) | SEQ_TAKEN | SEQ_CONSUMING)) {
-			/* A dead consumer's, not recovered: publish it. */
-			(void)free_flagged(c, seq, h + 1);
-			continue;
-		}
+		if (republish(c, seq, h))
+			continue;	/* a dead consumer's, not recovered */
 		if ((seq & SEQ_STEALING) != 0 && (seq & ~SEQ_FLAGS) == h + 1)
 			break;	/* a sender is dead-lettering it */
 		if ((seq & SEQ_FLAGS) != 0 && (seq & ~SEQ_FLAGS) == h + 1) {
@@ -1029,10 +1038,8 @@ shm_consumer_recover(struct shm_arena *a, uint32_t idx)
 	for (k = 0; k < SHM_NLANES; k++) {
 		l = &a->mb[idx].lane[k];
 		h = atomic_load(&l->ctl->head);
-		/* Taken at the head, never handed over: queued again. */
 		c = lane_cell(l, h);
-		seq = (h + 1) | SEQ_TAKEN | SEQ_CONSUMING;
-		if (free_flagged(c, seq, h + 1))
+		if (republish(c, atomic_load(&c->seq), h))
 			fixed++;
 		for (p = h > l->cap ? h - l->cap : 0; p < h; p++) {
 			c = lane_cell(l, p);
