@@ -274,7 +274,15 @@ shm_wait(struct shm_arena *a, uint32_t idx, unsigned lanes,
 		if (sliced && (rem < 0 || rem > SLICE_NS))
 			rem = SLICE_NS;
 		rc = shm_futex_wait(&m->wake_word, w, rem);
-		atomic_store(&m->sleeping, 0);
+		/*
+		 * Awake.  Usually the producer that woke us has cleared the
+		 * word already; clear it in any case, but without a fence: a
+		 * fence would stall until that producer's line came back,
+		 * one cache-line transfer added to every wake-up before the
+		 * lanes are even looked at.  A producer that still sees the
+		 * old value only makes a FUTEX_WAKE nobody needs.
+		 */
+		atomic_store_explicit(&m->sleeping, 0, memory_order_relaxed);
 		if (rc == -EINTR || rc == -EAGAIN || rc == -ETIMEDOUT ||
 		    rc == 0) {
 			if (shm_pending(a, idx, lanes))
