@@ -20,12 +20,14 @@
  * The machine is shared and noisy: every case runs ROUNDS times, the cases
  * interleaved round by round, and the medians are reported; each target
  * ratio is also given as the median of the per-round ratios.  Within a
- * round, the round trips the targets compare (spinning ask, raw mailbox,
- * bare ring, futex ask, pipe) alternate in CHUNKS slices and pool their
- * samples, so the two sides of a ratio ran within milliseconds of each
- * other, not seconds; the order within a slice rotates, so that no case
- * always follows the same one (a sleeping case right after a busy-polling
- * one may find the CPUs in another idle state).
+ * round, the round trips the targets compare alternate in CHUNKS slices
+ * and pool their samples, so the two sides of a ratio ran within
+ * milliseconds of each other, not seconds.  The spinning ones (ask, raw
+ * mailbox, bare ring) rotate their order within a slice.  The sleeping
+ * ones (futex ask, pipe) run in the same two processes, one round trip of
+ * each in turn: how fast an idle vCPU wakes here changes within tens of
+ * milliseconds (paired_sleep_rt), so even slices put them on different
+ * machines.
  *
  * Prints a table and the issue's target ratios, and writes every figure as
  * JSON to $BENCH_JSON.  BENCH_QUICK=0.1 scales the iteration counts down.
@@ -246,13 +248,6 @@ serve_spin(struct bench *b, long n)
 }
 
 static void
-serve_sleep(struct bench *b, long n)
-{
-	(void)n;
-	serve(b, ACTOR_WAIT_SLEEP);
-}
-
-static void
 quit(struct actor *a)
 {
 	struct actor_ref s = { 1, ACTOR_ANY };
@@ -262,9 +257,9 @@ quit(struct actor *a)
 
 /* --- ask round trips ------------------------------------------------------ */
 
+/* actor_ask, both sides spinning before they sleep. */
 static void
-ask_rt(struct bench *b, enum actor_wait w, const char *name, long n,
-    struct lat *l)
+ask_rt(struct bench *b, long n, struct lat *l)
 {
 	struct actor *a;
 	struct actor_ref s = { 1, ACTOR_ANY };
@@ -275,15 +270,15 @@ ask_rt(struct bench *b, enum actor_wait w, const char *name, long n,
 	pid_t pid;
 
 	arena_new(b);
-	pid = child(b, w == ACTOR_WAIT_SLEEP ? serve_sleep : serve_spin, n);
-	a = open_actor(b, 0, w);
+	pid = child(b, serve_spin, n);
+	a = open_actor(b, 0, ACTOR_WAIT_SPIN_SLEEP);
 	memset(p, 7, sizeof(p));
 	t = calloc((size_t)n, sizeof(*t));
 	for (i = -warm; i < n; i++) {
 		t0 = shm_now_ns();
 		if (actor_ask(a, s, T_REQ, p, sizeof(p), 1000000000LL, &r)
 		    != 0) {
-			fprintf(stderr, "%s: ask failed\n", name);
+			fprintf(stderr, "actor_ask (spin-then-sleep) failed\n");
 			break;
 		}
 		if (i >= 0)
@@ -402,75 +397,177 @@ bare_rt(struct bench *b, long n, struct lat *l)
 
 static int fd_in = -1, fd_out = -1;	/* the child's ends, set before fork */
 
-static void
-fd_pong(struct bench *b, long n)
+/* Read one request on fd_in and write it back on fd_out: 0, or -1. */
+static int
+fd_echo(void)
 {
 	unsigned char buf[PAYLOAD];
-	long i;
 	size_t got;
 	ssize_t r;
 
-	(void)b;
-	for (i = 0; i < n; i++) {
-		for (got = 0; got < sizeof(buf); got += (size_t)r)
-			if ((r = read(fd_in, buf + got, sizeof(buf) - got)) <= 0)
-				return;
-		if (write(fd_out, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
-			return;
-	}
+	for (got = 0; got < sizeof(buf); got += (size_t)r)
+		if ((r = read(fd_in, buf + got, sizeof(buf) - got)) <= 0)
+			return -1;
+	if (write(fd_out, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+		return -1;
+	return 0;
+}
+
+/* One request/reply from the parent's side: 0, or -1. */
+static int
+fd_call(int out, int in, unsigned char *buf)
+{
+	size_t got;
+	ssize_t r;
+
+	if (write(out, buf, PAYLOAD) != (ssize_t)PAYLOAD)
+		return -1;
+	for (got = 0; got < PAYLOAD; got += (size_t)r)
+		if ((r = read(in, buf + got, PAYLOAD - got)) <= 0)
+			return -1;
+	return 0;
 }
 
 static void
-fd_rt(struct bench *b, const char *name, bool sock, long n, struct lat *l)
+fd_pong(struct bench *b, long n)
+{
+	long i;
+
+	(void)b;
+	for (i = 0; i < n; i++)
+		if (fd_echo() < 0)
+			return;
+}
+
+/* A Unix stream socket pair, request/reply. */
+static void
+sock_rt(struct bench *b, long n, struct lat *l)
 {
 	unsigned char buf[PAYLOAD];
-	int a[2], c[2];
+	int sv[2];
 	uint64_t *t, t0;
 	long i, warm = n / 10;
-	size_t got;
-	ssize_t r;
 	pid_t pid;
-	int out, in;
 
-	(void)name;
-	if (sock) {
-		if (socketpair(AF_UNIX, SOCK_STREAM, 0, a) == -1)
-			exit(1);
-		fd_in = fd_out = a[1];
-		out = in = a[0];
-	} else {
-		if (pipe(a) == -1 || pipe(c) == -1)
-			exit(1);
-		fd_in = a[0];
-		fd_out = c[1];
-		out = a[1];
-		in = c[0];
-	}
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == -1)
+		exit(1);
+	fd_in = fd_out = sv[1];
 	pid = child(b, fd_pong, n + warm);
 	t = calloc((size_t)n, sizeof(*t));
 	memset(buf, 7, sizeof(buf));
 	for (i = -warm; i < n; i++) {
 		t0 = shm_now_ns();
-		if (write(out, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+		if (fd_call(sv[0], sv[0], buf) < 0)
 			break;
-		for (got = 0; got < sizeof(buf); got += (size_t)r)
-			if ((r = read(in, buf + got, sizeof(buf) - got)) <= 0)
-				break;
 		if (i >= 0)
 			t[i] = shm_now_ns() - t0;
 	}
 	reap(pid);
-	if (sock) {
-		close(a[0]);
-		close(a[1]);
-	} else {
-		close(a[0]);
-		close(a[1]);
-		close(c[0]);
-		close(c[1]);
-	}
+	close(sv[0]);
+	close(sv[1]);
 	samples_done(b, t, n, l);
 	free(t);
+}
+
+/* --- the futex ask and the pipe, round trip by round trip --------------- */
+
+/* Round trip i of a paired run: does the ask go before the pipe's? */
+static bool
+ask_first(long i)
+{
+	return (i & 1) == 0;
+}
+
+/* The child of a paired run: the same order of asks and pipe messages. */
+static void
+serve_paired(struct bench *b, long n)
+{
+	struct actor *a = open_actor(b, 1, ACTOR_WAIT_SLEEP);
+	struct actor_msg m;
+	long i;
+	int k;
+
+	for (i = 0; i < n; i++)
+		for (k = 0; k < 2; k++) {
+			if ((k == 0) != ask_first(i)) {
+				if (fd_echo() < 0)
+					goto out;
+				continue;
+			}
+			if (actor_recv(a, &m, ACTOR_FOREVER) != 0)
+				goto out;
+			(void)actor_reply(a, T_REQ, m.data, m.len);
+		}
+out:
+	actor_close(a);
+}
+
+/*
+ * The futex ask and the pipe ping-pong, both sides sleeping, in the same
+ * two processes, alternating round trip by round trip (and which goes
+ * first).  Run one after the other, even milliseconds apart, they did not
+ * meet the same machine: here an idle vCPU wakes in 29 us for some 50 ms
+ * after a busy spell and in 43 us after that, for a pipe and a futex
+ * alike, so whichever case ran later in a slice looked slower.  Samples
+ * go to the pools ask and fd.
+ */
+static void
+paired_sleep_rt(struct bench *b, long n, struct pool *ask, struct pool *fd)
+{
+	struct actor *a;
+	struct actor_ref s = { 1, ACTOR_ANY };
+	struct actor_msg r;
+	unsigned char p[PAYLOAD];
+	uint64_t *ta, *tf, t0, t1, t2;
+	long i, warm = n / 10;
+	int in[2], out[2];
+	bool first;
+	pid_t pid;
+
+	arena_new(b);
+	if (pipe(in) == -1 || pipe(out) == -1)
+		exit(1);
+	fd_in = in[0];
+	fd_out = out[1];
+	pid = child(b, serve_paired, n + warm);
+	a = open_actor(b, 0, ACTOR_WAIT_SLEEP);
+	ta = calloc((size_t)n, sizeof(*ta));
+	tf = calloc((size_t)n, sizeof(*tf));
+	memset(p, 7, sizeof(p));
+	for (i = -warm; i < n; i++) {
+		t0 = shm_now_ns();
+		first = ask_first(i + warm);	/* the child counts from 0 */
+		if (first && actor_ask(a, s, T_REQ, p, sizeof(p),
+		    1000000000LL, &r) != 0)
+			break;
+		t1 = shm_now_ns();
+		if (fd_call(in[1], out[0], p) < 0)
+			break;
+		t2 = shm_now_ns();
+		if (!first && actor_ask(a, s, T_REQ, p, sizeof(p),
+		    1000000000LL, &r) != 0)
+			break;
+		if (i < 0)
+			continue;
+		tf[i] = t2 - t1;
+		ta[i] = first ? t1 - t0 : shm_now_ns() - t2;
+	}
+	if (i < n)
+		fprintf(stderr, "paired futex ask and pipe: stopped at %ld\n",
+		    i);
+	reap(pid);
+	actor_close(a);
+	close(in[0]);
+	close(in[1]);
+	close(out[0]);
+	close(out[1]);
+	b->sink = ask;
+	samples_done(b, ta, n, NULL);
+	b->sink = fd;
+	samples_done(b, tf, n, NULL);
+	b->sink = NULL;
+	free(ta);
+	free(tf);
 }
 
 /* --- ZeroMQ REQ/REP over ipc:// -------------------------------------------- */
@@ -790,7 +887,8 @@ row_rate(const char *name, double v, double ref)
  * The round trips compared by ratio, side by side: a round runs each in
  * CHUNKS slices, one slice of each in turn, and pools each one's samples,
  * so that a slow spell of this shared machine (they last seconds) falls
- * on every case alike instead of on whichever ran then.
+ * on every case alike instead of on whichever ran then.  The futex ask
+ * and the pipe share their slices, round trip by round trip.
  */
 static void
 interleaved(struct bench *b, long n_fast, long n_slow, struct lat *spin,
@@ -808,8 +906,7 @@ interleaved(struct bench *b, long n_fast, long n_slow, struct lat *spin,
 			b->sink = &p[(j + k) % 3];
 			switch ((j + k) % 3) {
 			case 0:
-				ask_rt(b, ACTOR_WAIT_SPIN_SLEEP,
-				    "actor_ask (spin-then-sleep)", f, NULL);
+				ask_rt(b, f, NULL);
 				break;
 			case 1:
 				raw_rt(b, f, NULL);
@@ -819,14 +916,7 @@ interleaved(struct bench *b, long n_fast, long n_slow, struct lat *spin,
 				break;
 			}
 		}
-		for (j = 0; j < 2; j++) {
-			b->sink = &p[3 + (j + k) % 2];
-			if ((j + k) % 2 == 0)
-				ask_rt(b, ACTOR_WAIT_SLEEP, "actor_ask (futex)",
-				    sl, NULL);
-			else
-				fd_rt(b, "pipe ping-pong", false, sl, NULL);
-		}
+		paired_sleep_rt(b, sl, &p[3], &p[4]);
 	}
 	b->sink = NULL;
 	for (k = 0; k < 5; k++) {
@@ -878,8 +968,7 @@ main(void)
 		if (full) {
 			interleaved(&b, n_fast, n_slow, &rs[r], &rr[r],
 			    &rbare[r], &rsl[r], &rp[r]);
-			fd_rt(&b, "unix socket request/reply", true, n_slow,
-			    &ru[r]);
+			sock_rt(&b, n_slow, &ru[r]);
 			zmq_rt(&b, n_slow / 2, &rz[r]);
 			infl[r] = ask_inflight_rate(&b, n_rate / 4);
 		}
