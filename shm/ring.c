@@ -186,6 +186,14 @@ shm_send(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	    &started);
 }
 
+/* shm_send if a cell is free now; else SHM_EFULL and nothing else. */
+int
+shm_offer(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
+    const struct shm_msg *msg, const void *payload)
+{
+	return shm_send(p, idx, lane, msg, payload, SHM_TIMEOUT_OFFER);
+}
+
 /* shm_send, and *started says when it began (see shm.h). */
 int
 shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
@@ -336,6 +344,8 @@ overflow(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 	int64_t		 now, rem;
 	int		 rc;
 
+	if (timeout_ns == SHM_TIMEOUT_OFFER)
+		return SHM_EFULL;	/* the caller keeps the message */
 	/* The policies as configured now (arena.c, shm_mailbox_configure). */
 	pol = lane == SHM_LANE_MAIN ? (enum shm_overflow)atomic_load_explicit(
 	    &mb->m->cfg_overflow, memory_order_acquire) : SHM_OVERFLOW_REJECT;

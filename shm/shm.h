@@ -321,6 +321,14 @@ int	 shm_send_stamped(struct shm_producer *, uint32_t idx, enum shm_lane,
 	    uint64_t *started_ns);
 int	 shm_send_default(struct shm_producer *, uint32_t idx,
 	    const struct shm_msg *, const void *payload);
+/*
+ * A send for a caller that keeps what does not fit and offers it again
+ * later (actord's Terminated messages): the message goes in if a cell of
+ * the lane is free now; if not, SHM_EFULL, and nothing else happens: no
+ * wait, no drop by policy, no dead letter, no counter.
+ */
+int	 shm_offer(struct shm_producer *, uint32_t idx, enum shm_lane,
+	    const struct shm_msg *, const void *payload);
 
 /*
  * ring.c: receiving (one consumer per mailbox and lane).  The system lane is

@@ -16,6 +16,8 @@
 #include "shm/shm.h"
 
 #define SHM_CL			64	/* cache line */
+/* shm_send's timeout from shm_offer: no room, no wait, no dead letter. */
+#define SHM_TIMEOUT_OFFER	(-3)
 #define SHM_ALIGN(x, a)		(((x) + (a) - 1) & ~((uint64_t)(a) - 1))
 
 /*
