@@ -405,6 +405,8 @@ struct actord {
 	struct timer	 reap_timer;	/* shm_reap retries */
 	struct reap_retry *reap_pending;
 	size_t		 nreap_pending;
+	struct actor_owed *owed;	/* Terminated waiting for room */
+	struct timer	 owed_timer;	/* offers them again */
 	struct actor	*self_actor;	/* actord's own actor (asks.c) */
 	int32_t		 self_mbox;	/* its mailbox, or -1 */
 	int		 bell_fd;	/* its doorbell, or -1 */

@@ -43,9 +43,12 @@
 #define DEAD_LETTERS		1024
 #define REAP_RETRY_MS		5
 #define REAP_RETRIES		200	/* a second of ambiguous claims at most */
+#define OWED_RETRY_MS		5	/* Terminated for a full system lane */
 
 static uint32_t	pow2_at_least(uint32_t);
 static void	on_reap_retry(void *);
+static void	on_owed_retry(void *);
+static void	owed_later(struct actord *);
 static bool	wants_mailbox(const struct node *);
 static int	reap_once(struct actord *, pid_t);
 static void	fill(struct shm_mailbox_layout *, const struct mailbox_spec *);
@@ -219,6 +222,7 @@ mailboxes_setup(struct actord *ad, char *err, size_t errlen)
 	for (i = 0; i < nspare; i++)
 		configure(ad, count + 1 + i, "", &defaults);
 	timer_init(&ad->reap_timer, on_reap_retry, ad);
+	timer_init(&ad->owed_timer, on_owed_retry, ad);
 	if (self_setup(ad, count, err, errlen) == -1)
 		return -1;
 	log_debug("arena: %u mailboxes (%u spare), %zu bytes", total, nspare,
@@ -409,6 +413,8 @@ mailboxes_close(struct actord *ad)
 	if (ad->arena == NULL)
 		return;
 	timer_cancel(&ad->loop, &ad->reap_timer);
+	timer_cancel(&ad->loop, &ad->owed_timer);
+	actor_owed_free(&ad->owed);
 	free(ad->reap_pending);
 	ad->reap_pending = NULL;
 	ad->nreap_pending = 0;
@@ -478,10 +484,11 @@ mailboxes_reaped(struct actord *ad, pid_t pid, int wstatus, struct node *n)
 
 	if (ad->arena == NULL)
 		return;
-	if (n != NULL && n->mbox >= 0)
-		rc = actor_reaped(ad->arena, (uint32_t)n->mbox, pid, wstatus)
-		    == ACTOR_EAGAIN ? SHM_EAGAIN : 0;
-	else
+	if (n != NULL && n->mbox >= 0) {
+		rc = actor_reaped(ad->arena, (uint32_t)n->mbox, pid, wstatus,
+		    &ad->owed) == ACTOR_EAGAIN ? SHM_EAGAIN : 0;
+		owed_later(ad);
+	} else
 		rc = reap_once(ad, pid);
 	if (rc != SHM_EAGAIN)
 		return;
@@ -495,6 +502,26 @@ mailboxes_reaped(struct actord *ad, pid_t pid, int wstatus, struct node *n)
 	ad->nreap_pending++;
 	if (!timer_pending(&ad->reap_timer))
 		timer_after(&ad->loop, &ad->reap_timer, REAP_RETRY_MS);
+}
+
+/* Terminated owed to watchers with a full system lane: offer them soon. */
+static void
+owed_later(struct actord *ad)
+{
+	if (ad->owed != NULL && !timer_pending(&ad->owed_timer)) {
+		log_debug("arena: Terminated messages wait for room on a "
+		    "watcher's system lane");
+		timer_after(&ad->loop, &ad->owed_timer, OWED_RETRY_MS);
+	}
+}
+
+static void
+on_owed_retry(void *arg)
+{
+	struct actord *ad = arg;
+
+	if (actor_deliver_owed(ad->arena, &ad->owed) > 0)
+		timer_after(&ad->loop, &ad->owed_timer, OWED_RETRY_MS);
 }
 
 static void

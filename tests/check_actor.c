@@ -648,6 +648,79 @@ START_TEST(terminated_exactly_once)
 }
 END_TEST
 
+/*
+ * More watched deaths at once than a system lane has cells (16): the
+ * watcher, busy elsewhere, reads nothing until every one has restarted.
+ */
+#define BURST		20
+
+static int
+fn_burst_watcher(void *arg)
+{
+	struct actor *a = attach_or_die();
+	struct shm_arena *ar = actor_arena(a);
+	struct actor_ref r[BURST];
+	struct actor_terminated t;
+	struct actor_msg m;
+	char path[32];
+	uint32_t seen[BURST] = { 0 };
+	int j, n = 0, distinct = 0;
+	pid_t pid;
+
+	(void)arg;
+	(void)actor_ready(a);
+	for (j = 0; j < BURST; j++) {
+		snprintf(path, sizeof(path), "/kv/%d", j);
+		CLIENT_CHECK(actor_lookup(a, path, &r[j]) == 0);
+		CLIENT_CHECK(actor_watch(a, r[j]) == 0);
+	}
+	for (j = 0; j < BURST; j++) {
+		pid = shm_actor_pid(ar, r[j].index);
+		CLIENT_CHECK(pid > 0 && kill(pid, SIGKILL) == 0);
+	}
+	for (j = 0; j < BURST; j++)
+		CLIENT_CHECK(wait_new_incarnation(ar, r[j].index,
+		    r[j].incarnation, WAIT) == 0);
+	while (n < BURST && actor_recv(a, &m, LONG_NS) == 0) {
+		CLIENT_CHECK(m.tag == ACTOR_SYS_TERMINATED &&
+		    m.len == sizeof(t));
+		memcpy(&t, m.data, sizeof(t));
+		for (j = 0; j < BURST; j++)
+			if (r[j].index == t.who.index &&
+			    r[j].incarnation == t.who.incarnation &&
+			    seen[j]++ == 0)
+				distinct++;
+		n++;
+	}
+	atomic_store(&sh->val[0], n);
+	atomic_store(&sh->val[1], distinct);
+	/* Nothing more may come. */
+	atomic_store(&sh->rc[0], actor_recv(a, &m, 300000000LL));
+	return client_finish(a);
+}
+
+START_TEST(terminated_burst_none_lost)
+{
+	struct actord_spec *spec = ts_spec();
+	struct child_spec *c;
+	struct actord *ad;
+	uint32_t i;
+
+	spec->root.intensity = 1000;
+	spec->root.period = 60;
+	c = add_actor(&spec->root, "kv", fn_kv);
+	c->instances = BURST;
+	add_actor(&spec->root, "client", fn_burst_watcher);
+	ad = run_scenario(spec);
+	ck_assert_int_eq(sh->val[0], BURST);
+	ck_assert_int_eq(sh->val[1], BURST);
+	ck_assert_int_eq(sh->rc[0], ACTOR_ETIMEDOUT);
+	for (i = 0; i <= BURST; i++)
+		ck_assert_int_eq(count_dl(ad->arena, i, SHM_DL_FULL), 0);
+	actord_free(ad);
+}
+END_TEST
+
 /* --- SIGTERM: the message in hand is finished, on_stop runs, exit 0 ------- */
 
 static int
@@ -898,6 +971,7 @@ actor_suite(void)
 	ADD(tc, on_down_keep);
 	ADD(tc, on_down_fail);
 	ADD(tc, terminated_exactly_once);
+	ADD(tc, terminated_burst_none_lost);
 	ADD(tc, snapshot_survives_sigkill);
 	ADD(tc, exec_worker_counter);
 	ADD(tc, sigterm_finishes_the_message_in_hand);

@@ -22,12 +22,13 @@
 static struct shm_arena *
 arena(uint32_t n, enum shm_overflow ov, uint32_t cap)
 {
-	struct shm_mailbox_layout mb[4];
+	struct shm_mailbox_layout mb[32];
 	struct shm_layout l;
 	struct shm_arena *a;
 	char err[SHM_ERRBUF], path[16];
 	uint32_t i;
 
+	ck_assert_uint_le(n, 32);
 	memset(mb, 0, sizeof(mb));
 	for (i = 0; i < n; i++) {
 		mb[i].capacity = cap;
@@ -85,7 +86,7 @@ START_TEST(reaped_inhand_still_in_its_cell)
 	memcpy(slot + sizeof(q), &lane, sizeof(lane));
 	atomic_store(&h->inhand, IH_HELD);
 	actor_close(w);
-	ck_assert_int_eq(actor_reaped(ar, 0, 0, 9), 0);
+	ck_assert_int_eq(actor_reaped(ar, 0, 0, 9, NULL), 0);
 	ck_assert_uint_eq(atomic_load(&h->inhand), IH_EMPTY);
 	shm_actor_set_state(ar, 0, SHM_ACTOR_UP);
 	w = open_(ar, 0);
@@ -108,7 +109,7 @@ died_holding(struct shm_arena *ar, struct actor *w)
 {
 	w->holding = false;		/* the process dies holding it */
 	actor_close(w);
-	ck_assert_int_eq(actor_reaped(ar, 0, 0, 9), 0);
+	ck_assert_int_eq(actor_reaped(ar, 0, 0, 9, NULL), 0);
 	shm_actor_set_state(ar, 0, SHM_ACTOR_UP);
 	return open_(ar, 0);
 }
@@ -444,7 +445,7 @@ killed_while_taking(int where)
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 9,
 	    "the child did not die inside the take (status %d)", st);
-	ck_assert_int_eq(actor_reaped(ar, 0, pid, st), 0);
+	ck_assert_int_eq(actor_reaped(ar, 0, pid, st, NULL), 0);
 	shm_actor_set_state(ar, 0, SHM_ACTOR_UP);
 	w = open_(ar, 0);
 	for (tag = 1; tag <= 3; tag++) {
@@ -472,6 +473,137 @@ START_TEST(drop_oldest_killed_after_handover)
 }
 END_TEST
 
+#define BURST		20	/* deaths at once, more than a system lane holds */
+
+/*
+ * Take every Terminated from watcher w now: mark each dead index in seen
+ * (failing on a second one) and check its exit status; how many came.
+ */
+static int
+take_terminated(struct actor *w, int *seen, int nseen)
+{
+	struct actor_terminated t;
+	struct actor_msg m;
+	int n = 0;
+
+	while (actor_recv(w, &m, 0) == 0) {
+		ck_assert(m.flags & ACTOR_MSG_SYSTEM);
+		ck_assert_uint_eq(m.tag, ACTOR_SYS_TERMINATED);
+		ck_assert_uint_eq(m.len, sizeof(t));
+		memcpy(&t, m.data, sizeof(t));
+		ck_assert_int_lt(t.who.index, nseen);
+		ck_assert_msg(seen[t.who.index] == 0,
+		    "a second Terminated for actor %u", t.who.index);
+		seen[t.who.index] = 1;
+		ck_assert_int_eq(t.exit_status, (int)t.who.index);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * BURST watched actors die at once while their watcher reads nothing:
+ * its system lane (16 cells) takes the first ones and the rest are owed,
+ * delivered once it has room; none is lost, none comes twice, no dead
+ * letter.
+ */
+START_TEST(terminated_burst_is_owed_not_lost)
+{
+	struct shm_arena *ar = arena(BURST + 1, SHM_OVERFLOW_BLOCK, 16);
+	struct actor *w = open_(ar, 0);
+	struct actor_owed *owed = NULL;
+	struct actor_dl_counters dl;
+	int seen[BURST + 1] = { 0 }, got, rounds = 0;
+	uint32_t i;
+
+	for (i = 1; i <= BURST; i++)
+		ck_assert_int_eq(actor_watch(w,
+		    (struct actor_ref){ i, ACTOR_ANY }), 0);
+	for (i = 1; i <= BURST; i++)
+		ck_assert_int_eq(actor_reaped(ar, i, 0, (int)i << 8, &owed),
+		    0);
+	ck_assert_ptr_nonnull(owed);
+	ck_assert_int_eq(actor_deliver_owed(ar, &owed), BURST - 16);
+	got = 0;
+	while (got < BURST) {
+		ck_assert_int_lt(rounds++, 4);
+		got += take_terminated(w, seen, BURST + 1);
+		(void)actor_deliver_owed(ar, &owed);
+	}
+	ck_assert_int_eq(got, BURST);
+	ck_assert_ptr_null(owed);
+	actor_dl_counters(ar, &dl);
+	ck_assert_uint_eq(dl.total, 0);
+	actor_close(w);
+	shm_detach(ar);
+}
+END_TEST
+
+/* Owed to a watcher that died meanwhile: dropped with its watches. */
+START_TEST(owed_dropped_when_watcher_dies)
+{
+	struct shm_arena *ar = arena(BURST + 1, SHM_OVERFLOW_BLOCK, 16);
+	struct actor *w = open_(ar, 0);
+	struct actor_owed *owed = NULL;
+	struct actor_msg m;
+	uint32_t i;
+
+	for (i = 1; i <= BURST; i++)
+		ck_assert_int_eq(actor_watch(w,
+		    (struct actor_ref){ i, ACTOR_ANY }), 0);
+	for (i = 1; i <= BURST; i++)
+		ck_assert_int_eq(actor_reaped(ar, i, 0, (int)i << 8, &owed),
+		    0);
+	ck_assert_int_eq(actor_deliver_owed(ar, &owed), BURST - 16);
+	actor_close(w);
+	ck_assert_int_eq(actor_reaped(ar, 0, 0, 9, &owed), 0);
+	ck_assert_int_eq(actor_deliver_owed(ar, &owed), 0);
+	ck_assert_ptr_null(owed);
+	/* Nor do the 16 queued before it died reach its next incarnation. */
+	ck_assert_uint_eq(actor_prepare_start(ar, 0), 2);
+	shm_actor_set_state(ar, 0, SHM_ACTOR_UP);
+	w = open_(ar, 0);
+	ck_assert_int_eq(actor_recv(w, &m, 0), ACTOR_ETIMEDOUT);
+	actor_close(w);
+	shm_detach(ar);
+}
+END_TEST
+
+/*
+ * Watching an incarnation already dead sends the Terminated at once, to
+ * the caller itself: with its system lane full it is owed, and the next
+ * receive that finds room sends it.
+ */
+START_TEST(watch_of_the_dead_with_full_lane)
+{
+	struct shm_arena *ar = arena(BURST + 1, SHM_OVERFLOW_BLOCK, 16);
+	struct actor *w = open_(ar, 0);
+	struct actor_owed *owed = NULL;
+	struct actor_dl_counters dl;
+	int seen[BURST + 1] = { 0 }, got = 0, rounds = 0;
+	uint32_t i;
+
+	for (i = 1; i <= 16; i++)
+		ck_assert_int_eq(actor_watch(w,
+		    (struct actor_ref){ i, ACTOR_ANY }), 0);
+	for (i = 1; i <= 17; i++)
+		ck_assert_int_eq(actor_reaped(ar, i, 0, (int)i << 8, &owed),
+		    0);
+	ck_assert_ptr_null(owed);	/* 16 watched, 16 cells */
+	/* Incarnation 1 of actor 17 is dead: its Terminated comes at once. */
+	ck_assert_int_eq(actor_watch(w, (struct actor_ref){ 17, 1 }), 0);
+	while (got < 17) {
+		ck_assert_int_lt(rounds++, 4);
+		got += take_terminated(w, seen, BURST + 1);
+	}
+	ck_assert_int_eq(got, 17);
+	actor_dl_counters(ar, &dl);
+	ck_assert_uint_eq(dl.total, 0);
+	actor_close(w);
+	shm_detach(ar);
+}
+END_TEST
+
 static Suite *
 unit_suite(void)
 {
@@ -491,6 +623,9 @@ unit_suite(void)
 	tcase_add_test(tc, tell_by_policy);
 	tcase_add_test(tc, torn_commit_keeps_previous);
 	tcase_add_test(tc, while_down_policies);
+	tcase_add_test(tc, terminated_burst_is_owed_not_lost);
+	tcase_add_test(tc, owed_dropped_when_watcher_dies);
+	tcase_add_test(tc, watch_of_the_dead_with_full_lane);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -262,8 +262,18 @@ int	 actor_configure(struct shm_arena *, uint32_t idx,
 	    const struct actor_policy *);
 uint32_t actor_prepare_start(struct shm_arena *, uint32_t idx);
 
-/* reaped.c: actord's side, after waitpid */
-int	 actor_reaped(struct shm_arena *, uint32_t idx, pid_t, int wstatus);
+/*
+ * reaped.c: actord's side, after waitpid.  Terminated messages that find
+ * their watcher's system lane full are kept in *owed (allocated as
+ * needed) and sent by actor_deliver_owed() once they fit: call it again
+ * while it returns more than 0.  owed NULL: such a message is a dead
+ * letter "mailbox full" instead.
+ */
+struct actor_owed;
+int	 actor_reaped(struct shm_arena *, uint32_t idx, pid_t, int wstatus,
+	    struct actor_owed **owed);
+int	 actor_deliver_owed(struct shm_arena *, struct actor_owed **owed);
+void	 actor_owed_free(struct actor_owed **owed);
 
 /* errors.c */
 const char *actor_strerror(int err);

@@ -54,6 +54,8 @@
 #define W_MAKE(wi, winc, tinc)	(W_VALID | ((uint64_t)((wi) & 0xffff) << 47) \
 				 | ((uint64_t)((winc) & 0x7fffff) << 24) | \
 				 ((uint64_t)(tinc) & 0xffffff))
+/* A Terminated's corr: for which incarnation of its watcher (never 0). */
+#define TERM_FOR(inc)		((uint64_t)((inc) & 0x7fffff) | 1ULL << 23)
 #define W_IDX(w)		((uint32_t)(((w) >> 47) & 0xffff))
 #define W_WINC(w)		((uint32_t)(((w) >> 24) & 0x7fffff))
 #define W_TINC(w)		((uint32_t)((w) & 0xffffff))
@@ -146,6 +148,7 @@ struct actor {
 	unsigned char	*rbuf;		/* a reply being read */
 	size_t		 rbuf_len;
 	void		*last_reply;	/* data of the last answer returned */
+	struct actor_owed *owed;	/* Terminated for our full system lane */
 	/* snapshot */
 	int		 snap_latest;	/* -2: unknown, -1: none, 0 or 1 */
 	void		(*commit_hook)(void *);
@@ -172,7 +175,9 @@ int	 snap_latest(struct ar_hdr *, uint64_t *handled);
 
 /* watch.c */
 int	 watch_notify(struct shm_producer *, struct shm_arena *,
-	    uint32_t who, uint32_t dead_inc, int wstatus);
+	    uint32_t who, uint32_t dead_inc, int wstatus, struct actor_owed **);
+int	 owed_flush(struct shm_producer *, struct shm_arena *,
+	    struct actor_owed **);
 void	 terminated_fill(struct actor_terminated *, uint32_t idx,
 	    uint32_t inc, int wstatus);
 

@@ -194,6 +194,7 @@ actor_close(struct actor *a)
 			free(a->pend[i].data);
 	free(a->pend);
 	free(a->last_reply);
+	actor_owed_free(&a->owed);
 	free(a->rbuf);
 	free(a->shard.idx);
 	if (a->prod != NULL)

@@ -13,7 +13,9 @@
  *     ask gets an error answer at once;
  *  4. on_down = fail: every queued ask gets an error answer, every queued
  *     tell becomes a dead letter "actor down"; on_down = keep: nothing;
- *  5. one Terminated to every watcher of the dead incarnation.
+ *  5. one Terminated to every watcher of the dead incarnation (kept in
+ *     the caller's owed list, in order, while that watcher's system lane
+ *     is full: watch.c).
  *
  * Owns: nothing of its own; runs in actord, while no consumer of that
  * mailbox lives.  Must never wait: actord's loop calls it.
@@ -127,7 +129,8 @@ fail_cb(void *arg, enum shm_lane lane, const struct shm_msg *m,
 }
 
 int
-actor_reaped(struct shm_arena *a, uint32_t idx, pid_t pid, int wstatus)
+actor_reaped(struct shm_arena *a, uint32_t idx, pid_t pid, int wstatus,
+    struct actor_owed **owed)
 {
 	struct shm_producer *p = NULL;
 	struct fail_arg fa;
@@ -164,7 +167,7 @@ actor_reaped(struct shm_arena *a, uint32_t idx, pid_t pid, int wstatus)
 		(void)shm_drain(a, idx, SHM_LANE_BIT(SHM_LANE_MAIN), 0,
 		    fail_cb, &fa);
 	}
-	(void)watch_notify(p, a, idx, dead, wstatus);
+	(void)watch_notify(p, a, idx, dead, wstatus, owed);
 	if (p != NULL)
 		shm_producer_close(p);
 	shm_wake_all(a, idx);

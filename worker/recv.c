@@ -35,7 +35,7 @@ static void	 fill(struct actor *, struct actor_msg *);
 static bool	 refuse_stale(struct actor *);
 static void	 on_term(int);
 
-static bool	 stale_stop(struct actor *);
+static bool	 stale_system(struct actor *);
 
 /*
  * The only global of libactor: a signal handler can reach nothing else.
@@ -180,6 +180,9 @@ actor_recv(struct actor *a, struct actor_msg *out, int64_t timeout_ns)
 		return ACTOR_ENOMAILBOX;
 	if (a->holding)
 		actor_done(a);
+	/* Terminated our full system lane had no room for (watch.c). */
+	if (a->owed != NULL)
+		(void)owed_flush(a->prod, a->arena, &a->owed);
 	deadline = timeout_ns < 0 ? INT64_MAX :
 	    (int64_t)shm_clock_ns(a->arena) + timeout_ns;
 again:
@@ -210,7 +213,7 @@ again:
 			return rc;
 	}
 	a->holding = true;
-	if (stale_stop(a)) {
+	if (stale_system(a)) {
 		actor_done(a);
 		goto again;
 	}
@@ -248,15 +251,23 @@ actor_done(struct actor *a)
 	a->holding = false;
 }
 
-/* A Stop from SIGTERM for an earlier incarnation: not for us. */
+/*
+ * A Stop from SIGTERM, or a Terminated for a watch, of an earlier
+ * incarnation: not for us.  Both carry that incarnation in corr (0: any).
+ */
 static bool
-stale_stop(struct actor *a)
+stale_system(struct actor *a)
 {
 	uint32_t lane;
 
 	memcpy(&lane, a->inhand + sizeof(struct shm_msg), sizeof(lane));
-	return lane == SHM_LANE_SYSTEM && a->cur.tag == ACTOR_SYS_STOP &&
-	    a->cur.corr != 0 && a->cur.corr != a->incarnation;
+	if (lane != SHM_LANE_SYSTEM || a->cur.corr == 0)
+		return false;
+	if (a->cur.tag == ACTOR_SYS_STOP)
+		return a->cur.corr != a->incarnation;
+	if (a->cur.tag == ACTOR_SYS_TERMINATED)
+		return a->cur.corr != TERM_FOR(a->incarnation);
+	return false;
 }
 
 static void
