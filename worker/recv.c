@@ -11,9 +11,9 @@
  *
  * A worker killed between marking the copy held and freeing the cell is
  * told apart by actord (shm_head_msg: the message is still published), so
- * the message is delivered once.  Known window: one killed while taking
- * from a drop_oldest lane, after the take and before the copy is marked
- * held, loses that message.
+ * the message is delivered once.  On a drop_oldest lane the taken cell
+ * stays marked CONSUMING until the copy is held, so a worker killed in
+ * between loses nothing either (shm_consumer_recover publishes it again).
  *
  * Owns: the in-hand slot while the worker lives, the run loop, SIGTERM in
  * the run loop.  Must never block without a deadline, nor call a handler
