@@ -604,6 +604,68 @@ START_TEST(watch_of_the_dead_with_full_lane)
 }
 END_TEST
 
+/*
+ * No more asks in flight than the reply lane holds answers: one more is
+ * refused at once, instead of its answer becoming a dead letter "mailbox
+ * full" and the ask waiting for its timeout.
+ */
+START_TEST(asks_in_flight_bounded_by_reply_lane)
+{
+	struct shm_mailbox_layout mb[2];
+	struct shm_layout l;
+	struct shm_arena *ar;
+	struct actor *c, *s;
+	struct actor_ref to = { 1, ACTOR_ANY };
+	struct actor_msg m;
+	struct actor_dl_counters dl;
+	char err[SHM_ERRBUF];
+	uint64_t corr;
+	uint32_t i;
+
+	memset(mb, 0, sizeof(mb));
+	for (i = 0; i < 2; i++) {
+		mb[i].capacity = 16;
+		mb[i].cell = 128;
+		mb[i].sys_capacity = 16;
+		mb[i].reply_capacity = 64;
+		mb[i].overflow = SHM_OVERFLOW_BLOCK;
+		mb[i].block_timeout_ms = 10;
+		mb[i].state_size = (uint32_t)actor_region_size(256);
+	}
+	memset(&l, 0, sizeof(l));
+	l.nmailboxes = 2;
+	l.mailboxes = mb;
+	l.nproducers = 8;
+	l.dl_capacity = 64;
+	ck_assert_int_eq(shm_create(&l, "unit", &ar, err, sizeof(err)), 0);
+	for (i = 0; i < 2; i++) {
+		ck_assert_int_eq(actor_configure(ar, i, NULL), 0);
+		ck_assert_uint_eq(actor_prepare_start(ar, i), 1);
+		shm_actor_set_state(ar, i, SHM_ACTOR_UP);
+	}
+	c = open_(ar, 0);
+	s = open_(ar, 1);
+	for (i = 0; i < 64; i++) {
+		ck_assert_int_eq(actor_ask_send(c, to, 1, &i, sizeof(i),
+		    10000000000LL, &corr), 0);
+		ck_assert_int_eq(actor_recv(s, &m, 0), 0);
+		ck_assert_int_eq(actor_reply(s, 2, m.data, m.len), 0);
+	}
+	ck_assert_int_eq(actor_ask_send(c, to, 1, &i, sizeof(i),
+	    10000000000LL, &corr), ACTOR_EFULL);
+	ck_assert_int_eq(actor_ask(c, to, 1, &i, sizeof(i), 1000000000LL,
+	    &m), ACTOR_EFULL);
+	ck_assert_int_eq(actor_ask_next(c, &m, 0, &corr), 0);
+	ck_assert_int_eq(actor_ask_send(c, to, 1, &i, sizeof(i),
+	    10000000000LL, &corr), 0);
+	actor_dl_counters(ar, &dl);
+	ck_assert_uint_eq(dl.total, 0);
+	actor_close(s);
+	actor_close(c);
+	shm_detach(ar);
+}
+END_TEST
+
 static Suite *
 unit_suite(void)
 {
@@ -626,6 +688,7 @@ unit_suite(void)
 	tcase_add_test(tc, terminated_burst_is_owed_not_lost);
 	tcase_add_test(tc, owed_dropped_when_watcher_dies);
 	tcase_add_test(tc, watch_of_the_dead_with_full_lane);
+	tcase_add_test(tc, asks_in_flight_bounded_by_reply_lane);
 	suite_add_tcase(s, tc);
 	return s;
 }

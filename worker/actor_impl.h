@@ -143,6 +143,7 @@ struct actor {
 	struct pending	*pend;
 	uint32_t	 pend_cap;	/* a power of two */
 	uint32_t	 npend;
+	uint32_t	 reply_cap;	/* answers the reply lane holds */
 	uint32_t	 ndone;		/* answered, not yet returned */
 	int64_t		 min_deadline;	/* <= every pending deadline */
 	unsigned char	*rbuf;		/* a reply being read */

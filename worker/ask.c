@@ -10,6 +10,11 @@
  * the asks a dying actor held or had queued (reaped.c), so none waits for
  * its timeout because of a death.
  *
+ * A caller has at most as many asks in flight as its reply lane holds
+ * answers (reply_cap): one more is refused (ACTOR_EFULL) before it is
+ * sent, because its answer could find the lane full, become a dead letter
+ * and leave the ask to wait for its timeout.
+ *
  * Owns: the process-local table of asks in flight (open addressing, keyed
  * by corr) and the queue of answers taken early.  Must never block past
  * the earliest deadline of the caller.
@@ -207,6 +212,8 @@ actor_ask_send(struct actor *a, struct actor_ref ref, uint32_t tag,
 
 	if (a->idx < 0)
 		return ACTOR_ENOMAILBOX;
+	if (a->npend >= a->reply_cap)
+		return ACTOR_EFULL;	/* its answer might find no room */
 	if ((rc = make_room(a)) < 0)
 		return rc;
 	if ((rc = ask_post(a, ref, tag, data, len, timeout_ns, &c,
@@ -400,6 +407,8 @@ actor_ask(struct actor *a, struct actor_ref ref, uint32_t tag,
 	int64_t deadline, now;
 	int rc;
 
+	if (a->idx >= 0 && a->npend >= a->reply_cap)
+		return ACTOR_EFULL;	/* its answer might find no room */
 	if ((rc = ask_post(a, ref, tag, data, len, timeout_ns, &corr,
 	    &deadline)) < 0)
 		return rc;

@@ -45,6 +45,7 @@ static int
 init(struct actor *a, struct shm_arena *arena, int32_t idx, char *err,
     size_t errlen)
 {
+	struct shm_mailbox_layout lay;
 	uint64_t r = 0;
 	int rc;
 
@@ -76,6 +77,12 @@ init(struct actor *a, struct shm_arena *arena, int32_t idx, char *err,
 		a->incarnation = shm_actor_incarnation(arena, (uint32_t)idx);
 		(void)shm_actor_path(arena, (uint32_t)idx, a->name,
 		    sizeof(a->name));
+		if ((rc = shm_mailbox_layout(arena, (uint32_t)idx, &lay)) < 0) {
+			snprintf(err, errlen, "mailbox %d: %s", (int)idx,
+			    shm_strerror(rc));
+			return rc;
+		}
+		a->reply_cap = lay.reply_capacity;
 		a->rbuf_len = shm_payload_max(arena, (uint32_t)idx);
 		if ((a->rbuf = malloc(a->rbuf_len + 1)) == NULL) {
 			snprintf(err, errlen, "malloc: %s", strerror(errno));
