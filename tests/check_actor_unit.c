@@ -605,6 +605,37 @@ START_TEST(watch_of_the_dead_with_full_lane)
 END_TEST
 
 /*
+ * A client that watches a long-lived actor and restarts again and again:
+ * the watches of its dead incarnations do not fill the actor's watcher
+ * set (64 entries), and the actor's death reaches the live one once.
+ */
+START_TEST(watches_of_dead_watchers_are_reclaimed)
+{
+	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
+	struct actor *w = open_(ar, 0);
+	struct actor_owed *owed = NULL;
+	struct actor_ref t = { 1, ACTOR_ANY };
+	int seen[2] = { 0 };
+	uint32_t i;
+
+	for (i = 0; i < 3 * ACTOR_WATCHERS; i++) {
+		ck_assert_int_eq(actor_watch(w, t), 0);
+		actor_close(w);
+		ck_assert_int_eq(actor_reaped(ar, 0, 0, 9, &owed), 0);
+		ck_assert_uint_eq(actor_prepare_start(ar, 0), i + 2);
+		shm_actor_set_state(ar, 0, SHM_ACTOR_UP);
+		w = open_(ar, 0);
+	}
+	ck_assert_int_eq(actor_watch(w, t), 0);
+	ck_assert_int_eq(actor_reaped(ar, 1, 0, 1 << 8, &owed), 0);
+	ck_assert_ptr_null(owed);
+	ck_assert_int_eq(take_terminated(w, seen, 2), 1);
+	actor_close(w);
+	shm_detach(ar);
+}
+END_TEST
+
+/*
  * No more asks in flight than the reply lane holds answers: one more is
  * refused at once, instead of its answer becoming a dead letter "mailbox
  * full" and the ask waiting for its timeout.
@@ -689,6 +720,7 @@ unit_suite(void)
 	tcase_add_test(tc, owed_dropped_when_watcher_dies);
 	tcase_add_test(tc, watch_of_the_dead_with_full_lane);
 	tcase_add_test(tc, asks_in_flight_bounded_by_reply_lane);
+	tcase_add_test(tc, watches_of_dead_watchers_are_reclaimed);
 	suite_add_tcase(s, tc);
 	return s;
 }

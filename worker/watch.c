@@ -44,6 +44,7 @@ static bool	 watcher_alive(struct shm_arena *, uint32_t, uint32_t);
 static bool	 owed_to(const struct actor_owed *, size_t, uint32_t);
 static int	 owe(struct actor_owed **, uint32_t, uint32_t,
 		    const struct actor_terminated *);
+static uint32_t	 claim_entry(struct shm_arena *, struct ar_hdr *, uint64_t);
 static int	 offer_or_owe(struct shm_producer *, uint32_t, uint32_t,
 		    const struct actor_terminated *, struct actor_owed **);
 
@@ -252,12 +253,39 @@ watch_notify(struct shm_producer *p, struct shm_arena *a, uint32_t who,
 	return sent;
 }
 
+/*
+ * A free entry of the watcher set, or one whose watcher has died (its
+ * watches died with it; nobody else will free the entry before the
+ * watched actor dies, so without this a long-lived actor's set fills up
+ * with the watches of its clients' past incarnations): set to mine, by
+ * CAS.  Its index, or ACTOR_WATCHERS if every entry is live.
+ */
+static uint32_t
+claim_entry(struct shm_arena *a, struct ar_hdr *h, uint64_t mine)
+{
+	uint64_t w;
+	uint32_t i;
+
+	for (i = 0; i < ACTOR_WATCHERS; i++) {
+		w = 0;
+		if (atomic_compare_exchange_strong(&h->watchers[i], &w, mine))
+			return i;
+	}
+	for (i = 0; i < ACTOR_WATCHERS; i++) {
+		w = atomic_load(&h->watchers[i]);
+		if (w != 0 && !watcher_alive(a, W_IDX(w), W_WINC(w)) &&
+		    atomic_compare_exchange_strong(&h->watchers[i], &w, mine))
+			return i;
+	}
+	return ACTOR_WATCHERS;
+}
+
 int
 actor_watch(struct actor *a, struct actor_ref ref)
 {
 	struct ar_hdr *h;
 	struct actor_terminated t;
-	uint64_t w, zero, mine;
+	uint64_t w, mine;
 	uint32_t tinc, i;
 	int wst;
 
@@ -268,13 +296,7 @@ actor_watch(struct actor *a, struct actor_ref ref)
 	tinc = ref.incarnation != ACTOR_ANY ? ref.incarnation :
 	    shm_actor_incarnation(a->arena, ref.index);
 	mine = W_MAKE((uint32_t)a->idx, a->incarnation, tinc);
-	for (i = 0; i < ACTOR_WATCHERS; i++) {
-		zero = 0;
-		if (atomic_compare_exchange_strong(&h->watchers[i], &zero,
-		    mine))
-			break;
-	}
-	if (i == ACTOR_WATCHERS)
+	if ((i = claim_entry(a->arena, h, mine)) == ACTOR_WATCHERS)
 		return ACTOR_EFULL;
 	/* actord bumps the incarnation before it scans the watchers. */
 	if (shm_actor_incarnation(a->arena, ref.index) == tinc && tinc != 0)
