@@ -723,6 +723,57 @@ END_TEST
 
 /* --- SIGTERM: the message in hand is finished, on_stop runs, exit 0 ------- */
 
+/*
+ * SIGTERM while the actor's system lane is full: the Stop that would wake
+ * its loop does not fit and is not needed (the loop is busy and sees the
+ * signal after the message in hand); it is no dead letter.
+ */
+static int
+fn_sigterm_full_lane(void *arg)
+{
+	struct actor *a = attach_or_die();
+	struct shm_arena *ar = actor_arena(a);
+	struct shm_producer *p;
+	struct actor_ref kv;
+	struct shm_msg sm;
+	int i, sent = 0;
+
+	(void)arg;
+	(void)actor_ready(a);
+	CLIENT_CHECK(actor_lookup(a, "/kv", &kv) == 0);
+	CLIENT_CHECK(actor_watch(a, kv) == 0);
+	CLIENT_CHECK(actor_tell(a, kv, T_SLOW, NULL, 0) == 0);
+	for (i = 0; i < WAIT * 10 && !atomic_load(&sh->blocked); i++)
+		sleep_us(100);
+	CLIENT_CHECK(shm_producer_open(ar, &p) == 0);
+	memset(&sm, 0, sizeof(sm));
+	sm.tag = 99;			/* the handler ignores it */
+	while (shm_offer(p, kv.index, SHM_LANE_SYSTEM, &sm, NULL) == 0)
+		sent++;
+	shm_producer_close(p);
+	atomic_store(&sh->val[2], sent);
+	CLIENT_CHECK(kill(shm_actor_pid(ar, kv.index), SIGTERM) == 0);
+	sleep_us(20000);	/* let the signal land mid-handler */
+	atomic_store(&sh->gate, 1);
+	take_terminated(a);
+	return client_finish(a);
+}
+
+START_TEST(sigterm_with_full_system_lane)
+{
+	struct actord *ad = run_scenario(spec_kv(3, ON_DOWN_KEEP,
+	    fn_sigterm_full_lane));
+
+	ck_assert_int_eq(sh->val[2], 16);
+	ck_assert_int_eq(sh->notes, 1);
+	ck_assert_int_eq(sh->val[15], 101);	/* on_stop ran after it */
+	ck_assert_int_eq(sh->nterm, 1);
+	ck_assert_int_eq(sh->term[0].exit_status, 0);
+	ck_assert_int_eq(count_dl(ad->arena, 0, SHM_DL_FULL), 0);
+	actord_free(ad);
+}
+END_TEST
+
 static int
 fn_sigterm(void *arg)
 {
@@ -975,6 +1026,7 @@ actor_suite(void)
 	ADD(tc, snapshot_survives_sigkill);
 	ADD(tc, exec_worker_counter);
 	ADD(tc, sigterm_finishes_the_message_in_hand);
+	ADD(tc, sigterm_with_full_system_lane);
 	suite_add_tcase(s, tc);
 	return s;
 }

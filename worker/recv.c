@@ -284,8 +284,13 @@ on_term(int sig)
 		m.sender.index = run_sig.idx;
 		m.sender.incarnation = run_sig.incarnation;
 		m.corr = run_sig.incarnation;
-		(void)shm_send(run_sig.prod, run_sig.idx, SHM_LANE_SYSTEM, &m,
-		    NULL, 0);
+		/*
+		 * Only to wake a sleeping loop: with the system lane full the
+		 * loop is not asleep and sees term_seen after this message,
+		 * so a Stop that does not fit is no dead letter.
+		 */
+		(void)shm_offer(run_sig.prod, run_sig.idx, SHM_LANE_SYSTEM, &m,
+		    NULL);
 	}
 	errno = saved;
 }
