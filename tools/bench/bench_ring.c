@@ -12,12 +12,15 @@
  * Round trip p50 and p99 (request in one mailbox, answer in the other
  * process's reply lane): the mailbox in spin-then-sleep and in pure futex
  * mode, the bare ring ping-pong, a pipe pair, a Unix socket pair, eventfd
- * ping-pong, ZeroMQ REQ/REP over ipc://.
+ * ping-pong, ZeroMQ REQ/REP over ipc://.  The four where both sides
+ * sleep (pipe pair, futex mailbox, Unix socket pair, eventfd) share two
+ * processes and alternate round trip by round trip (sleep_group_run).
  *
  * Prints a table (absolute figures and ratios to the bare ring, ZeroMQ and
  * the pipe: value / baseline) and writes every case as JSON to $BENCH_JSON.
  * BENCH_QUICK=0.1 scales the counts down; BENCH_ONLY=tput runs only the
- * cases whose JSON name contains that string.
+ * cases whose JSON name contains that string (rtt_sleep_group: the four
+ * sleeping round trips).
  * The machine is shared and noisy: every case runs ROUNDS times, the cases
  * interleaved round by round, and the median is reported; the issue's
  * targets are checked on the medians of the per-round ratios.
@@ -71,6 +74,7 @@ struct bench {
 	double		 bare_p50, zmq_p50, pipe_p50;
 	double		 bare_p99, zmq_p99, pipe_p99;
 	int		 fds[4];	/* the current fd case's, made before fork */
+	int		 sg[7];		/* the sleep group's (sleep_group_run) */
 };
 
 struct result {
@@ -130,24 +134,19 @@ static void	 mb_pong(struct bench *, long, enum shm_wait_mode);
 static void	 mb_ping(struct bench *, long, struct result *,
 		    enum shm_wait_mode);
 static void	 mb_pong_spin(struct bench *, long, struct result *);
-static void	 mb_pong_sleep(struct bench *, long, struct result *);
 static void	 mb_ping_spin(struct bench *, long, struct result *);
-static void	 mb_ping_sleep(struct bench *, long, struct result *);
 /* fds */
 static void	 fd_prod(int, long);
 static void	 fd_cons(int, long, struct result *);
-static void	 fd_pong(int, int, long, size_t);
-static void	 fd_ping(int, int, long, size_t, struct result *);
 static void	 pipe_prod(struct bench *, long, struct result *);
 static void	 pipe_cons(struct bench *, long, struct result *);
 static void	 unix_prod(struct bench *, long, struct result *);
 static void	 unix_cons(struct bench *, long, struct result *);
-static void	 pipe_pong(struct bench *, long, struct result *);
-static void	 pipe_ping(struct bench *, long, struct result *);
-static void	 unix_pong(struct bench *, long, struct result *);
-static void	 unix_ping(struct bench *, long, struct result *);
-static void	 efd_pong(struct bench *, long, struct result *);
-static void	 efd_ping(struct bench *, long, struct result *);
+static int	 sg_serve(struct bench *, struct shm_producer *, int);
+static int	 sg_call(struct bench *, struct shm_producer *, int);
+static void	 sg_pong(struct bench *, long, struct result *);
+static void	 sleep_group_run(struct bench *, long, struct result *);
+static void	 sleep_round(struct bench *, struct result (*)[ROUNDS], int);
 /* zmq */
 static void	 zmq_prod(struct bench *, long, struct result *);
 static void	 zmq_cons(struct bench *, long, struct result *);
@@ -177,16 +176,25 @@ static const struct bcase cases[] = {
 	{ "zeromq req/rep ipc", "rtt_zmq_ipc", UNIT_LATENCY,
 	    3000, zmq_pong, zmq_ping, 1, 2 },
 	{ "pipe pair", "rtt_pipe", UNIT_LATENCY,
-	    6000, pipe_pong, pipe_ping, 1, 3 },
+	    6000, NULL, NULL, 1, 3 },
 	{ "mailbox, spin-then-sleep", "rtt_mailbox_spin_sleep", UNIT_LATENCY,
 	    50000, mb_pong_spin, mb_ping_spin, 1, 0 },
 	{ "mailbox, futex sleep", "rtt_mailbox_sleep", UNIT_LATENCY,
-	    6000, mb_pong_sleep, mb_ping_sleep, 1, 0 },
+	    6000, NULL, NULL, 1, 0 },
 	{ "unix socket pair", "rtt_unix_socketpair", UNIT_LATENCY,
-	    6000, unix_pong, unix_ping, 1, 0 },
+	    6000, NULL, NULL, 1, 0 },
 	{ "eventfd ping-pong", "rtt_eventfd", UNIT_LATENCY,
-	    6000, efd_pong, efd_ping, 1, 0 },
+	    6000, NULL, NULL, 1, 0 },
 };
+/*
+ * The cases above without sides of their own (parent NULL) are the round
+ * trips where both sides sleep: sleep_group_run measures them together,
+ * in this order.
+ */
+static const char *const sleep_keys[] = {
+	"rtt_pipe", "rtt_mailbox_sleep", "rtt_unix_socketpair", "rtt_eventfd"
+};
+#define NSLEEP	4
 #define NCASES	(sizeof(cases) / sizeof(cases[0]))
 
 static uint64_t
@@ -475,22 +483,9 @@ mb_pong_spin(struct bench *b, long n, struct result *r)
 }
 
 static void
-mb_pong_sleep(struct bench *b, long n, struct result *r)
-{
-	(void)r;
-	mb_pong(b, n, SHM_WAIT_SLEEP);
-}
-
-static void
 mb_ping_spin(struct bench *b, long n, struct result *r)
 {
 	mb_ping(b, n, r, SHM_WAIT_SPIN_SLEEP);
-}
-
-static void
-mb_ping_sleep(struct bench *b, long n, struct result *r)
-{
-	mb_ping(b, n, r, SHM_WAIT_SLEEP);
 }
 
 /* --- pipes, sockets, eventfd ------------------------------------------------ */
@@ -544,35 +539,6 @@ fd_cons(int fd, long n, struct result *r)
 }
 
 static void
-fd_pong(int in, int out, long n, size_t len)
-{
-	unsigned char	 p[PAYLOAD];
-	long		 i;
-
-	for (i = 0; i < n + WARMUP; i++)
-		if (full_io(in, p, len, 0) < 0 || full_io(out, p, len, 1) < 0)
-			_exit(2);
-}
-
-static void
-fd_ping(int out, int in, long n, size_t len, struct result *r)
-{
-	unsigned char	 p[PAYLOAD] = { 1 };
-	uint64_t	*s = calloc((size_t)n, sizeof(*s)), t;
-	long		 i;
-
-	for (i = 0; i < n + WARMUP; i++) {
-		t = now_ns();
-		if (full_io(out, p, len, 1) < 0 || full_io(in, p, len, 0) < 0)
-			exit(2);
-		if (i >= WARMUP)
-			s[i - WARMUP] = now_ns() - t;
-	}
-	percentiles(s, n, r);
-	free(s);
-}
-
-static void
 pipe_prod(struct bench *b, long n, struct result *r)
 {
 	(void)b;
@@ -602,52 +568,148 @@ unix_cons(struct bench *b, long n, struct result *r)
 	fd_cons(b->fds[0], n, r);
 }
 
-/* b->fds[0] -> b->fds[1] is the request pipe, b->fds[2] -> b->fds[3] the answer. */
-static void
-pipe_pong(struct bench *b, long n, struct result *r)
+/*
+ * The round trips where both sides sleep (pipe pair, futex mailbox, Unix
+ * socket pair, eventfd) run in the same two processes, one round trip of
+ * each in turn, the first one rotating.  Run one after the other they met
+ * different machines: an idle vCPU here wakes in about 29 us for some
+ * 50 ms after a busy spell and in about 43 us after that, for every one
+ * of them alike, so whichever ran later looked slower (eventfd, a bare
+ * kernel wake-up, measured 1.07x a pipe that way).
+ *
+ * b->sg: [0] -> [1] the request pipe, [2] -> [3] the answer pipe, [4] the
+ * parent's end of the socket pair and [5] the child's, [6] unused; the
+ * eventfds are b->fds[0] (wakes the child) and b->fds[1] (the parent).
+ */
+
+/* Which mechanism round trip k of iteration i uses. */
+static int
+sg_which(long i, int k)
 {
-	(void)b;
+	return (int)((i + k) % NSLEEP);
+}
+
+/* The child's half of one round trip of mechanism w: 0, or -1. */
+static int
+sg_serve(struct bench *b, struct shm_producer *p, int w)
+{
+	unsigned char	 pl[PAYLOAD];
+	uint64_t	 v;
+	struct shm_msg	 m;
+
+	switch (w) {
+	case 0:
+		return full_io(b->sg[0], pl, PAYLOAD, 0) < 0 ||
+		    full_io(b->sg[3], pl, PAYLOAD, 1) < 0 ? -1 : 0;
+	case 1:
+		if (shm_recv_wait(b->arena, 1, SHM_LANES_INBOX,
+		    SHM_WAIT_SLEEP, 0, -1, &m, pl, sizeof(pl), NULL) != 0)
+			return -1;
+		m.flags = SHM_MSG_REPLY;
+		return shm_send(p, 0, SHM_LANE_REPLY, &m, pl, 0) != 0 ? -1 : 0;
+	case 2:
+		return full_io(b->sg[5], pl, PAYLOAD, 0) < 0 ||
+		    full_io(b->sg[5], pl, PAYLOAD, 1) < 0 ? -1 : 0;
+	default:
+		return full_io(b->fds[0], &v, sizeof(v), 0) < 0 ||
+		    full_io(b->fds[1], &v, sizeof(v), 1) < 0 ? -1 : 0;
+	}
+}
+
+/* The parent's half: send, then wait for the answer; 0, or -1. */
+static int
+sg_call(struct bench *b, struct shm_producer *p, int w)
+{
+	unsigned char	 pl[PAYLOAD] = { 1 };
+	uint64_t	 v = 1;
+	struct shm_msg	 m;
+
+	switch (w) {
+	case 0:
+		return full_io(b->sg[1], pl, PAYLOAD, 1) < 0 ||
+		    full_io(b->sg[2], pl, PAYLOAD, 0) < 0 ? -1 : 0;
+	case 1:
+		memset(&m, 0, sizeof(m));
+		m.len = PAYLOAD;
+		m.flags = SHM_MSG_ASK;
+		if (shm_send(p, 1, SHM_LANE_MAIN, &m, pl, SHM_NO_TIMEOUT) != 0)
+			return -1;
+		return shm_recv_wait(b->arena, 0, SHM_LANE_BIT(SHM_LANE_REPLY),
+		    SHM_WAIT_SLEEP, 0, -1, &m, pl, sizeof(pl), NULL) != 0 ?
+		    -1 : 0;
+	case 2:
+		return full_io(b->sg[4], pl, PAYLOAD, 1) < 0 ||
+		    full_io(b->sg[4], pl, PAYLOAD, 0) < 0 ? -1 : 0;
+	default:
+		return full_io(b->fds[0], &v, sizeof(v), 1) < 0 ||
+		    full_io(b->fds[1], &v, sizeof(v), 0) < 0 ? -1 : 0;
+	}
+}
+
+static void
+sg_pong(struct bench *b, long n, struct result *r)
+{
+	struct shm_producer *p;
+	long		 i;
+	int		 k;
+
 	(void)r;
-	fd_pong(b->fds[0], b->fds[3], n, PAYLOAD);
+	if (shm_producer_open(b->arena, &p) < 0)
+		_exit(2);
+	for (i = 0; i < n + WARMUP; i++)
+		for (k = 0; k < NSLEEP; k++)
+			if (sg_serve(b, p, sg_which(i, k)) < 0)
+				_exit(3);
+	shm_producer_close(p);
 }
 
+/* One round of the sleep group: out[w] for sleep_keys[w]. */
 static void
-pipe_ping(struct bench *b, long n, struct result *r)
+sleep_group_run(struct bench *b, long n, struct result *out)
 {
-	(void)b;
-	fd_ping(b->fds[1], b->fds[2], n, PAYLOAD, r);
-}
+	struct shm_producer *p;
+	uint64_t	*s[NSLEEP], t;
+	long		 i;
+	int		 k, w, sv[2];
+	pid_t		 pid;
 
-/* A socket pair: b->fds[0] is the parent's end, b->fds[1] the child's. */
-static void
-unix_pong(struct bench *b, long n, struct result *r)
-{
-	(void)b;
-	(void)r;
-	fd_pong(b->fds[1], b->fds[1], n, PAYLOAD);
-}
-
-static void
-unix_ping(struct bench *b, long n, struct result *r)
-{
-	(void)b;
-	fd_ping(b->fds[0], b->fds[0], n, PAYLOAD, r);
-}
-
-/* Two eventfds: b->fds[0] wakes the child, b->fds[1] wakes the parent. */
-static void
-efd_pong(struct bench *b, long n, struct result *r)
-{
-	(void)b;
-	(void)r;
-	fd_pong(b->fds[0], b->fds[1], n, sizeof(uint64_t));
-}
-
-static void
-efd_ping(struct bench *b, long n, struct result *r)
-{
-	(void)b;
-	fd_ping(b->fds[0], b->fds[1], n, sizeof(uint64_t), r);
+	arena_new(b);
+	memset(b->sg, -1, sizeof(b->sg));
+	if (pipe(b->sg) == -1 || pipe(b->sg + 2) == -1 ||
+	    socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == -1)
+		exit(1);
+	b->sg[4] = sv[0];
+	b->sg[5] = sv[1];
+	b->fds[0] = eventfd(0, 0);
+	b->fds[1] = eventfd(0, 0);
+	b->fds[2] = b->fds[3] = -1;
+	if (b->fds[0] < 0 || b->fds[1] < 0)
+		exit(1);
+	for (w = 0; w < NSLEEP; w++)
+		if ((s[w] = calloc((size_t)n, sizeof(*s[w]))) == NULL)
+			exit(1);
+	pid = spawn(b, sg_pong, n);
+	if (shm_producer_open(b->arena, &p) < 0)
+		exit(2);
+	for (i = 0; i < n + WARMUP; i++)
+		for (k = 0; k < NSLEEP; k++) {
+			w = sg_which(i, k);
+			t = now_ns();
+			if (sg_call(b, p, w) < 0)
+				exit(3);
+			if (i >= WARMUP)
+				s[w][i - WARMUP] = now_ns() - t;
+		}
+	shm_producer_close(p);
+	reap(pid);
+	for (w = 0; w < NSLEEP; w++) {
+		percentiles(s[w], n, &out[w]);
+		free(s[w]);
+	}
+	for (k = 0; k < 7; k++)
+		if (b->sg[k] >= 0)
+			close(b->sg[k]);
+	close_fds(b);
 }
 
 /* --- ZeroMQ ----------------------------------------------------------------- */
@@ -744,24 +806,13 @@ zmq_ping(struct bench *b, long n, struct result *r)
 static void
 setup_fds(struct bench *b, const struct bcase *c)
 {
-	int	 p[2];
-
 	memset(b->fds, -1, sizeof(b->fds));
 	if (c->parent == pipe_cons) {
 		if (pipe(b->fds) == -1)
 			exit(1);
-	} else if (c->parent == unix_cons || c->parent == unix_ping) {
+	} else if (c->parent == unix_cons) {
 		if (socketpair(AF_UNIX, SOCK_STREAM, 0, b->fds) == -1)
 			exit(1);
-	} else if (c->parent == pipe_ping) {
-		if (pipe(b->fds) == -1 || pipe(p) == -1)
-			exit(1);
-		/* b->fds[0] read / b->fds[1] write: request; p: answer */
-		b->fds[2] = p[0];
-		b->fds[3] = p[1];
-	} else if (c->parent == efd_ping) {
-		b->fds[0] = eventfd(0, 0);
-		b->fds[1] = eventfd(0, 0);
 	}
 }
 
@@ -971,6 +1022,22 @@ emit(struct bench *b, const struct bcase *c, const char *suffix, double v,
 	}
 }
 
+/* The sleep group's round, its figures filed under their own cases. */
+static void
+sleep_round(struct bench *b, struct result (*rs)[ROUNDS], int round)
+{
+	struct result	 out[NSLEEP];
+	long		 n = (long)((double)cases[case_of("rtt_pipe")].n *
+			    b->scale);
+	int		 w;
+
+	if (n < 1000)
+		n = 1000;
+	sleep_group_run(b, n, out);
+	for (w = 0; w < NSLEEP; w++)
+		rs[case_of(sleep_keys[w])][round] = out[w];
+}
+
 int
 main(void)
 {
@@ -1009,14 +1076,19 @@ main(void)
 	    "vs zmq", "vs pipe");
 	for (round = 0; round < ROUNDS; round++) {
 		for (i = 0; i < NCASES; i++)
-			if (only == NULL || strstr(cases[i].key, only) != NULL)
+			if (cases[i].parent != NULL && (only == NULL ||
+			    strstr(cases[i].key, only) != NULL))
 				run_case(&b, &cases[i], &rs[i][round]);
+		if (only == NULL || strstr("rtt_sleep_group", only) != NULL)
+			sleep_round(&b, rs, round);
 		fprintf(stderr, "bench_ring: round %d of %d done\n",
 		    round + 1, ROUNDS);
 	}
 	baselines(&b, rs);
 	for (i = 0; i < NCASES; i++)
-		if (only == NULL || strstr(cases[i].key, only) != NULL)
+		if (only == NULL || strstr(cases[i].key, only) != NULL ||
+		    (cases[i].parent == NULL &&
+		    strstr("rtt_sleep_group", only) != NULL))
 			report(&b, &cases[i], rs[i], ROUNDS);
 	if (only == NULL)
 		targets(rs);
