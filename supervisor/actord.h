@@ -407,6 +407,8 @@ struct actord {
 	size_t		 nreap_pending;
 	struct actor_owed *owed;	/* Terminated waiting for room */
 	struct timer	 owed_timer;	/* offers them again */
+	int		 owed_ms;	/* after this long; doubles while stuck */
+	int		 owed_n;	/* how many were owed at the last offer */
 	struct actor	*self_actor;	/* actord's own actor (asks.c) */
 	int32_t		 self_mbox;	/* its mailbox, or -1 */
 	int		 bell_fd;	/* its doorbell, or -1 */

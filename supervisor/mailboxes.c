@@ -25,6 +25,7 @@
  * libactor's business (asks.c for actord's own).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,7 @@
 #define REAP_RETRY_MS		5
 #define REAP_RETRIES		200	/* a second of ambiguous claims at most */
 #define OWED_RETRY_MS		5	/* Terminated for a full system lane */
+#define OWED_RETRY_MAX_MS	100	/* ... while their watcher reads nothing */
 
 static uint32_t	pow2_at_least(uint32_t);
 static void	on_reap_retry(void *);
@@ -504,14 +506,20 @@ mailboxes_reaped(struct actord *ad, pid_t pid, int wstatus, struct node *n)
 		timer_after(&ad->loop, &ad->reap_timer, REAP_RETRY_MS);
 }
 
-/* Terminated owed to watchers with a full system lane: offer them soon. */
+/*
+ * Terminated owed to watchers with a full system lane: offer them again
+ * in 5 ms, and then twice as late each time none of them went out (up to
+ * 100 ms), so that a watcher stuck in a handler costs actord little.
+ */
 static void
 owed_later(struct actord *ad)
 {
 	if (ad->owed != NULL && !timer_pending(&ad->owed_timer)) {
 		log_debug("arena: Terminated messages wait for room on a "
 		    "watcher's system lane");
-		timer_after(&ad->loop, &ad->owed_timer, OWED_RETRY_MS);
+		ad->owed_ms = OWED_RETRY_MS;
+		ad->owed_n = INT_MAX;
+		timer_after(&ad->loop, &ad->owed_timer, ad->owed_ms);
 	}
 }
 
@@ -519,9 +527,17 @@ static void
 on_owed_retry(void *arg)
 {
 	struct actord *ad = arg;
+	int n = actor_deliver_owed(ad->arena, &ad->owed);
 
-	if (actor_deliver_owed(ad->arena, &ad->owed) > 0)
-		timer_after(&ad->loop, &ad->owed_timer, OWED_RETRY_MS);
+	if (n <= 0)
+		return;
+	if (n >= ad->owed_n)
+		ad->owed_ms = ad->owed_ms * 2 > OWED_RETRY_MAX_MS ?
+		    OWED_RETRY_MAX_MS : ad->owed_ms * 2;
+	else
+		ad->owed_ms = OWED_RETRY_MS;
+	ad->owed_n = n;
+	timer_after(&ad->loop, &ad->owed_timer, ad->owed_ms);
 }
 
 static void
