@@ -56,6 +56,25 @@ wait_gate(void)
 		sleep_us(100);
 }
 
+/* Until the kv actor says it is inside a blocking handler. */
+static void
+wait_blocked(void)
+{
+	int i;
+
+	for (i = 0; i < WAIT * 10 && atomic_load(&sh->blocked) == 0; i++)
+		sleep_us(100);
+}
+
+/* SIGTERM to actor idx while its handler waits for the gate; open it. */
+static void
+sigterm_mid_handler(struct shm_arena *ar, uint32_t idx)
+{
+	CLIENT_CHECK(kill(shm_actor_pid(ar, idx), SIGTERM) == 0);
+	sleep_us(20000);	/* let the signal land mid-handler */
+	atomic_store(&sh->gate, 1);
+}
+
 /* --- the actors ------------------------------------------------------------- */
 
 static int
@@ -529,8 +548,7 @@ fn_queued(void *arg)
 	(void)actor_ready(a);
 	CLIENT_CHECK(actor_lookup(a, "/kv", &q) == 0);
 	CLIENT_CHECK(actor_tell(a, q, T_BLOCK, NULL, 0) == 0);
-	for (i = 0; i < WAIT * 10 && !atomic_load(&sh->blocked); i++)
-		sleep_us(100);
+	wait_blocked();
 	q.incarnation = ACTOR_ANY;
 	for (i = 0; i < 5; i++)
 		CLIENT_CHECK(actor_tell(a, q, T_NOTE, NULL, 0) == 0);
@@ -736,15 +754,14 @@ fn_sigterm_full_lane(void *arg)
 	struct shm_producer *p;
 	struct actor_ref kv;
 	struct shm_msg sm;
-	int i, sent = 0;
+	int sent = 0;
 
 	(void)arg;
 	(void)actor_ready(a);
 	CLIENT_CHECK(actor_lookup(a, "/kv", &kv) == 0);
 	CLIENT_CHECK(actor_watch(a, kv) == 0);
 	CLIENT_CHECK(actor_tell(a, kv, T_SLOW, NULL, 0) == 0);
-	for (i = 0; i < WAIT * 10 && !atomic_load(&sh->blocked); i++)
-		sleep_us(100);
+	wait_blocked();
 	CLIENT_CHECK(shm_producer_open(ar, &p) == 0);
 	memset(&sm, 0, sizeof(sm));
 	sm.tag = 99;			/* the handler ignores it */
@@ -752,9 +769,7 @@ fn_sigterm_full_lane(void *arg)
 		sent++;
 	shm_producer_close(p);
 	atomic_store(&sh->val[2], sent);
-	CLIENT_CHECK(kill(shm_actor_pid(ar, kv.index), SIGTERM) == 0);
-	sleep_us(20000);	/* let the signal land mid-handler */
-	atomic_store(&sh->gate, 1);
+	sigterm_mid_handler(ar, kv.index);
 	take_terminated(a);
 	return client_finish(a);
 }
@@ -781,18 +796,15 @@ fn_sigterm(void *arg)
 	struct shm_arena *ar = actor_arena(a);
 	struct actor_ref kv;
 	struct actor_msg r;
-	int i, n;
+	int n;
 
 	(void)arg;
 	(void)actor_ready(a);
 	CLIENT_CHECK(actor_lookup(a, "/kv", &kv) == 0);
 	CLIENT_CHECK(actor_watch(a, kv) == 0);
 	CLIENT_CHECK(actor_tell(a, kv, T_SLOW, NULL, 0) == 0);
-	for (i = 0; i < WAIT * 10 && !atomic_load(&sh->blocked); i++)
-		sleep_us(100);
-	CLIENT_CHECK(kill(shm_actor_pid(ar, kv.index), SIGTERM) == 0);
-	sleep_us(20000);	/* let the signal land mid-handler */
-	atomic_store(&sh->gate, 1);
+	wait_blocked();
+	sigterm_mid_handler(ar, kv.index);
 	take_terminated(a);
 	/* The next incarnation ignores the Stop left for the last one ... */
 	CLIENT_CHECK(wait_new_incarnation(ar, kv.index, kv.incarnation,

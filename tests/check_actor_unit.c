@@ -19,8 +19,9 @@
 #include "worker/actor.h"
 #include "worker/actor_impl.h"
 
+/* n actors up, their main lanes cap cells by policy ov, reply lanes rcap. */
 static struct shm_arena *
-arena(uint32_t n, enum shm_overflow ov, uint32_t cap)
+arena_reply(uint32_t n, enum shm_overflow ov, uint32_t cap, uint32_t rcap)
 {
 	struct shm_mailbox_layout mb[32];
 	struct shm_layout l;
@@ -34,7 +35,7 @@ arena(uint32_t n, enum shm_overflow ov, uint32_t cap)
 		mb[i].capacity = cap;
 		mb[i].cell = 128;
 		mb[i].sys_capacity = 16;
-		mb[i].reply_capacity = 2048;
+		mb[i].reply_capacity = rcap;
 		mb[i].overflow = ov;
 		mb[i].block_timeout_ms = 10;
 		mb[i].state_size = (uint32_t)actor_region_size(256);
@@ -53,6 +54,12 @@ arena(uint32_t n, enum shm_overflow ov, uint32_t cap)
 		shm_actor_set_state(a, i, SHM_ACTOR_UP);
 	}
 	return a;
+}
+
+static struct shm_arena *
+arena(uint32_t n, enum shm_overflow ov, uint32_t cap)
+{
+	return arena_reply(n, ov, cap, 2048);
 }
 
 static struct actor *
@@ -501,6 +508,28 @@ take_terminated(struct actor *w, int *seen, int nseen)
 	return n;
 }
 
+/* w watches actors first..last (their current incarnations). */
+static void
+watch_range(struct actor *w, uint32_t first, uint32_t last)
+{
+	uint32_t i;
+
+	for (i = first; i <= last; i++)
+		ck_assert_int_eq(actor_watch(w,
+		    (struct actor_ref){ i, ACTOR_ANY }), 0);
+}
+
+/* Actors first..last die, each with exit status its index. */
+static void
+reap_range(struct shm_arena *ar, uint32_t first, uint32_t last,
+    struct actor_owed **owed)
+{
+	uint32_t i;
+
+	for (i = first; i <= last; i++)
+		ck_assert_int_eq(actor_reaped(ar, i, 0, (int)i << 8, owed), 0);
+}
+
 /*
  * BURST watched actors die at once while their watcher reads nothing:
  * its system lane (16 cells) takes the first ones and the rest are owed,
@@ -514,14 +543,9 @@ START_TEST(terminated_burst_is_owed_not_lost)
 	struct actor_owed *owed = NULL;
 	struct actor_dl_counters dl;
 	int seen[BURST + 1] = { 0 }, got, rounds = 0;
-	uint32_t i;
 
-	for (i = 1; i <= BURST; i++)
-		ck_assert_int_eq(actor_watch(w,
-		    (struct actor_ref){ i, ACTOR_ANY }), 0);
-	for (i = 1; i <= BURST; i++)
-		ck_assert_int_eq(actor_reaped(ar, i, 0, (int)i << 8, &owed),
-		    0);
+	watch_range(w, 1, BURST);
+	reap_range(ar, 1, BURST, &owed);
 	ck_assert_ptr_nonnull(owed);
 	ck_assert_int_eq(actor_deliver_owed(ar, &owed), BURST - 16);
 	got = 0;
@@ -546,14 +570,9 @@ START_TEST(owed_dropped_when_watcher_dies)
 	struct actor *w = open_(ar, 0);
 	struct actor_owed *owed = NULL;
 	struct actor_msg m;
-	uint32_t i;
 
-	for (i = 1; i <= BURST; i++)
-		ck_assert_int_eq(actor_watch(w,
-		    (struct actor_ref){ i, ACTOR_ANY }), 0);
-	for (i = 1; i <= BURST; i++)
-		ck_assert_int_eq(actor_reaped(ar, i, 0, (int)i << 8, &owed),
-		    0);
+	watch_range(w, 1, BURST);
+	reap_range(ar, 1, BURST, &owed);
 	ck_assert_int_eq(actor_deliver_owed(ar, &owed), BURST - 16);
 	actor_close(w);
 	ck_assert_int_eq(actor_reaped(ar, 0, 0, 9, &owed), 0);
@@ -581,14 +600,9 @@ START_TEST(watch_of_the_dead_with_full_lane)
 	struct actor_owed *owed = NULL;
 	struct actor_dl_counters dl;
 	int seen[BURST + 1] = { 0 }, got = 0, rounds = 0;
-	uint32_t i;
 
-	for (i = 1; i <= 16; i++)
-		ck_assert_int_eq(actor_watch(w,
-		    (struct actor_ref){ i, ACTOR_ANY }), 0);
-	for (i = 1; i <= 17; i++)
-		ck_assert_int_eq(actor_reaped(ar, i, 0, (int)i << 8, &owed),
-		    0);
+	watch_range(w, 1, 16);
+	reap_range(ar, 1, 17, &owed);
 	ck_assert_ptr_null(owed);	/* 16 watched, 16 cells */
 	/* Incarnation 1 of actor 17 is dead: its Terminated comes at once. */
 	ck_assert_int_eq(actor_watch(w, (struct actor_ref){ 17, 1 }), 0);
@@ -642,38 +656,14 @@ END_TEST
  */
 START_TEST(asks_in_flight_bounded_by_reply_lane)
 {
-	struct shm_mailbox_layout mb[2];
-	struct shm_layout l;
-	struct shm_arena *ar;
+	struct shm_arena *ar = arena_reply(2, SHM_OVERFLOW_BLOCK, 16, 64);
 	struct actor *c, *s;
 	struct actor_ref to = { 1, ACTOR_ANY };
 	struct actor_msg m;
 	struct actor_dl_counters dl;
-	char err[SHM_ERRBUF];
 	uint64_t corr;
 	uint32_t i;
 
-	memset(mb, 0, sizeof(mb));
-	for (i = 0; i < 2; i++) {
-		mb[i].capacity = 16;
-		mb[i].cell = 128;
-		mb[i].sys_capacity = 16;
-		mb[i].reply_capacity = 64;
-		mb[i].overflow = SHM_OVERFLOW_BLOCK;
-		mb[i].block_timeout_ms = 10;
-		mb[i].state_size = (uint32_t)actor_region_size(256);
-	}
-	memset(&l, 0, sizeof(l));
-	l.nmailboxes = 2;
-	l.mailboxes = mb;
-	l.nproducers = 8;
-	l.dl_capacity = 64;
-	ck_assert_int_eq(shm_create(&l, "unit", &ar, err, sizeof(err)), 0);
-	for (i = 0; i < 2; i++) {
-		ck_assert_int_eq(actor_configure(ar, i, NULL), 0);
-		ck_assert_uint_eq(actor_prepare_start(ar, i), 1);
-		shm_actor_set_state(ar, i, SHM_ACTOR_UP);
-	}
 	c = open_(ar, 0);
 	s = open_(ar, 1);
 	for (i = 0; i < 64; i++) {
