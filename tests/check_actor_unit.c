@@ -619,6 +619,52 @@ START_TEST(watch_of_the_dead_with_full_lane)
 END_TEST
 
 /*
+ * The actor dies with an ask queued (on_down = fail) while the asker's
+ * reply lane is full of answers it has not read yet: the error answer is
+ * owed, not dead-lettered, and the ask fails as soon as there is room,
+ * not by its timeout.
+ */
+START_TEST(error_answer_owed_when_reply_lane_full)
+{
+	struct shm_arena *ar = arena_reply(2, SHM_OVERFLOW_BLOCK, 16, 64);
+	struct actor_policy fail = { 3, ACTOR_ON_DOWN_FAIL,
+	    ACTOR_WHILE_DOWN_QUEUE };
+	struct actor *c = open_(ar, 0);
+	struct actor_ref to = { 1, ACTOR_ANY };
+	struct actor_owed *owed = NULL;
+	struct actor_dead_letter d;
+	struct shm_producer *p;
+	struct actor_msg m;
+	struct shm_msg fake;
+	uint64_t corr, got, cur = 0;
+	int i, full = 0;
+
+	ck_assert_int_eq(actor_configure(ar, 1, &fail), 0);
+	ck_assert_int_eq(actor_ask_send(c, to, 1, "q", 1, 10000000000LL,
+	    &corr), 0);
+	ck_assert_int_eq(shm_producer_open(ar, &p), 0);
+	memset(&fake, 0, sizeof(fake));
+	fake.flags = SHM_MSG_REPLY;
+	fake.corr = corr + 1;		/* answers nobody waits for */
+	for (i = 0; i < 64; i++)
+		ck_assert_int_eq(shm_send(p, 0, SHM_LANE_REPLY, &fake, NULL,
+		    0), 0);
+	shm_producer_close(p);
+	ck_assert_int_eq(actor_reaped(ar, 1, 0, 9, &owed), 0);
+	ck_assert_int_eq(actor_deliver_owed(ar, &owed), 1);
+	ck_assert_int_eq(actor_ask_next(c, &m, 0, &got), ACTOR_EAGAIN);
+	ck_assert_int_eq(actor_deliver_owed(ar, &owed), 0);
+	ck_assert_int_eq(actor_ask_next(c, &m, 0, &got), ACTOR_EFAILED);
+	ck_assert_uint_eq(got, corr);
+	while (actor_dl_read(ar, &cur, &d) == 1)
+		full += d.reason == SHM_DL_FULL;
+	ck_assert_int_eq(full, 0);
+	actor_close(c);
+	shm_detach(ar);
+}
+END_TEST
+
+/*
  * A client that watches a long-lived actor and restarts again and again:
  * the watches of its dead incarnations do not fill the actor's watcher
  * set (64 entries), and the actor's death reaches the live one once.
@@ -711,6 +757,7 @@ unit_suite(void)
 	tcase_add_test(tc, watch_of_the_dead_with_full_lane);
 	tcase_add_test(tc, asks_in_flight_bounded_by_reply_lane);
 	tcase_add_test(tc, watches_of_dead_watchers_are_reclaimed);
+	tcase_add_test(tc, error_answer_owed_when_reply_lane_full);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -164,7 +164,8 @@ bool	 ar_stale(struct shm_arena *, uint32_t idx, uint64_t corr);
 
 /* send.c */
 int	 send_error_reply(struct shm_producer *, struct shm_arena *,
-	    const struct shm_msg *ask, int code, const char *text);
+	    const struct shm_msg *ask, int code, const char *text,
+	    struct actor_owed **);
 int	 send_raw(struct actor *, struct actor_ref, enum shm_lane,
 	    struct shm_msg *, const void *data, int64_t timeout_ns);
 int	 send_stamped(struct actor *, struct actor_ref, enum shm_lane,
@@ -174,11 +175,16 @@ int	 send_stamped(struct actor *, struct actor_ref, enum shm_lane,
 /* snapshot.c */
 int	 snap_latest(struct ar_hdr *, uint64_t *handled);
 
+/* owed.c */
+int	 owed_send(struct shm_producer *, uint32_t to, uint32_t inc,
+	    uint32_t inc_mask, enum shm_lane, const struct shm_msg *,
+	    const void *, struct actor_owed **);
+int	 owed_flush(struct shm_producer *, struct shm_arena *,
+	    struct actor_owed **);
+
 /* watch.c */
 int	 watch_notify(struct shm_producer *, struct shm_arena *,
 	    uint32_t who, uint32_t dead_inc, int wstatus, struct actor_owed **);
-int	 owed_flush(struct shm_producer *, struct shm_arena *,
-	    struct actor_owed **);
 void	 terminated_fill(struct actor_terminated *, uint32_t idx,
 	    uint32_t inc, int wstatus);
 

@@ -13,9 +13,10 @@
  *     ask gets an error answer at once;
  *  4. on_down = fail: every queued ask gets an error answer, every queued
  *     tell becomes a dead letter "actor down"; on_down = keep: nothing;
- *  5. one Terminated to every watcher of the dead incarnation (kept in
- *     the caller's owed list, in order, while that watcher's system lane
- *     is full: watch.c).
+ *  5. one Terminated to every watcher of the dead incarnation.
+ *
+ * An error answer or a Terminated that finds its recipient's lane full
+ * is kept in the caller's owed list (owed.c), not dead-lettered.
  *
  * Owns: nothing of its own; runs in actord, while no consumer of that
  * mailbox lives.  Must never wait: actord's loop calls it.
@@ -26,7 +27,7 @@
 #include "worker/actor_impl.h"
 
 static void	 inhand(struct shm_producer *, struct shm_arena *, uint32_t,
-		    struct ar_hdr *);
+		    struct ar_hdr *, struct actor_owed **);
 static int	 fail_cb(void *, enum shm_lane, const struct shm_msg *,
 		    const void *);
 static bool	 still_queued(struct shm_arena *, uint32_t, uint32_t,
@@ -37,6 +38,7 @@ struct fail_arg {
 	struct shm_arena *a;
 	uint32_t	 idx;
 	struct ar_hdr	*h;
+	struct actor_owed **owed;
 };
 
 /* The in-hand copy is also the message still published at its lane's head. */
@@ -56,7 +58,7 @@ still_queued(struct shm_arena *a, uint32_t idx, uint32_t lane,
 
 static void
 inhand(struct shm_producer *p, struct shm_arena *a, uint32_t idx,
-    struct ar_hdr *h)
+    struct ar_hdr *h, struct actor_owed **owed)
 {
 	unsigned char *slot;
 	struct shm_msg m;
@@ -104,7 +106,7 @@ inhand(struct shm_producer *p, struct shm_arena *a, uint32_t idx,
 	if ((m.flags & SHM_MSG_ASK) && p != NULL) {
 		snprintf(text, sizeof(text), "poison: crashed the actor %u "
 		    "times", m.attempts);
-		(void)send_error_reply(p, a, &m, ACTOR_EPOISON, text);
+		(void)send_error_reply(p, a, &m, ACTOR_EPOISON, text, owed);
 	}
 	atomic_store(&h->inhand, IH_EMPTY);
 }
@@ -121,7 +123,7 @@ fail_cb(void *arg, enum shm_lane lane, const struct shm_msg *m,
 		atomic_fetch_add(&fa->h->asks_failed, 1);
 		if (fa->p != NULL)
 			(void)send_error_reply(fa->p, fa->a, m, ACTOR_EFAILED,
-			    "the actor died with the ask queued");
+			    "the actor died with the ask queued", fa->owed);
 	} else
 		shm_dl_put(fa->a, fa->idx, lane, SHM_DL_ACTOR_DOWN, m,
 		    payload);
@@ -158,12 +160,13 @@ actor_reaped(struct shm_arena *a, uint32_t idx, pid_t pid, int wstatus,
 	/* Without a slot, answers cannot go out; dead letters still do. */
 	if (shm_producer_open(a, &p) < 0)
 		p = NULL;
-	inhand(p, a, idx, h);
+	inhand(p, a, idx, h, owed);
 	if (h->on_down == ACTOR_ON_DOWN_FAIL) {
 		fa.p = p;
 		fa.a = a;
 		fa.idx = idx;
 		fa.h = h;
+		fa.owed = owed;
 		(void)shm_drain(a, idx, SHM_LANE_BIT(SHM_LANE_MAIN), 0,
 		    fail_cb, &fa);
 	}

@@ -164,7 +164,7 @@ refuse_stale(struct actor *a)
 	atomic_fetch_add(&a->hdr->stale, 1);
 	if (a->cur.flags & SHM_MSG_ASK)
 		(void)send_error_reply(a->prod, a->arena, &a->cur,
-		    ACTOR_ESTALE, "stale reference");
+		    ACTOR_ESTALE, "stale reference", &a->owed);
 	atomic_store(&a->hdr->inhand, IH_EMPTY);
 	return true;
 }
@@ -180,7 +180,7 @@ actor_recv(struct actor *a, struct actor_msg *out, int64_t timeout_ns)
 		return ACTOR_ENOMAILBOX;
 	if (a->holding)
 		actor_done(a);
-	/* Terminated our full system lane had no room for (watch.c). */
+	/* What our sends found no room for (owed.c). */
 	if (a->owed != NULL)
 		(void)owed_flush(a->prod, a->arena, &a->owed);
 	deadline = timeout_ns < 0 ? INT64_MAX :

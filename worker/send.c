@@ -159,12 +159,20 @@ reply_to(struct shm_producer *p, struct shm_arena *arena,
 	return shm_send(p, to, SHM_LANE_REPLY, m, data, 0);
 }
 
+/*
+ * An error answer to an ask.  With an owed list (actord at a death, a
+ * worker refusing a stale ask), an answer that finds the asker's reply
+ * lane full is owed (owed.c) instead of dead-lettered, so that the ask
+ * fails at once rather than by its timeout.
+ */
 int
 send_error_reply(struct shm_producer *p, struct shm_arena *arena,
-    const struct shm_msg *ask, int code, const char *text)
+    const struct shm_msg *ask, int code, const char *text,
+    struct actor_owed **owed)
 {
 	struct actor_error_reply er;
 	struct shm_msg m;
+	uint32_t to = ask->sender.index;
 
 	if ((ask->flags & SHM_MSG_ASK) == 0)
 		return ACTOR_ENOTASK;
@@ -176,7 +184,12 @@ send_error_reply(struct shm_producer *p, struct shm_arena *arena,
 	m.tag = 0;
 	m.len = sizeof(er);
 	m.flags = SHM_MSG_REPLY | SHM_MSG_ERROR;
-	return reply_to(p, arena, ask, &m, &er);
+	if (owed == NULL || to >= shm_nmailboxes(arena) ||
+	    shm_actor_incarnation(arena, to) != ask->sender.incarnation)
+		return reply_to(p, arena, ask, &m, &er);
+	m.corr = ask->corr;
+	return owed_send(p, to, ask->sender.incarnation, UINT32_MAX,
+	    SHM_LANE_REPLY, &m, &er, owed);
 }
 
 int
@@ -205,5 +218,5 @@ actor_reply_error(struct actor *a, int code, const char *text)
 	if (!a->holding)
 		return ACTOR_EINVAL;
 	return send_error_reply(a->prod, a->arena, &a->cur,
-	    code < 0 ? code : ACTOR_EREPLY, text);
+	    code < 0 ? code : ACTOR_EREPLY, text, NULL);
 }

@@ -8,44 +8,22 @@
  * exactly one Terminated per watched death, never two, never none.
  *
  * A Terminated that finds its watcher's system lane full (a burst of
- * deaths, a busy watcher: the lane has a few cells) is not dropped: it is
- * owed, kept in a list in order (actord's, passed to actor_reaped; the
- * watcher's own for the Terminated actor_watch sends itself), and offered
- * again until it fits; a watcher's later Terminated waits behind its
- * earlier ones.  One whose watcher died meanwhile is dropped, as the
- * watches of a dead watcher are.
+ * deaths, a busy watcher: the lane has a few cells) is owed, not dropped
+ * (owed.c): actord's list for those it sends, the watcher's own for the
+ * one actor_watch sends itself.
  *
- * Owns: the watcher sets and the owed lists.  Must never send a Terminated
- * for an entry it did not take, nor drop one its live watcher has not had.
+ * Owns: the watcher sets.  Must never send a Terminated for an entry it
+ * did not take.
  */
 #include <sys/wait.h>
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "worker/actor_impl.h"
 
-/* One Terminated its watcher's system lane had no room for yet. */
-struct owed_term {
-	uint32_t	 to;		/* the watcher */
-	uint32_t	 winc;		/* its incarnation's low 23 bits */
-	struct actor_terminated t;
-};
-
-struct actor_owed {
-	struct owed_term *v;
-	size_t		 n, cap;
-};
-
-static int	 send_terminated(struct shm_producer *, uint32_t, uint32_t,
-		    const struct actor_terminated *);
-static void	 terminated_msg(struct shm_msg *, uint32_t);
 static bool	 watcher_alive(struct shm_arena *, uint32_t, uint32_t);
-static bool	 owed_to(const struct actor_owed *, size_t, uint32_t);
-static int	 owe(struct actor_owed **, uint32_t, uint32_t,
-		    const struct actor_terminated *);
 static uint32_t	 claim_entry(struct shm_arena *, struct ar_hdr *, uint64_t);
-static int	 offer_or_owe(struct shm_producer *, uint32_t, uint32_t,
+static int	 send_terminated(struct shm_producer *, uint32_t, uint32_t,
 		    const struct actor_terminated *, struct actor_owed **);
 
 void
@@ -64,28 +42,22 @@ terminated_fill(struct actor_terminated *t, uint32_t idx, uint32_t inc,
 }
 
 /*
- * The watcher's incarnation (low 23 bits) travels in corr: a Terminated
- * still queued when its watcher died is not for the next incarnation,
- * whose receive drops it (recv.c), as the watches died with the watcher.
+ * A Terminated to incarnation winc (low 23 bits) of watcher `to`, now or
+ * owed (owed.c).  The watcher's incarnation travels in corr: one still
+ * queued when its watcher died is not for the next incarnation, whose
+ * receive drops it (recv.c), as the watches died with the watcher.
  */
-static void
-terminated_msg(struct shm_msg *m, uint32_t winc)
-{
-	memset(m, 0, sizeof(*m));
-	m->tag = ACTOR_SYS_TERMINATED;
-	m->len = sizeof(struct actor_terminated);
-	m->corr = TERM_FOR(winc);
-}
-
-/* Sent, or refused with a dead letter (a full lane: "mailbox full"). */
 static int
 send_terminated(struct shm_producer *p, uint32_t to, uint32_t winc,
-    const struct actor_terminated *t)
+    const struct actor_terminated *t, struct actor_owed **owed)
 {
 	struct shm_msg m;
 
-	terminated_msg(&m, winc);
-	return shm_send(p, to, SHM_LANE_SYSTEM, &m, t, 0);
+	memset(&m, 0, sizeof(m));
+	m.tag = ACTOR_SYS_TERMINATED;
+	m.len = sizeof(*t);
+	m.corr = TERM_FOR(winc);
+	return owed_send(p, to, winc, 0x7fffff, SHM_LANE_SYSTEM, &m, t, owed);
 }
 
 /* Is the watcher still the incarnation that watched? */
@@ -94,131 +66,6 @@ watcher_alive(struct shm_arena *a, uint32_t to, uint32_t winc)
 {
 	return to < shm_nmailboxes(a) &&
 	    (shm_actor_incarnation(a, to) & 0x7fffff) == winc;
-}
-
-/* Is one of the first n owed entries for watcher `to`? */
-static bool
-owed_to(const struct actor_owed *o, size_t n, uint32_t to)
-{
-	size_t i;
-
-	for (i = 0; o != NULL && i < n; i++)
-		if (o->v[i].to == to)
-			return true;
-	return false;
-}
-
-/* Append to the owed list: 0, or ACTOR_ESYS without memory. */
-static int
-owe(struct actor_owed **op, uint32_t to, uint32_t winc,
-    const struct actor_terminated *t)
-{
-	struct actor_owed *o = *op;
-	struct owed_term *v;
-	size_t cap;
-
-	if (o == NULL) {
-		if ((o = calloc(1, sizeof(*o))) == NULL)
-			return ACTOR_ESYS;
-		*op = o;
-	}
-	if (o->n == o->cap) {
-		cap = o->cap == 0 ? 16 : o->cap * 2;
-		if ((v = reallocarray(o->v, cap, sizeof(*v))) == NULL)
-			return ACTOR_ESYS;
-		o->v = v;
-		o->cap = cap;
-	}
-	o->v[o->n].to = to;
-	o->v[o->n].winc = winc;
-	o->v[o->n].t = *t;
-	o->n++;
-	return 0;
-}
-
-/*
- * Send a Terminated now if the watcher's system lane has room and nothing
- * older is owed to it; else owe it.  Without an owed list (owed NULL), or
- * without memory for one more entry, a full lane dead-letters it.
- */
-static int
-offer_or_owe(struct shm_producer *p, uint32_t to, uint32_t winc,
-    const struct actor_terminated *t, struct actor_owed **owed)
-{
-	struct shm_msg m;
-	int rc;
-
-	if (owed == NULL)
-		return p != NULL ? send_terminated(p, to, winc, t) :
-		    ACTOR_ENOSLOT;
-	if (p != NULL && !owed_to(*owed, *owed != NULL ? (*owed)->n : 0,
-	    to)) {
-		terminated_msg(&m, winc);
-		if ((rc = shm_offer(p, to, SHM_LANE_SYSTEM, &m, t)) !=
-		    SHM_EFULL)
-			return rc;
-	}
-	if (owe(owed, to, winc, t) == 0)
-		return 0;
-	return p != NULL ? send_terminated(p, to, winc, t) : ACTOR_ESYS;
-}
-
-/*
- * Offer every owed Terminated again, in order; drop those whose watcher
- * died.  Returns how many are still owed (the list is freed at 0).
- */
-int
-owed_flush(struct shm_producer *p, struct shm_arena *a,
-    struct actor_owed **op)
-{
-	struct actor_owed *o = *op;
-	struct owed_term e;
-	struct shm_msg m;
-	size_t i, kept = 0;
-
-	if (o == NULL)
-		return 0;
-	for (i = 0; i < o->n; i++) {
-		e = o->v[i];
-		if (!watcher_alive(a, e.to, e.winc))
-			continue;
-		terminated_msg(&m, e.winc);
-		if (p == NULL || owed_to(o, kept, e.to) ||
-		    shm_offer(p, e.to, SHM_LANE_SYSTEM, &m, &e.t) == SHM_EFULL)
-			o->v[kept++] = e;
-	}
-	o->n = kept;
-	if (kept == 0)
-		actor_owed_free(op);
-	return (int)kept;
-}
-
-int
-actor_deliver_owed(struct shm_arena *a, struct actor_owed **owed)
-{
-	struct shm_producer *p;
-	int n;
-
-	if (a == NULL || owed == NULL)
-		return ACTOR_EINVAL;
-	if (*owed == NULL)
-		return 0;
-	if (shm_producer_open(a, &p) < 0)
-		p = NULL;		/* no slot now: try again later */
-	n = owed_flush(p, a, owed);
-	if (p != NULL)
-		shm_producer_close(p);
-	return n;
-}
-
-void
-actor_owed_free(struct actor_owed **owed)
-{
-	if (owed == NULL || *owed == NULL)
-		return;
-	free((*owed)->v);
-	free(*owed);
-	*owed = NULL;
 }
 
 /*
@@ -247,7 +94,7 @@ watch_notify(struct shm_producer *p, struct shm_arena *a, uint32_t who,
 		to = W_IDX(w);
 		if (!watcher_alive(a, to, W_WINC(w)))
 			continue;	/* the watcher died too */
-		if (offer_or_owe(p, to, W_WINC(w), &t, owed) == 0)
+		if (send_terminated(p, to, W_WINC(w), &t, owed) == 0)
 			sent++;
 	}
 	return sent;
@@ -308,7 +155,7 @@ actor_watch(struct actor *a, struct actor_ref ref)
 	    atomic_load(&h->last_wstatus) : -1;
 	terminated_fill(&t, ref.index, tinc, wst);
 	/* Owed to ourselves if our system lane is full: actor_recv sends it. */
-	return offer_or_owe(a->prod, (uint32_t)a->idx,
+	return send_terminated(a->prod, (uint32_t)a->idx,
 	    a->incarnation & 0x7fffff, &t, &a->owed);
 }
 
