@@ -664,6 +664,29 @@ START_TEST(error_answer_owed_when_reply_lane_full)
 }
 END_TEST
 
+/* A handle closed while it still owes a message: a dead letter, not silence. */
+START_TEST(owed_at_close_is_a_dead_letter)
+{
+	struct shm_arena *ar = arena(18, SHM_OVERFLOW_BLOCK, 16);
+	struct actor *w = open_(ar, 0);
+	struct actor_owed *owed = NULL;
+	struct actor_dead_letter d;
+	uint64_t cur = 0;
+	int full = 0;
+
+	watch_range(w, 1, 16);
+	reap_range(ar, 1, 17, &owed);
+	ck_assert_ptr_null(owed);
+	/* Owed to itself: its system lane holds 16 Terminated already. */
+	ck_assert_int_eq(actor_watch(w, (struct actor_ref){ 17, 1 }), 0);
+	actor_close(w);
+	while (actor_dl_read(ar, &cur, &d) == 1)
+		full += d.reason == SHM_DL_FULL && d.recipient == 0;
+	ck_assert_int_eq(full, 1);
+	shm_detach(ar);
+}
+END_TEST
+
 /*
  * A client that watches a long-lived actor and restarts again and again:
  * the watches of its dead incarnations do not fill the actor's watcher
@@ -758,6 +781,7 @@ unit_suite(void)
 	tcase_add_test(tc, asks_in_flight_bounded_by_reply_lane);
 	tcase_add_test(tc, watches_of_dead_watchers_are_reclaimed);
 	tcase_add_test(tc, error_answer_owed_when_reply_lane_full);
+	tcase_add_test(tc, owed_at_close_is_a_dead_letter);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -181,6 +181,7 @@ int	 owed_send(struct shm_producer *, uint32_t to, uint32_t inc,
 	    const void *, struct actor_owed **);
 int	 owed_flush(struct shm_producer *, struct shm_arena *,
 	    struct actor_owed **);
+void	 owed_abandon(struct shm_arena *, struct actor_owed **);
 
 /* watch.c */
 int	 watch_notify(struct shm_producer *, struct shm_arena *,

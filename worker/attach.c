@@ -201,7 +201,9 @@ actor_close(struct actor *a)
 			free(a->pend[i].data);
 	free(a->pend);
 	free(a->last_reply);
-	actor_owed_free(&a->owed);
+	/* What it still owes: one last offer, then dead letters. */
+	(void)owed_flush(a->prod, a->arena, &a->owed);
+	owed_abandon(a->arena, &a->owed);
 	free(a->rbuf);
 	free(a->shard.idx);
 	if (a->prod != NULL)

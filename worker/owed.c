@@ -154,6 +154,23 @@ owed_flush(struct shm_producer *p, struct shm_arena *a,
 	return (int)kept;
 }
 
+/* Give up: every message still owed is a dead letter "mailbox full". */
+void
+owed_abandon(struct shm_arena *a, struct actor_owed **op)
+{
+	struct owed_msg *e;
+	size_t i;
+
+	if (*op == NULL)
+		return;
+	for (i = 0; i < (*op)->n; i++) {
+		e = &(*op)->v[i];
+		shm_dl_put(a, e->to, (enum shm_lane)e->lane, SHM_DL_FULL,
+		    &e->m, e->payload);
+	}
+	actor_owed_free(op);
+}
+
 int
 actor_deliver_owed(struct shm_arena *a, struct actor_owed **owed)
 {
