@@ -96,10 +96,7 @@ static void
 start_daemon(const char *extra_child, const char *top)
 {
 	write_conf(extra_child, top);
-	ts_daemon_start(&d, NULL);
-	ck_assert_msg(ts_daemon_ready(&d, WAIT), "actord not ready: %s",
-	    ts_daemon_log(&d));
-	snprintf(srv.sock, sizeof(srv.sock), "%s/run/control.sock", d.dir);
+	ts_daemon_up(&d, WAIT, srv.sock, sizeof(srv.sock));
 }
 
 static void

@@ -598,6 +598,15 @@ ts_daemon_ready(struct ts_daemon *d, int ms)
 	}
 }
 
+void
+ts_daemon_up(struct ts_daemon *d, int ms, char *sock, size_t socklen)
+{
+	ts_daemon_start(d, NULL);
+	ck_assert_msg(ts_daemon_ready(d, ms), "actord not ready: %s",
+	    ts_daemon_log(d));
+	snprintf(sock, socklen, "%s/run/control.sock", d->dir);
+}
+
 /* The exit status, or -1 if it did not exit within ms (then it is killed). */
 int
 ts_daemon_wait(struct ts_daemon *d, int ms)

@@ -74,6 +74,9 @@ void	 ts_daemon_conf(struct ts_daemon *, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 void	 ts_daemon_start(struct ts_daemon *, const char *opts);
 bool	 ts_daemon_ready(struct ts_daemon *, int ms);
+/* Start, wait for READY=1 (failing the test with the log if it never
+ * comes), and give the control socket's path in sock. */
+void	 ts_daemon_up(struct ts_daemon *, int ms, char *sock, size_t socklen);
 int	 ts_daemon_wait(struct ts_daemon *, int ms);
 pid_t	 ts_daemon_child(struct ts_daemon *, const char *name, int ms);
 char	*ts_daemon_log(struct ts_daemon *);

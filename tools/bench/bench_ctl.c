@@ -487,10 +487,7 @@ others(struct bench *b, double s50, double r50, double r99)
 	}
 	printf("  (\"returns\": the tool's own return; others' status is of "
 	    "the one service,\n   actorctl's of the whole tree)\n");
-	printf("leftover processes of the other managers: %d%s\n", left,
-	    left == 0 ? " (none)" : " (killed)");
-	printf("(the other managers took %.1f s of this benchmark)\n",
-	    (double)(now_us() - t_others) / 1e6);
+	mgr_print_tail(left, t_others);
 }
 
 int

@@ -703,10 +703,7 @@ bench_others(struct bench *b)
 	printf("  (the failing worker: supervisord with its defaults, "
 	    "startsecs=1 and\n   startretries=3; CPU from /proc in clock "
 	    "ticks, 0.01 s)\n");
-	printf("leftover processes of the other managers: %d%s\n", left,
-	    left == 0 ? " (none)" : " (killed)");
-	printf("(the other managers took %.1f s of this benchmark)\n",
-	    (double)(now_us() - t_others) / 1e6);
+	mgr_print_tail(left, t_others);
 }
 
 int

@@ -81,6 +81,16 @@ mgr_now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
+/* The last lines of a side-by-side: what was left over, and its cost. */
+MGR_FN void
+mgr_print_tail(int left, uint64_t t_others)
+{
+	printf("leftover processes of the other managers: %d%s\n", left,
+	    left == 0 ? " (none)" : " (killed)");
+	printf("(the other managers took %.1f s of this benchmark)\n",
+	    (double)(mgr_now_us() - t_others) / 1e6);
+}
+
 MGR_FN bool
 mgr_in_path(const char *prog, char *full, size_t len)
 {
