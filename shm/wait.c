@@ -12,6 +12,9 @@
  *      futex_wait(w)
  *   P: publish (store seq); FENCE; if (sleeping & lane) { CAS sleeping
  *      -> 0; wake_word++; FUTEX_WAKE }
+ * (A producer may also wake a pure sleeper before it claims, to overlap
+ * the wake-up with its copy (ring.c, shm_send_stamped); the look after
+ * the publish is still made, so the early wake-up is only a hint.)
  * This is Dekker's pattern: each side stores, then loads what the other
  * stored, so each needs a StoreLoad barrier.  To keep it off the hot path
  * it is asymmetric: BARRIER is membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED),
@@ -136,13 +139,14 @@ shm_wake_consumer(struct shm_arena *a, uint32_t idx, unsigned lane,
 	while (s & SHM_LANE_BIT(lane)) {
 		if (!atomic_compare_exchange_weak(&m->sleeping, &s, 0))
 			continue;
-		atomic_fetch_add_explicit(&m->wakeups, 1, memory_order_relaxed);
 		if (s & SLEEP_DOORBELL) {
 			ring_bell(a, idx, bellfd);
 		} else {
 			atomic_fetch_add(&m->wake_word, 1);
 			shm_futex_wake(&m->wake_word, INT_MAX);
 		}
+		/* Counted after the wake: its line is not on the way. */
+		atomic_fetch_add_explicit(&m->wakeups, 1, memory_order_relaxed);
 		return;
 	}
 }
@@ -275,14 +279,18 @@ shm_wait(struct shm_arena *a, uint32_t idx, unsigned lanes,
 			rem = SLICE_NS;
 		rc = shm_futex_wait(&m->wake_word, w, rem);
 		/*
-		 * Awake.  Usually the producer that woke us has cleared the
-		 * word already; clear it in any case, but without a fence: a
-		 * fence would stall until that producer's line came back,
-		 * one cache-line transfer added to every wake-up before the
-		 * lanes are even looked at.  A producer that still sees the
-		 * old value only makes a FUTEX_WAKE nobody needs.
+		 * Awake.  A wake-up (rc 0) comes from the producer that
+		 * cleared "sleeping" (shm_wake_consumer, shm_wake_all), so
+		 * the word is left alone: touching it would wait for that
+		 * producer's cache line, a transfer added to every wake-up
+		 * before the lanes are even looked at.  After a timeout or a
+		 * signal it is cleared, without a fence.  A producer that
+		 * sees a stale value (a spurious wake-up) only makes a
+		 * FUTEX_WAKE nobody needs, and clears the word.
 		 */
-		atomic_store_explicit(&m->sleeping, 0, memory_order_relaxed);
+		if (rc != 0)
+			atomic_store_explicit(&m->sleeping, 0,
+			    memory_order_relaxed);
 		if (rc == -EINTR || rc == -EAGAIN || rc == -ETIMEDOUT ||
 		    rc == 0) {
 			if (shm_pending(a, idx, lanes))

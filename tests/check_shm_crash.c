@@ -555,6 +555,75 @@ START_TEST(test_wake_pingpong)
 }
 END_TEST
 
+/* Until mailbox 0's consumer sleeps on its main lane: 1, or 0 after 5 s. */
+static int
+main_lane_asleep(struct shm_arena *a)
+{
+	struct timespec ts = { 0, 1000000 };
+	int	 i;
+
+	for (i = 0; i < 5000; i++) {
+		if (atomic_load(&a->mb[0].m->sleeping) &
+		    SHM_LANE_BIT(SHM_LANE_MAIN))
+			return 1;
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+struct early_wake {
+	struct shm_arena *a;
+	uint64_t	 wakeups;	/* when the copy was about to begin */
+	int		 slept_again;
+};
+
+/* The sender's hook, between its claim and its copy. */
+static void
+before_copy(void *arg)
+{
+	struct early_wake *e = arg;
+
+	e->wakeups = atomic_load(&e->a->mb[0].m->wakeups);
+	e->slept_again = main_lane_asleep(e->a);
+}
+
+/*
+ * A consumer that sleeps after every message is woken before its sender
+ * claims and copies (the wake-up's latency then overlaps the copy), and the
+ * early wake-up is only a hint: the consumer, finding nothing, sleeps
+ * again, and the look after the publish wakes it for the message.
+ */
+START_TEST(test_wake_before_copy)
+{
+	struct shm_arena *a = shm_test_arena(1, 8, 64, SHM_OVERFLOW_REJECT);
+	struct early_wake e = { a, 0, 0 };
+	struct shm_producer *p;
+	struct shm_msg	 m;
+	pid_t		 pid;
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (shm_recv_wait(a, 0, SHM_LANES_INBOX, SHM_WAIT_SLEEP, 0,
+		    5 * SEC, &m, NULL, 0, NULL) != 0)
+			_exit(10);
+		_exit(m.tag == 42 ? 0 : 11);
+	}
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	ck_assert(main_lane_asleep(a));
+	shm_producer_set_hook(p, before_copy, &e);
+	memset(&m, 0, sizeof(m));
+	m.tag = 42;
+	ck_assert_int_eq(shm_send(p, 0, SHM_LANE_MAIN, &m, NULL, 0), 0);
+	ck_assert_uint_eq(e.wakeups, 1);	/* woken before the copy */
+	ck_assert(e.slept_again);		/* and found nothing */
+	ck_assert_int_eq(shm_test_wait_exit(pid), 0);
+	ck_assert_uint_eq(atomic_load(&a->mb[0].m->wakeups), 2);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
 static Suite *
 crash_suite(void)
 {
@@ -571,6 +640,7 @@ crash_suite(void)
 	tcase_add_test(tc, test_killed_stealer_dead_letters);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(ts, 240);
+	tcase_add_test(ts, test_wake_before_copy);
 	tcase_add_test(ts, test_wake_stream);
 	tcase_add_test(ts, test_wake_pingpong);
 	suite_add_tcase(s, ts);
