@@ -26,6 +26,8 @@
 #include "supervisor/log.h"
 
 static void	on_signal(void *, uint32_t);
+static void	on_log_backlog(void *, int, bool);
+static void	on_log_writable(void *, uint32_t);
 static void	on_shutdown_timer(void *);
 static void	notify_manager(const char *);
 static void	finish(struct actord *, int, const char *);
@@ -53,10 +55,12 @@ actord_new(struct actord_spec *spec, char *err, size_t errlen)
 	    sizeof(ad->rng))
 		ad->rng = (uint64_t)getpid() * 0x9e3779b97f4a7c15ULL ^ now_ms();
 	timer_init(&ad->shutdown_timer, on_shutdown_timer, ad);
+	ad->log_ev.fd = -1;
 	if (loop_init(&ad->loop) == -1) {
 		snprintf(err, errlen, "event loop: %s", strerror(errno));
 		goto fail;
 	}
+	log_on_backlog(on_log_backlog, ad);
 	/* Signals are events: blocked, and read from a signalfd. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
@@ -134,6 +138,8 @@ actord_free(struct actord *ad)
 		    ad->nofile.rlim_max != RLIM_INFINITY)
 			(void)setrlimit(RLIMIT_NOFILE, &ad->nofile);
 	}
+	log_on_backlog(NULL, ad);
+	loop_del(&ad->loop, &ad->log_ev);
 	loop_close(&ad->loop);
 	if (ad->free_spec != NULL) {
 		if (ad->spec != NULL)
@@ -272,6 +278,31 @@ actord_reap(struct actord *ad)
 		n->wstatus = st;
 		worker_event(n, WEV_EXIT);
 	}
+}
+
+/*
+ * Log lines wait for stderr (log.c): watch it for room while they do, so
+ * that actord goes on supervising instead of blocking in write(2).
+ */
+static void
+on_log_backlog(void *arg, int fd, bool pending)
+{
+	struct actord *ad = arg;
+
+	if (!pending)
+		loop_del(&ad->loop, &ad->log_ev);
+	else if (ad->log_ev.fd == -1 && ad->loop.epfd != -1)
+		(void)loop_add(&ad->loop, &ad->log_ev, fd, EPOLLOUT,
+		    on_log_writable, ad);
+	/* If it cannot be watched, the next line logged flushes instead. */
+}
+
+static void
+on_log_writable(void *arg, uint32_t events)
+{
+	(void)arg;
+	(void)events;
+	log_flush();
 }
 
 static void

@@ -413,6 +413,7 @@ struct actord {
 	int32_t		 self_mbox;	/* its mailbox, or -1 */
 	int		 bell_fd;	/* its doorbell, or -1 */
 	struct ev	 bell_ev;
+	struct ev	 log_ev;	/* stderr, while log lines wait for it */
 	struct timer	 bell_timer;	/* doorbell not armable: look again */
 	struct pending_ask *asks;	/* asks in flight */
 	int32_t		*spares;	/* free spare mailboxes (mailboxes.c) */

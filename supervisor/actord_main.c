@@ -200,6 +200,7 @@ main(int argc, char *argv[])
 
 	status = actord_run(ad);
 	log_info("exiting with status %d: %s", status, ad->message);
+	log_drain(LOG_DRAIN_MS);
 	backend_drain(tc, 200);		/* shutdown's answer goes out */
 	backend_close(tc);
 	if (ms.pidfile != NULL)

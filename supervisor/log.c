@@ -4,9 +4,23 @@
  * a level.  It never changes errno and never allocates, so it is safe on
  * error paths, including after a failed malloc.  A log file is rotated by
  * size: path -> path.1 -> ... -> path.keep, the oldest dropped.
+ *
+ * It never blocks actord on its output.  stderr is often a pipe or a
+ * socket to a log collector (the journal, s6-log, a terminal under ^S)
+ * that can stop reading, and a supervisor stuck in write(2) restarts
+ * nothing.  So a pipe, terminal or socket is written without blocking,
+ * through a descriptor of its own (the open file description of fd 2 is
+ * shared with whoever gave it, and must keep its flags): what does not go
+ * out waits in a bounded queue, flushed when the event loop says the
+ * output is writable (log_on_backlog); lines that do not fit are dropped
+ * and counted, and a line saying how many follows them out.  A regular
+ * file is written directly: it does not stop reading.
  */
+#include <sys/socket.h>
+
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
@@ -18,24 +32,123 @@
 
 #include "supervisor/log.h"
 
+#define LOG_QUEUE	65536	/* bytes that wait for a stalled output */
+
+enum log_out {
+	OUT_DIRECT,		/* a log file, or what could not be reopened */
+	OUT_NONBLOCK,		/* our own non-blocking open of fd 2 */
+	OUT_SOCKET,		/* fd 2 is a socket: send(MSG_DONTWAIT) */
+	OUT_BROKEN		/* the reader went away: lines are discarded */
+};
+
 static struct {
 	const char	*ident;
 	int		 verbose;
-	int		 fd;		/* where lines go: 2 or a log file */
+	int		 fd;		/* where lines go */
+	enum log_out	 out;
 	char		 path[1024];	/* the log file, for rotation */
 	uint64_t	 size;		/* bytes in it */
 	uint64_t	 max_size;	/* 0: never rotate */
 	unsigned	 keep;		/* rotated files kept */
-} logstate = { "actord", 0, STDERR_FILENO, "", 0, 0, 0 };
+	/* What waits for a stalled output: q[qoff, qoff + qlen). */
+	char		 q[LOG_QUEUE];
+	size_t		 qoff, qlen;
+	uint64_t	 dropped;	/* lines dropped since the queue filled */
+	bool		 watching;	/* told the loop to watch fd */
+	void		(*backlog)(void *, int, bool);
+	void		*backlog_arg;
+} logstate = { .ident = "actord", .fd = STDERR_FILENO };
 
 static void	rotate(void);
+static void	stderr_nonblocking(void);
+static void	put(const char *, size_t);
+static ssize_t	out_write(const char *, size_t);
+static void	enqueue(const char *, size_t);
+static bool	flush_queue(void);
+static void	set_watching(bool);
 
 void
 log_init(const char *ident, int verbose)
 {
 	logstate.ident = ident;
 	logstate.verbose = verbose;
+	if (logstate.out == OUT_NONBLOCK && logstate.fd != STDERR_FILENO)
+		close(logstate.fd);	/* initialized again */
 	logstate.fd = STDERR_FILENO;
+	logstate.out = OUT_DIRECT;
+	logstate.qoff = logstate.qlen = 0;
+	logstate.dropped = 0;
+	stderr_nonblocking();
+}
+
+/*
+ * Write stderr without blocking, if it is something that can stop
+ * reading.  A pipe or a terminal is opened again through /proc, which
+ * gives a file description of our own to make non-blocking; a socket
+ * cannot be opened so, but send(2) takes MSG_DONTWAIT per call.  Where
+ * neither works, writes stay blocking, as they were.
+ */
+static void
+stderr_nonblocking(void)
+{
+	struct stat st;
+	int fd;
+
+	if (fstat(STDERR_FILENO, &st) == -1 || S_ISREG(st.st_mode))
+		return;
+	if (S_ISSOCK(st.st_mode)) {
+		logstate.out = OUT_SOCKET;
+		return;
+	}
+	if (!S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode))
+		return;
+	fd = open("/proc/self/fd/2", O_WRONLY | O_NONBLOCK | O_NOCTTY |
+	    O_CLOEXEC);
+	if (fd == -1)
+		return;
+	logstate.fd = fd;
+	logstate.out = OUT_NONBLOCK;
+}
+
+void
+log_on_backlog(void (*fn)(void *, int fd, bool pending), void *arg)
+{
+	if (fn == NULL && arg != logstate.backlog_arg)
+		return;		/* somebody else's, registered since */
+	logstate.backlog = fn;
+	logstate.backlog_arg = arg;
+	logstate.watching = false;
+	if (fn != NULL && logstate.qlen > 0)
+		set_watching(true);
+}
+
+/* Tell the loop to watch the output for room, or to stop. */
+static void
+set_watching(bool on)
+{
+	if (logstate.watching == on || logstate.backlog == NULL)
+		return;
+	logstate.watching = on;
+	logstate.backlog(logstate.backlog_arg, logstate.fd, on);
+}
+
+/*
+ * In a forked child that runs on (a function child): actord's queue is not
+ * its to write, and its stderr is its own output pipe.
+ */
+void
+log_forked(void)
+{
+	logstate.qoff = logstate.qlen = 0;
+	logstate.dropped = 0;
+	logstate.backlog = NULL;
+	logstate.watching = false;
+	if (logstate.out != OUT_DIRECT) {
+		if (logstate.fd != STDERR_FILENO)
+			close(logstate.fd);
+		logstate.fd = STDERR_FILENO;
+		logstate.out = OUT_DIRECT;
+	}
 }
 
 void
@@ -64,9 +177,13 @@ log_open_file(const char *path)
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
 	if (fd == -1)
 		return -1;
+	(void)flush_queue();
+	set_watching(false);
+	logstate.qoff = logstate.qlen = 0;
 	if (logstate.fd != STDERR_FILENO)
 		close(logstate.fd);
 	logstate.fd = fd;
+	logstate.out = OUT_DIRECT;
 	snprintf(logstate.path, sizeof(logstate.path), "%s", path);
 	logstate.size = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
 	return 0;
@@ -143,11 +260,144 @@ vlog(int pri, const char *fmt, va_list ap)
 	if ((size_t)n > sizeof(line) - 2)
 		n = sizeof(line) - 2;
 	line[n++] = '\n';
-	if (logstate.fd != STDERR_FILENO && logstate.max_size > 0 &&
-	    logstate.size + (uint64_t)n > logstate.max_size)
-		rotate();
-	if (write(logstate.fd, line, n) == n)
-		logstate.size += (uint64_t)n;
+	put(line, (size_t)n);
+	errno = saved_errno;
+}
+
+/* One whole line to the output, by its kind. */
+static void
+put(const char *s, size_t n)
+{
+	ssize_t w;
+
+	switch (logstate.out) {
+	case OUT_BROKEN:
+		return;
+	case OUT_DIRECT:
+		if (logstate.path[0] != '\0' && logstate.max_size > 0 &&
+		    logstate.size + n > logstate.max_size)
+			rotate();
+		if (write(logstate.fd, s, n) == (ssize_t)n)
+			logstate.size += n;
+		return;
+	default:
+		break;
+	}
+	/* Behind what waits, in order; or at once if nothing does. */
+	if (logstate.qlen > 0 && !flush_queue()) {
+		enqueue(s, n);
+		return;
+	}
+	if (logstate.out == OUT_BROKEN)
+		return;
+	w = out_write(s, n);
+	if (w == (ssize_t)n || logstate.out == OUT_BROKEN)
+		return;
+	if (w < 0)
+		w = 0;
+	enqueue(s + w, n - (size_t)w);	/* the rest of a cut line */
+}
+
+/* A non-blocking write; -1 with EAGAIN when full.  Breaks on EPIPE. */
+static ssize_t
+out_write(const char *s, size_t n)
+{
+	ssize_t w;
+
+	do {
+		if (logstate.out == OUT_SOCKET)
+			w = send(logstate.fd, s, n, MSG_DONTWAIT |
+			    MSG_NOSIGNAL);
+		else
+			w = write(logstate.fd, s, n);
+	} while (w == -1 && errno == EINTR);
+	if (w == -1 && errno != EAGAIN && errno != EWOULDBLOCK) {
+		/* Nobody reads any more: stop queueing for nobody. */
+		logstate.out = OUT_BROKEN;
+		logstate.qoff = logstate.qlen = 0;
+		set_watching(false);
+	}
+	return w;
+}
+
+/* Queue bytes that must go out after what waits; drop the line if full. */
+static void
+enqueue(const char *s, size_t n)
+{
+	if (logstate.qoff + logstate.qlen + n > sizeof(logstate.q)) {
+		memmove(logstate.q, logstate.q + logstate.qoff, logstate.qlen);
+		logstate.qoff = 0;
+	}
+	if (logstate.qlen + n > sizeof(logstate.q)) {
+		logstate.dropped++;
+		return;
+	}
+	memcpy(logstate.q + logstate.qoff + logstate.qlen, s, n);
+	logstate.qlen += n;
+	set_watching(true);
+}
+
+/*
+ * Write what waits, as far as the output takes it: true once nothing
+ * waits.  Lines dropped meanwhile are then told, behind the lines that
+ * went out before them.
+ */
+static bool
+flush_queue(void)
+{
+	uint64_t dropped;
+	ssize_t w;
+
+	while (logstate.qlen > 0) {
+		w = out_write(logstate.q + logstate.qoff, logstate.qlen);
+		if (w <= 0)
+			return logstate.out == OUT_BROKEN;
+		logstate.qoff += (size_t)w;
+		logstate.qlen -= (size_t)w;
+	}
+	logstate.qoff = 0;
+	set_watching(false);
+	if ((dropped = logstate.dropped) > 0) {
+		logstate.dropped = 0;
+		log_warnx("log: %llu lines dropped: the output took no more",
+		    (unsigned long long)dropped);
+	}
+	return logstate.qlen == 0;
+}
+
+void
+log_flush(void)
+{
+	int saved_errno = errno;
+
+	(void)flush_queue();
+	errno = saved_errno;
+}
+
+/* Before exit: wait up to ms for the output to take what waits. */
+void
+log_drain(int ms)
+{
+	struct pollfd pfd;
+	uint64_t end;
+	struct timespec ts;
+	int saved_errno = errno, left;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	end = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000 +
+	    (uint64_t)ms;
+	while (logstate.qlen > 0 && logstate.out != OUT_BROKEN) {
+		if (flush_queue())
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		left = (int)((int64_t)end - (int64_t)((uint64_t)ts.tv_sec *
+		    1000 + (uint64_t)ts.tv_nsec / 1000000));
+		if (left <= 0)
+			break;
+		pfd.fd = logstate.fd;
+		pfd.events = POLLOUT;
+		(void)poll(&pfd, 1, left);
+	}
 	errno = saved_errno;
 }
 
@@ -224,6 +474,7 @@ fatal(const char *fmt, ...)
 	va_start(ap, fmt);
 	vlog_errno(LOG_CRIT, fmt, ap);
 	va_end(ap);
+	log_drain(LOG_DRAIN_MS);
 	exit(1);
 }
 
@@ -235,5 +486,6 @@ fatalx(const char *fmt, ...)
 	va_start(ap, fmt);
 	vlog(LOG_CRIT, fmt, ap);
 	va_end(ap);
+	log_drain(LOG_DRAIN_MS);
 	exit(1);
 }

@@ -9,12 +9,26 @@
 #define ACTORD_LOG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define LOG_DRAIN_MS	1000	/* what exit waits for a stalled output */
 
 void	log_init(const char *ident, int verbose);
 void	log_setverbose(int verbose);
 int	log_getverbose(void);
 int	log_open_file(const char *path);	/* -1 and errno on failure */
 void	log_set_rotation(unsigned long long max_size, unsigned keep);
+/*
+ * A stalled output: fn(arg, fd, true) when lines start to wait for fd to
+ * take them (watch it for writability and call log_flush), fn(arg, fd,
+ * false) when none waits any more.  fn NULL: arg stops being told, if it
+ * still is.
+ */
+void	log_on_backlog(void (*fn)(void *, int fd, bool pending), void *arg);
+void	log_flush(void);
+void	log_drain(int ms);		/* before exit: bounded wait */
+void	log_forked(void);		/* in a child that runs on */
 void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));

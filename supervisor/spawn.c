@@ -348,6 +348,7 @@ child_exec(struct node *n, const struct spawn_fds *fds,
 	sigemptyset(&empty);
 	if (!exec) {
 		/* A function child: same code, no exec.  Its env is set here. */
+		log_forked();
 		clearenv();
 		for (i = 0; env[i] != NULL; i++)
 			(void)putenv(env[i]);

@@ -9,6 +9,7 @@
  * Each test runs its own actord (tests/lib/tsup.c) in a private
  * mkdtemp'd runtime_dir, and kills what it started by pid.
  */
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -677,6 +678,93 @@ START_TEST(log_and_follow)
 }
 END_TEST
 
+/* --- a stalled stderr ------------------------------------------------------------ */
+
+/* Until the pipe behind rfd holds at least n bytes: true, or false in ms. */
+static bool
+pipe_holds(int rfd, int n, int ms)
+{
+	int waited, queued;
+
+	for (waited = 0; waited < ms; waited += 10) {
+		if (ioctl(rfd, FIONREAD, &queued) == 0 && queued >= n)
+			return true;
+		ts_sleep_ms(10);
+	}
+	return false;
+}
+
+/* Read rfd until what came holds needle: true, or false in ms. */
+static bool
+pipe_says(int rfd, const char *needle, int ms)
+{
+	static char buf[1 << 20];
+	struct pollfd pfd = { rfd, POLLIN, 0 };
+	size_t len = 0;
+	ssize_t r;
+	int waited;
+
+	for (waited = 0; waited < ms; waited += 10) {
+		while (len < sizeof(buf) - 1 &&
+		    (r = read(rfd, buf + len, sizeof(buf) - 1 - len)) > 0)
+			len += (size_t)r;
+		buf[len] = '\0';
+		if (strstr(buf, needle) != NULL)
+			return true;
+		if (len == sizeof(buf) - 1) {
+			len = 0;	/* only the newest matters */
+			continue;
+		}
+		(void)poll(&pfd, 1, 10);
+	}
+	return false;
+}
+
+/*
+ * actord's stderr is a pipe whose reader stopped reading (a log collector
+ * that hangs): actord goes on supervising and answering instead of
+ * blocking in write(2), drops the lines that do not fit, and says how many
+ * once the pipe drains.
+ */
+START_TEST(stalled_stderr_blocks_nothing)
+{
+	char chatty[512];
+	struct ctltest_out o;
+	struct json *doc;
+	pid_t pid, pid2;
+	int rfd, i;
+
+	ck_assert_int_eq(unlink(d.log) == 0 || errno == ENOENT, 1);
+	ck_assert_int_eq(mkfifo(d.log, 0600), 0);
+	rfd = open(d.log, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	ck_assert_int_ge(rfd, 0);
+	(void)fcntl(rfd, F_SETPIPE_SZ, 4096);
+	/* 5000 lines of 80 bytes: far more than the pipe and the queue. */
+	snprintf(chatty, sizeof(chatty), ",\n    { name = \"chatty\"; "
+	    "exec = [\"%s\", \"spam\", \"5000\"]; }", ts_progs("tworker"));
+	start_daemon(chatty, NULL);
+	ck_assert_msg(pipe_holds(rfd, 4000, WAIT), "stderr never filled");
+	for (i = 0; i < 3; i++) {
+		doc = ctltest_status(&srv);
+		pid = (pid_t)nnum(doc, "/a", "pid");
+		json_free(doc);
+		RUN(&o, "restart", "/a");
+		ctltest_expect(&o, 0, NULL);
+		ctltest_out_free(&o);
+		doc = ctltest_status(&srv);
+		ck_assert_str_eq(nstr(doc, "/a", "state"), "running");
+		pid2 = (pid_t)nnum(doc, "/a", "pid");
+		json_free(doc);
+		ck_assert_int_ne(pid2, pid);
+		ck_assert_int_eq(kill(pid, 0), -1);
+	}
+	/* The collector reads again: the count of what was dropped comes. */
+	ck_assert(pipe_says(rfd, "lines dropped: the output took no more",
+	    WAIT));
+	close(rfd);
+}
+END_TEST
+
 /* --- send, dead letters, stats --------------------------------------------------- */
 
 static const struct json *
@@ -1088,6 +1176,7 @@ suite(void)
 	tcase_add_test(tc, second_actord_on_same_socket_exits_1);
 	tcase_add_test(tc, restart_and_kill);
 	tcase_add_test(tc, log_and_follow);
+	tcase_add_test(tc, stalled_stderr_blocks_nothing);
 	tcase_add_test(tc, send_deadletters_stats);
 	tcase_add_test(tc, reload_and_shutdown);
 	tcase_add_test(tc, other_uid_refused);

@@ -1,0 +1,153 @@
+/*
+ * check_sup_log.c: actord's log (supervisor/log.c) on a stderr that stops
+ * taking lines: logging never blocks, what waits goes out in order, the
+ * lines that did not fit are counted in a warning that follows them, and a
+ * reader that goes away makes later lines vanish instead of failing.
+ * Each test runs forked (Check's default), so it may take over fd 2.
+ */
+#include <sys/stat.h>
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "supervisor/log.h"
+#include "tests/lib/tcheck.h"
+
+#define LINES	3000		/* about 200 KB: more than pipe and queue */
+
+static char	 got[1 << 20];
+static size_t	 ngot;
+
+/* stderr becomes a 4 KiB pipe nobody reads yet; the read end. */
+static int
+stall_stderr(void)
+{
+	int p[2];
+
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	(void)fcntl(p[0], F_SETPIPE_SZ, 4096);
+	ck_assert_int_eq(fcntl(p[0], F_SETFL, O_NONBLOCK), 0);
+	ck_assert_int_eq(dup2(p[1], STDERR_FILENO), STDERR_FILENO);
+	close(p[1]);
+	return p[0];
+}
+
+/* Read what the pipe holds, flushing the log, until nothing moves. */
+static void
+drain(int rfd)
+{
+	ssize_t r;
+	int idle = 0;
+
+	while (idle < 3) {
+		log_flush();
+		r = read(rfd, got + ngot, sizeof(got) - 1 - ngot);
+		if (r > 0) {
+			ngot += (size_t)r;
+			idle = 0;
+		} else {
+			ck_assert(r == 0 || errno == EAGAIN);
+			idle++;
+		}
+	}
+	got[ngot] = '\0';
+}
+
+START_TEST(stalled_stderr_keeps_order_and_counts)
+{
+	unsigned long long dropped = 0;
+	const char *p, *warn;
+	int rfd = stall_stderr(), i, seen = 0, next = 0;
+
+	log_init("t", 0);
+	/* Would block for ever on the full pipe without the queue. */
+	alarm(20);
+	for (i = 0; i < LINES; i++)
+		log_info("line %05d of the test", i);
+	drain(rfd);
+	log_info("after the drain");
+	drain(rfd);
+	alarm(0);
+	/* Lines 0..seen-1 in order, then the warning, then the next line. */
+	warn = strstr(got, "log: ");
+	ck_assert_msg(warn != NULL, "no warning in %zu bytes", ngot);
+	ck_assert_int_eq(sscanf(warn, "log: %llu lines dropped: the output "
+	    "took no more", &dropped), 1);
+	for (p = got; (p = strstr(p, "line ")) != NULL && p < warn; p++) {
+		ck_assert_int_eq(sscanf(p, "line %05d", &i), 1);
+		ck_assert_int_eq(i, next);
+		next++;
+		seen++;
+	}
+	ck_assert_int_gt(seen, 0);
+	ck_assert_int_gt(dropped, 0);
+	ck_assert_int_eq(seen + (int)dropped, LINES);
+	ck_assert_ptr_nonnull(strstr(warn, "info: after the drain\n"));
+	ck_assert_ptr_null(strstr(strstr(warn, "after the drain"), "line "));
+	close(rfd);
+}
+END_TEST
+
+START_TEST(reader_gone_loses_lines_not_actord)
+{
+	int rfd = stall_stderr(), i;
+
+	signal(SIGPIPE, SIG_IGN);
+	log_init("t", 0);
+	alarm(20);
+	for (i = 0; i < LINES; i++)
+		log_info("line %05d of the test", i);
+	close(rfd);			/* the collector dies */
+	for (i = 0; i < LINES; i++)
+		log_info("line %05d after the reader left", i);
+	log_flush();
+	log_drain(1000);		/* nothing to wait for: returns */
+	alarm(0);
+}
+END_TEST
+
+START_TEST(regular_file_written_directly)
+{
+	char path[] = "/tmp/check-log-XXXXXX", buf[256];
+	ssize_t r;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+	log_init("t", 0);
+	log_info("to a file");
+	r = pread(fd, buf, sizeof(buf) - 1, 0);
+	ck_assert_int_gt(r, 0);
+	buf[r] = '\0';
+	ck_assert_ptr_nonnull(strstr(buf, "t["));
+	ck_assert_ptr_nonnull(strstr(buf, "info: to a file\n"));
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
+static Suite *
+log_suite(void)
+{
+	Suite *s = suite_create("log");
+	TCase *tc = tcase_create("stalled");
+
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, stalled_stderr_keeps_order_and_counts);
+	tcase_add_test(tc, reader_gone_loses_lines_not_actord);
+	tcase_add_test(tc, regular_file_written_directly);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return tcheck_run(log_suite());
+}
