@@ -38,6 +38,7 @@
 #define CELL_MIN		64
 #define CELL_MAX		65536
 #define STATE_MAX		1073741824	/* bytes of committed state */
+#define WATCHERS_MAX		65536		/* ACTOR_WATCHERS_MAX */
 #define EXIT_STATUS_MAX		255
 #define SUGGEST_DISTANCE	2
 
@@ -301,6 +302,7 @@ static const struct key mailbox_keys[] = {
 	KENUM("while_down", struct mailbox_spec, while_down,
 	    while_down_names, 0),
 	KU32("state", struct mailbox_spec, state, 0, STATE_MAX, 0),
+	KU32("watchers", struct mailbox_spec, watchers, 1, WATCHERS_MAX, 0),
 	KEND
 };
 

@@ -99,7 +99,7 @@ fill(struct shm_mailbox_layout *l, const struct mailbox_spec *ms)
 	l->overflow = (enum shm_overflow)ms->overflow;
 	l->block_timeout_ms = ms->block_timeout;
 	/* libactor's region: policies, watchers, two snapshots. */
-	l->state_size = (uint32_t)actor_region_size(ms->state);
+	l->state_size = (uint32_t)actor_region_size(ms->state, ms->watchers);
 }
 
 /* w grows to hold l's geometry (not its policies). */
@@ -141,6 +141,7 @@ configure(struct actord *ad, uint32_t idx, const char *path,
 	pol.max_attempts = ms->max_attempts;
 	pol.on_down = (enum actor_on_down)ms->on_down;
 	pol.while_down = (enum actor_while_down)ms->while_down;
+	pol.watchers = ms->watchers;
 	if (actor_configure(ad->arena, idx, &pol) < 0)
 		log_warnx("%s: cannot configure its mailbox", path);
 }
@@ -197,7 +198,8 @@ mailboxes_setup(struct actord *ad, char *err, size_t errlen)
 	mb[count].capacity = SELF_CAPACITY;
 	mb[count].reply_capacity = SELF_REPLY_CELLS;
 	mb[count].overflow = SHM_OVERFLOW_REJECT;
-	mb[count].state_size = (uint32_t)actor_region_size(0);
+	mb[count].state_size = (uint32_t)actor_region_size(0,
+	    DEFAULT_WATCHERS);
 	for (i = 0; i < nspare; i++) {
 		mb[count + 1 + i] = spare;
 		/* No memory until a child takes it (mailboxes_assign). */

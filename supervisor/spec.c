@@ -115,6 +115,7 @@ spec_mailbox_init(struct mailbox_spec *m)
 	m->on_down = DEFAULT_ON_DOWN;
 	m->while_down = DEFAULT_WHILE_DOWN;
 	m->state = DEFAULT_MAILBOX_STATE;
+	m->watchers = DEFAULT_WATCHERS;
 }
 
 void
@@ -444,7 +445,8 @@ mailbox_equal(const struct mailbox_spec *a, const struct mailbox_spec *b)
 	    a->overflow == b->overflow &&
 	    a->block_timeout == b->block_timeout &&
 	    a->max_attempts == b->max_attempts && a->on_down == b->on_down &&
-	    a->while_down == b->while_down && a->state == b->state;
+	    a->while_down == b->while_down && a->state == b->state &&
+	    a->watchers == b->watchers;
 }
 
 static bool

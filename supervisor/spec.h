@@ -86,6 +86,7 @@ struct mailbox_spec {
 	enum on_down	 on_down;
 	enum while_down	 while_down;
 	uint32_t	 state;		/* bytes of committed state; 0: none */
+	uint32_t	 watchers;	/* death watches on it at a time */
 };
 
 typedef int (*child_fn)(void *arg);	/* a function child: returns its exit status */

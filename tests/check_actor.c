@@ -739,6 +739,58 @@ START_TEST(terminated_burst_none_lost)
 }
 END_TEST
 
+/*
+ * A server watched more often than the default 64 (`watchers = 100`):
+ * every watch is taken, one more is refused, and one death brings all
+ * 100 Terminated, none lost to the 16-cell system lane.
+ */
+#define MANY_WATCHES	100
+
+static int
+fn_many_watches(void *arg)
+{
+	struct actor *a = attach_or_die();
+	struct actor_ref kv;
+	struct actor_msg m;
+	int j, n = 0;
+	pid_t pid;
+
+	(void)arg;
+	(void)actor_ready(a);
+	CLIENT_CHECK(actor_lookup(a, "/kv", &kv) == 0);
+	for (j = 0; j < MANY_WATCHES && actor_watch(a, kv) == 0; j++)
+		;
+	atomic_store(&sh->val[0], j);
+	atomic_store(&sh->rc[0], actor_watch(a, kv));
+	pid = shm_actor_pid(actor_arena(a), kv.index);
+	CLIENT_CHECK(pid > 0 && kill(pid, SIGKILL) == 0);
+	while (n < MANY_WATCHES && actor_recv(a, &m, LONG_NS) == 0) {
+		CLIENT_CHECK(m.tag == ACTOR_SYS_TERMINATED);
+		n++;
+	}
+	atomic_store(&sh->val[1], n);
+	return client_finish(a);
+}
+
+START_TEST(watchers_key_sizes_the_set)
+{
+	struct actord_spec *spec = ts_spec();
+	struct child_spec *c;
+	struct actord *ad;
+
+	spec->root.intensity = 1000;
+	spec->root.period = 60;
+	c = add_actor(&spec->root, "kv", fn_kv);
+	c->mailbox.watchers = MANY_WATCHES;
+	add_actor(&spec->root, "client", fn_many_watches);
+	ad = run_scenario(spec);
+	ck_assert_int_eq(sh->val[0], MANY_WATCHES);
+	ck_assert_int_eq(sh->rc[0], ACTOR_EFULL);
+	ck_assert_int_eq(sh->val[1], MANY_WATCHES);
+	actord_free(ad);
+}
+END_TEST
+
 /* --- SIGTERM: the message in hand is finished, on_stop runs, exit 0 ------- */
 
 /*
@@ -1035,6 +1087,7 @@ actor_suite(void)
 	ADD(tc, on_down_fail);
 	ADD(tc, terminated_exactly_once);
 	ADD(tc, terminated_burst_none_lost);
+	ADD(tc, watchers_key_sizes_the_set);
 	ADD(tc, snapshot_survives_sigkill);
 	ADD(tc, exec_worker_counter);
 	ADD(tc, sigterm_finishes_the_message_in_hand);

@@ -38,7 +38,8 @@ arena_reply(uint32_t n, enum shm_overflow ov, uint32_t cap, uint32_t rcap)
 		mb[i].reply_capacity = rcap;
 		mb[i].overflow = ov;
 		mb[i].block_timeout_ms = 10;
-		mb[i].state_size = (uint32_t)actor_region_size(256);
+		/* Room for 256 watchers, should a test configure them. */
+		mb[i].state_size = (uint32_t)actor_region_size(256, 256);
 	}
 	memset(&l, 0, sizeof(l));
 	l.nmailboxes = n;
@@ -282,7 +283,7 @@ START_TEST(while_down_policies)
 {
 	struct shm_arena *ar = arena(3, SHM_OVERFLOW_BLOCK, 16);
 	struct actor_policy rej = { 3, ACTOR_ON_DOWN_KEEP,
-	    ACTOR_WHILE_DOWN_REJECT };
+	    ACTOR_WHILE_DOWN_REJECT, 0 };
 	struct actor *c = open_(ar, 2);
 	struct actor_ref q = { 0, ACTOR_ANY }, r = { 1, ACTOR_ANY };
 	struct actor_msg m;
@@ -628,7 +629,7 @@ START_TEST(error_answer_owed_when_reply_lane_full)
 {
 	struct shm_arena *ar = arena_reply(2, SHM_OVERFLOW_BLOCK, 16, 64);
 	struct actor_policy fail = { 3, ACTOR_ON_DOWN_FAIL,
-	    ACTOR_WHILE_DOWN_QUEUE };
+	    ACTOR_WHILE_DOWN_QUEUE, 0 };
 	struct actor *c = open_(ar, 0);
 	struct actor_ref to = { 1, ACTOR_ANY };
 	struct actor_owed *owed = NULL;
@@ -719,6 +720,40 @@ START_TEST(watches_of_dead_watchers_are_reclaimed)
 END_TEST
 
 /*
+ * The watcher set holds as many watches as the mailbox's `watchers` key
+ * says: 64 by default, here 200, each an entry until its death or an
+ * unwatch, and one more is refused with ACTOR_EFULL.
+ */
+START_TEST(watcher_set_sized_by_config)
+{
+	struct shm_arena *ar = arena(3, SHM_OVERFLOW_BLOCK, 16);
+	struct actor_policy many = { 3, ACTOR_ON_DOWN_KEEP,
+	    ACTOR_WHILE_DOWN_QUEUE, 200 };
+	struct actor *w = open_(ar, 0);
+	struct actor_ref dflt = { 1, ACTOR_ANY }, big = { 2, ACTOR_ANY };
+	size_t len = 0;
+	uint32_t i;
+
+	ck_assert_ptr_nonnull(shm_state(ar, 2, &len));
+	ck_assert_uint_ge(len, actor_region_size(0, 200));
+	ck_assert_int_eq(actor_configure(ar, 2, &many), 0);
+	for (i = 0; i < ACTOR_WATCHERS; i++)
+		ck_assert_int_eq(actor_watch(w, dflt), 0);
+	ck_assert_int_eq(actor_watch(w, dflt), ACTOR_EFULL);
+	for (i = 0; i < 200; i++)
+		ck_assert_int_eq(actor_watch(w, big), 0);
+	ck_assert_int_eq(actor_watch(w, big), ACTOR_EFULL);
+	ck_assert_int_eq(actor_unwatch(w, big), 200);
+	ck_assert_int_eq(actor_watch(w, big), 0);
+	/* Too many for the region: refused, the old set kept. */
+	many.watchers = 100000;
+	ck_assert_int_eq(actor_configure(ar, 2, &many), ACTOR_EINVAL);
+	actor_close(w);
+	shm_detach(ar);
+}
+END_TEST
+
+/*
  * No more asks in flight than the reply lane holds answers: one more is
  * refused at once, instead of its answer becoming a dead letter "mailbox
  * full" and the ask waiting for its timeout.
@@ -780,6 +815,7 @@ unit_suite(void)
 	tcase_add_test(tc, watch_of_the_dead_with_full_lane);
 	tcase_add_test(tc, asks_in_flight_bounded_by_reply_lane);
 	tcase_add_test(tc, watches_of_dead_watchers_are_reclaimed);
+	tcase_add_test(tc, watcher_set_sized_by_config);
 	tcase_add_test(tc, error_answer_owed_when_reply_lane_full);
 	tcase_add_test(tc, owed_at_close_is_a_dead_letter);
 	suite_add_tcase(s, tc);

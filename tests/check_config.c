@@ -314,6 +314,12 @@ static const struct bad bad_configs[] = {
 	{ CHILD("mailbox = { state = 2147483648; };"),
 	  "t.conf:4: supervisor.children[0].mailbox.state: expected an "
 	  "integer from 0 to 1073741824, got 2147483648" },
+	{ CHILD("mailbox = { watchers = 0; };"),
+	  "t.conf:4: supervisor.children[0].mailbox.watchers: expected an "
+	  "integer from 1 to 65536, got 0" },
+	{ CHILD("mailbox = { watchers = 65537; };"),
+	  "t.conf:4: supervisor.children[0].mailbox.watchers: expected an "
+	  "integer from 1 to 65536, got 65537" },
 
 	/* Top level and logs. */
 	{ "log = { keep = 3; };\n",
@@ -688,7 +694,8 @@ START_TEST(mailbox_keys)
 	    "    mailbox = { capacity = 2; cell = 65536;\n"
 	    "      overflow = \"drop_oldest\"; block_timeout = 0;\n"
 	    "      max_attempts = 7; on_down = \"fail\";\n"
-	    "      while_down = \"reject\"; state = 65536; }; },\n"
+	    "      while_down = \"reject\"; state = 65536;\n"
+	    "      watchers = 1000; }; },\n"
 	    "  { name = \"n\"; exec = [\"/bin/true\"];\n"
 	    "    mailbox = { overflow = \"drop_newest\"; cell = 64; }; },\n"
 	    "  { name = \"actor\"; exec = [\"/bin/true\"]; ready = \"actor\"; }\n"
@@ -703,6 +710,7 @@ START_TEST(mailbox_keys)
 	ck_assert_int_eq(c->mailbox.on_down, ON_DOWN_FAIL);
 	ck_assert_int_eq(c->mailbox.while_down, WHILE_DOWN_REJECT);
 	ck_assert_uint_eq(c->mailbox.state, 65536);
+	ck_assert_uint_eq(c->mailbox.watchers, 1000);
 
 	c = &spec->root.children[1];
 	ck_assert(c->has_mailbox);
@@ -719,6 +727,7 @@ START_TEST(mailbox_keys)
 	ck_assert_int_eq(c->mailbox.overflow, DEFAULT_MAILBOX_OVERFLOW);
 	ck_assert_uint_eq(c->mailbox.block_timeout, DEFAULT_BLOCK_TIMEOUT);
 	ck_assert_uint_eq(c->mailbox.max_attempts, DEFAULT_MAX_ATTEMPTS);
+	ck_assert_uint_eq(c->mailbox.watchers, DEFAULT_WATCHERS);
 	spec_free(spec);
 }
 END_TEST

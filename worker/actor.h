@@ -43,7 +43,8 @@
 #define ACTOR_FOREVER		(-1)	/* a receive timeout: wait for ever */
 #define ACTOR_ANY		0	/* incarnation: whichever is live */
 #define ACTOR_MAX_ATTEMPTS_DEFAULT 3
-#define ACTOR_WATCHERS		64	/* watchers of one actor at a time */
+#define ACTOR_WATCHERS		64	/* default watch entries per actor */
+#define ACTOR_WATCHERS_MAX	65536	/* watcher indexes have 16 bits */
 #define ACTOR_HIST_BUCKETS	40	/* log2 buckets of ns: [2^i, 2^(i+1)) */
 
 enum actor_err {
@@ -130,6 +131,7 @@ struct actor_policy {
 	uint32_t	 max_attempts;	/* deliveries before "poison"; >= 1 */
 	enum actor_on_down on_down;
 	enum actor_while_down while_down;
+	uint32_t	 watchers;	/* watches on it at a time; 0: default */
 };
 
 /* Per-actor counters kept in the arena (libactor's, beside shm's). */
@@ -257,7 +259,7 @@ void	 actor_dl_counters(struct shm_arena *, struct actor_dl_counters *);
 int	 actor_stats(struct shm_arena *, uint32_t idx, struct actor_stats *);
 
 /* region.c: actord's side, at arena creation and before each spawn */
-size_t	 actor_region_size(uint32_t state_bytes);
+size_t	 actor_region_size(uint32_t state_bytes, uint32_t watchers);
 int	 actor_configure(struct shm_arena *, uint32_t idx,
 	    const struct actor_policy *);
 uint32_t actor_prepare_start(struct shm_arena *, uint32_t idx);

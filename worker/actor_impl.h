@@ -28,7 +28,7 @@
 #include "shm/shm.h"
 #include "worker/actor.h"
 
-#define AR_MAGIC		0x31524f544341424cULL	/* "LBACTOR1" */
+#define AR_MAGIC		0x32524f544341424cULL	/* "LBACTOR2" */
 #define AR_ALIGN(x)		(((x) + 63) & ~(size_t)63)
 #define INHAND_PAYLOAD		48
 
@@ -79,6 +79,7 @@ struct ar_hdr {
 	uint32_t	 on_down;
 	uint32_t	 while_down;
 	uint32_t	 snap_cap;	/* bytes of each snapshot slot */
+	uint32_t	 watch_cap;	/* entries of the watcher set */
 	_Atomic uint32_t launched;	/* incarnation last given a process */
 	_Atomic uint32_t last_dead;	/* incarnation that died last */
 	_Atomic int32_t	 last_wstatus;
@@ -99,8 +100,8 @@ struct ar_hdr {
 	_Atomic uint64_t stale;
 	/* Written by senders that route by key: a line of its own. */
 	_Alignas(64) _Atomic uint64_t shard_msgs;
-	_Alignas(64) _Atomic uint64_t watchers[ACTOR_WATCHERS];
 	struct ar_snap	 snap[2];
+	/* Then: the watcher set (watch_cap entries), the snapshot slots. */
 };
 
 /* One ask in flight (process-local). */
@@ -160,6 +161,7 @@ struct actor {
 /* region.c */
 struct ar_hdr	*ar_hdr(struct shm_arena *, uint32_t idx);
 unsigned char	*ar_snapdata(struct ar_hdr *, int slot);
+_Atomic uint64_t *ar_watchers(struct ar_hdr *);	/* watch_cap entries */
 bool	 ar_stale(struct shm_arena *, uint32_t idx, uint64_t corr);
 
 /* send.c */

@@ -4,6 +4,9 @@
  * of it at arena creation, the incarnation handed to the next process, and
  * the counters as read by anyone.
  *
+ * A region is the header, the watcher set (as many entries as the
+ * mailbox's `watchers` key says) and two snapshot slots.
+ *
  * Owns: struct ar_hdr's policies and the `launched` incarnation.  Must never
  * trust a size read from the arena: every header is checked against the
  * region's real length before a pointer into it is handed out.
@@ -13,6 +16,7 @@
 #include "worker/actor_impl.h"
 
 static size_t	 hdr_size(void);
+static size_t	 watchers_size(uint32_t);
 
 static size_t
 hdr_size(void)
@@ -20,11 +24,23 @@ hdr_size(void)
 	return AR_ALIGN(sizeof(struct ar_hdr));
 }
 
-/* The bytes of state region actord must give a mailbox with `state`. */
-size_t
-actor_region_size(uint32_t state_bytes)
+static size_t
+watchers_size(uint32_t n)
 {
-	return hdr_size() + 2 * AR_ALIGN((size_t)state_bytes);
+	return AR_ALIGN((size_t)n * sizeof(uint64_t));
+}
+
+/*
+ * The bytes of state region actord must give a mailbox with `state` bytes
+ * of committed state and `watchers` watch entries (0: ACTOR_WATCHERS).
+ */
+size_t
+actor_region_size(uint32_t state_bytes, uint32_t watchers)
+{
+	if (watchers == 0)
+		watchers = ACTOR_WATCHERS;
+	return hdr_size() + watchers_size(watchers) +
+	    2 * AR_ALIGN((size_t)state_bytes);
 }
 
 /* The checked header of actor idx, or NULL (unconfigured or too small). */
@@ -41,16 +57,25 @@ ar_hdr(struct shm_arena *a, uint32_t idx)
 		return NULL;
 	if (atomic_load_explicit(&h->magic, memory_order_acquire) != AR_MAGIC)
 		return NULL;
-	if (h->snap_cap % 64 != 0 ||
-	    hdr_size() + 2 * (size_t)h->snap_cap > len)
+	if (h->snap_cap % 64 != 0 || h->watch_cap == 0 ||
+	    h->watch_cap > ACTOR_WATCHERS_MAX ||
+	    hdr_size() + watchers_size(h->watch_cap) +
+	    2 * (size_t)h->snap_cap > len)
 		return NULL;
 	return h;
+}
+
+_Atomic uint64_t *
+ar_watchers(struct ar_hdr *h)
+{
+	return (_Atomic uint64_t *)(void *)((unsigned char *)h + hdr_size());
 }
 
 unsigned char *
 ar_snapdata(struct ar_hdr *h, int slot)
 {
-	return (unsigned char *)h + hdr_size() + (size_t)slot * h->snap_cap;
+	return (unsigned char *)h + hdr_size() + watchers_size(h->watch_cap) +
+	    (size_t)slot * h->snap_cap;
 }
 
 /* A main-lane message addressed to an incarnation that is not the live one. */
@@ -68,7 +93,9 @@ actor_configure(struct shm_arena *a, uint32_t idx,
     const struct actor_policy *p)
 {
 	struct ar_hdr *h;
+	_Atomic uint64_t *set;
 	size_t len = 0;
+	uint32_t watchers, i;
 
 	if (a == NULL || idx >= shm_nmailboxes(a))
 		return ACTOR_EBADINDEX;
@@ -76,7 +103,11 @@ actor_configure(struct shm_arena *a, uint32_t idx,
 	if (h == NULL || len < hdr_size())
 		return ACTOR_EINVAL;
 	if (p != NULL && ((unsigned)p->on_down > ACTOR_ON_DOWN_FAIL ||
-	    (unsigned)p->while_down > ACTOR_WHILE_DOWN_REJECT))
+	    (unsigned)p->while_down > ACTOR_WHILE_DOWN_REJECT ||
+	    p->watchers > ACTOR_WATCHERS_MAX))
+		return ACTOR_EINVAL;
+	watchers = p != NULL && p->watchers > 0 ? p->watchers : ACTOR_WATCHERS;
+	if (len < hdr_size() + watchers_size(watchers))
 		return ACTOR_EINVAL;
 	memset(h, 0, sizeof(*h));
 	h->max_attempts = p != NULL && p->max_attempts > 0 ?
@@ -84,7 +115,12 @@ actor_configure(struct shm_arena *a, uint32_t idx,
 	h->on_down = p != NULL ? (uint32_t)p->on_down : ACTOR_ON_DOWN_KEEP;
 	h->while_down = p != NULL ? (uint32_t)p->while_down :
 	    ACTOR_WHILE_DOWN_QUEUE;
-	h->snap_cap = (uint32_t)(((len - hdr_size()) / 2) & ~(size_t)63);
+	h->watch_cap = watchers;
+	set = ar_watchers(h);
+	for (i = 0; i < watchers; i++)
+		atomic_store_explicit(&set[i], 0, memory_order_relaxed);
+	h->snap_cap = (uint32_t)(((len - hdr_size() -
+	    watchers_size(h->watch_cap)) / 2) & ~(size_t)63);
 	atomic_store_explicit(&h->magic, AR_MAGIC, memory_order_release);
 	return 0;
 }

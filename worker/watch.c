@@ -21,6 +21,8 @@
 
 #include "worker/actor_impl.h"
 
+#define NO_ENTRY	UINT32_MAX	/* claim_entry: every entry is live */
+
 static bool	 watcher_alive(struct shm_arena *, uint32_t, uint32_t);
 static uint32_t	 claim_entry(struct shm_arena *, struct ar_hdr *, uint64_t);
 static int	 send_terminated(struct shm_producer *, uint32_t, uint32_t,
@@ -78,6 +80,7 @@ watch_notify(struct shm_producer *p, struct shm_arena *a, uint32_t who,
 {
 	struct ar_hdr *h = ar_hdr(a, who);
 	struct actor_terminated t;
+	_Atomic uint64_t *set;
 	uint64_t w;
 	uint32_t i, to;
 	int sent = 0;
@@ -85,11 +88,12 @@ watch_notify(struct shm_producer *p, struct shm_arena *a, uint32_t who,
 	if (h == NULL)
 		return 0;
 	terminated_fill(&t, who, dead_inc, wstatus);
-	for (i = 0; i < ACTOR_WATCHERS; i++) {
-		w = atomic_load(&h->watchers[i]);
+	set = ar_watchers(h);
+	for (i = 0; i < h->watch_cap; i++) {
+		w = atomic_load(&set[i]);
 		if (w == 0 || W_TINC(w) != (dead_inc & 0xffffff))
 			continue;
-		if (!atomic_compare_exchange_strong(&h->watchers[i], &w, 0))
+		if (!atomic_compare_exchange_strong(&set[i], &w, 0))
 			continue;	/* unwatched meanwhile */
 		to = W_IDX(w);
 		if (!watcher_alive(a, to, W_WINC(w)))
@@ -105,26 +109,27 @@ watch_notify(struct shm_producer *p, struct shm_arena *a, uint32_t who,
  * watches died with it; nobody else will free the entry before the
  * watched actor dies, so without this a long-lived actor's set fills up
  * with the watches of its clients' past incarnations): set to mine, by
- * CAS.  Its index, or ACTOR_WATCHERS if every entry is live.
+ * CAS.  Its index, or NO_ENTRY if every entry is live.
  */
 static uint32_t
 claim_entry(struct shm_arena *a, struct ar_hdr *h, uint64_t mine)
 {
+	_Atomic uint64_t *set = ar_watchers(h);
 	uint64_t w;
 	uint32_t i;
 
-	for (i = 0; i < ACTOR_WATCHERS; i++) {
+	for (i = 0; i < h->watch_cap; i++) {
 		w = 0;
-		if (atomic_compare_exchange_strong(&h->watchers[i], &w, mine))
+		if (atomic_compare_exchange_strong(&set[i], &w, mine))
 			return i;
 	}
-	for (i = 0; i < ACTOR_WATCHERS; i++) {
-		w = atomic_load(&h->watchers[i]);
+	for (i = 0; i < h->watch_cap; i++) {
+		w = atomic_load(&set[i]);
 		if (w != 0 && !watcher_alive(a, W_IDX(w), W_WINC(w)) &&
-		    atomic_compare_exchange_strong(&h->watchers[i], &w, mine))
+		    atomic_compare_exchange_strong(&set[i], &w, mine))
 			return i;
 	}
-	return ACTOR_WATCHERS;
+	return NO_ENTRY;
 }
 
 int
@@ -143,13 +148,13 @@ actor_watch(struct actor *a, struct actor_ref ref)
 	tinc = ref.incarnation != ACTOR_ANY ? ref.incarnation :
 	    shm_actor_incarnation(a->arena, ref.index);
 	mine = W_MAKE((uint32_t)a->idx, a->incarnation, tinc);
-	if ((i = claim_entry(a->arena, h, mine)) == ACTOR_WATCHERS)
+	if ((i = claim_entry(a->arena, h, mine)) == NO_ENTRY)
 		return ACTOR_EFULL;
 	/* actord bumps the incarnation before it scans the watchers. */
 	if (shm_actor_incarnation(a->arena, ref.index) == tinc && tinc != 0)
 		return 0;
 	w = mine;
-	if (!atomic_compare_exchange_strong(&h->watchers[i], &w, 0))
+	if (!atomic_compare_exchange_strong(&ar_watchers(h)[i], &w, 0))
 		return 0;	/* actord took it: its Terminated is on the way */
 	wst = atomic_load(&h->last_dead) == tinc ?
 	    atomic_load(&h->last_wstatus) : -1;
@@ -163,6 +168,7 @@ int
 actor_unwatch(struct actor *a, struct actor_ref ref)
 {
 	struct ar_hdr *h;
+	_Atomic uint64_t *set;
 	uint64_t w;
 	uint32_t i;
 	int n = 0;
@@ -171,15 +177,16 @@ actor_unwatch(struct actor *a, struct actor_ref ref)
 		return ACTOR_ENOMAILBOX;
 	if ((h = ar_hdr(a->arena, ref.index)) == NULL)
 		return ACTOR_ENOENT;
-	for (i = 0; i < ACTOR_WATCHERS; i++) {
-		w = atomic_load(&h->watchers[i]);
+	set = ar_watchers(h);
+	for (i = 0; i < h->watch_cap; i++) {
+		w = atomic_load(&set[i]);
 		if (w == 0 || W_IDX(w) != (uint32_t)a->idx ||
 		    W_WINC(w) != (a->incarnation & 0x7fffff))
 			continue;
 		if (ref.incarnation != ACTOR_ANY &&
 		    W_TINC(w) != (ref.incarnation & 0xffffff))
 			continue;
-		if (atomic_compare_exchange_strong(&h->watchers[i], &w, 0))
+		if (atomic_compare_exchange_strong(&set[i], &w, 0))
 			n++;
 	}
 	return n;
