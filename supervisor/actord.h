@@ -381,6 +381,7 @@ struct tree_ctl *backend_open(struct actord *, const char *config, char *err,
 const char *backend_socket_path(const struct tree_ctl *);
 void	 backend_drain(struct tree_ctl *, int ms);
 void	 backend_close(struct tree_ctl *);
+int	 backend_reload(struct tree_ctl *, char *err, size_t errlen);
 
 /* --- actord.c: the daemon state, signals, reaping, shutdown ---------------- */
 

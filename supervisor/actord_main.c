@@ -25,6 +25,7 @@
 struct main_state {
 	const char	*config;
 	const char	*pidfile;
+	struct tree_ctl	*tc;		/* the control socket, for reloads */
 };
 
 static void	usage(void) __attribute__((noreturn));
@@ -48,7 +49,8 @@ on_hup(struct actord *ad, void *arg)
 	char err[1024];
 
 	log_info("SIGHUP: reloading %s", ms->config);
-	if (actord_reload_file(ad, ms->config, err, sizeof(err)) != 0)
+	if ((ms->tc != NULL ? backend_reload(ms->tc, err, sizeof(err)) :
+	    actord_reload_file(ad, ms->config, err, sizeof(err))) != 0)
 		log_warnx("reload refused: %s", err);
 }
 
@@ -197,11 +199,13 @@ main(int argc, char *argv[])
 		actord_free(ad);
 		return ACTORD_EXIT_CONFIG;
 	}
+	ms.tc = tc;
 
 	status = actord_run(ad);
 	log_info("exiting with status %d: %s", status, ad->message);
 	log_drain(LOG_DRAIN_MS);
 	backend_drain(tc, 200);		/* shutdown's answer goes out */
+	ms.tc = NULL;
 	backend_close(tc);
 	if (ms.pidfile != NULL)
 		(void)unlink(ms.pidfile);

@@ -30,6 +30,7 @@
 
 #include "shm/shm.h"
 #include "supervisor/actord.h"
+#include "supervisor/config.h"
 #include "supervisor/control.h"
 #include "supervisor/log.h"
 #include "supervisor/metrics.h"
@@ -67,7 +68,6 @@ struct tree_ctl {
 	struct ev	 mh_ev;
 	struct waiter	*waiters;
 	struct timer	 dl_timer;
-	char		*opened[3];	/* runtime_dir, control_group, metrics */
 };
 
 /* actord_start_node, actord_stop_node, actord_restart_node */
@@ -118,8 +118,10 @@ static bool	log_answer(struct tree_ctl *, const char *, uint64_t, bool,
 		    struct ctl_reply *);
 static void	dl_wake(struct tree_ctl *);
 static bool	next_instance_is(const struct node *, const char *);
-static int	keep_listen_settings(struct tree_ctl *);
-static bool	same_listen_settings(const struct tree_ctl *);
+static int	open_metrics(struct tree_ctl *, const char *,
+		    struct metrics_http **, char *, size_t);
+static void	serve_metrics(struct tree_ctl *, struct metrics_http *,
+		    const char *);
 
 static const struct ctl_backend tree_backend = {
 	.status = be_status,
@@ -153,10 +155,6 @@ backend_open(struct actord *ad, const char *config, char *err, size_t errlen)
 	}
 	tc->ad = ad;
 	tc->config = config;
-	if (keep_listen_settings(tc) == -1) {
-		snprintf(err, errlen, "control: %s", strerror(errno));
-		goto fail;
-	}
 	timer_init(&tc->dl_timer, on_dl_timer, tc);
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.runtime_dir = ad->spec->runtime_dir;
@@ -170,18 +168,10 @@ backend_open(struct actord *ad, const char *config, char *err, size_t errlen)
 		goto fail;
 	}
 	if (ad->spec->metrics_listen != NULL) {
-		if ((tc->mh = metrics_open(ad->spec->metrics_listen,
-		    &tree_backend, tc, control_counters(tc->ctl), err,
-		    errlen)) == NULL)
+		if (open_metrics(tc, ad->spec->metrics_listen, &tc->mh, err,
+		    errlen) == -1)
 			goto fail;
-		if (loop_add(&ad->loop, &tc->mh_ev, metrics_fd(tc->mh),
-		    EPOLLIN, on_metrics, tc) == -1) {
-			snprintf(err, errlen, "metrics: epoll: %s",
-			    strerror(errno));
-			goto fail;
-		}
-		log_info("metrics at http://%s/metrics",
-		    ad->spec->metrics_listen);
+		serve_metrics(tc, tc->mh, ad->spec->metrics_listen);
 	}
 	ad->on_output = on_output;
 	ad->output_arg = tc;
@@ -190,6 +180,87 @@ backend_open(struct actord *ad, const char *config, char *err, size_t errlen)
 fail:
 	backend_close(tc);
 	return NULL;
+}
+
+/* A metrics listener at addr, not yet in the loop; -1 with err. */
+static int
+open_metrics(struct tree_ctl *tc, const char *addr, struct metrics_http **mh,
+    char *err, size_t errlen)
+{
+	*mh = metrics_open(addr, &tree_backend, tc, control_counters(tc->ctl),
+	    err, errlen);
+	return *mh == NULL ? -1 : 0;
+}
+
+/* Serve metrics from mh (NULL: none) instead of the listener before. */
+static void
+serve_metrics(struct tree_ctl *tc, struct metrics_http *mh, const char *addr)
+{
+	if (tc->mh != NULL && tc->mh != mh) {
+		loop_del(&tc->ad->loop, &tc->mh_ev);
+		metrics_close(tc->mh);
+	}
+	tc->mh = mh;
+	memset(&tc->mh_ev, 0, sizeof(tc->mh_ev));
+	tc->mh_ev.fd = -1;
+	if (mh == NULL)
+		return;
+	if (loop_add(&tc->ad->loop, &tc->mh_ev, metrics_fd(mh), EPOLLIN,
+	    on_metrics, tc) == -1)
+		log_warn("metrics: epoll");
+	else
+		log_info("metrics at http://%s/metrics", addr);
+}
+
+/*
+ * Reload (actorctl reload, SIGHUP): the file's tree, control socket and
+ * metrics listener, all or nothing.  The new listeners are opened first,
+ * beside the old ones; if one cannot be, or the tree refuses the file,
+ * nothing changes.  Then the tree takes the file and the listeners are
+ * swapped: a moved control socket keeps its connected clients.
+ */
+int
+backend_reload(struct tree_ctl *tc, char *err, size_t errlen)
+{
+	struct actord_spec *spec, *old = tc->ad->spec;
+	struct control_config cfg;
+	struct control_move mv;
+	struct metrics_http *mh = tc->mh;
+	const char *addr;
+	bool moved_metrics;
+	int e;
+
+	if ((spec = config_load(tc->config, err, errlen)) == NULL)
+		return EINVAL;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.runtime_dir = spec->runtime_dir;
+	cfg.group = spec->control_group;
+	if (control_move_prepare(tc->ctl, &cfg, &mv, err, errlen) == -1) {
+		spec_free(spec);
+		return EINVAL;
+	}
+	addr = spec->metrics_listen;
+	moved_metrics = (addr == NULL) != (old->metrics_listen == NULL) ||
+	    (addr != NULL && strcmp(addr, old->metrics_listen) != 0);
+	if (moved_metrics && addr != NULL &&
+	    open_metrics(tc, addr, &mh, err, errlen) == -1) {
+		control_move_abort(&mv);
+		spec_free(spec);
+		return EINVAL;
+	}
+	if (moved_metrics && addr == NULL)
+		mh = NULL;
+	if ((e = actord_reload(tc->ad, spec, err, errlen)) != 0) {
+		if (mh != tc->mh && mh != NULL)
+			metrics_close(mh);
+		control_move_abort(&mv);
+		spec_free(spec);
+		return e;
+	}
+	control_move_commit(tc->ctl, &mv);
+	if (moved_metrics)
+		serve_metrics(tc, mh, addr);
+	return 0;
 }
 
 const char *
@@ -208,7 +279,6 @@ backend_close(struct tree_ctl *tc)
 	struct actord *ad;
 	struct node *n;
 	struct waiter *w;
-	size_t i;
 
 	if (tc == NULL)
 		return;
@@ -239,8 +309,6 @@ backend_close(struct tree_ctl *tc)
 			asks_forget(ad, w->ask);
 		free(w);
 	}
-	for (i = 0; i < 3; i++)
-		free(tc->opened[i]);
 	free(tc);
 }
 
@@ -641,48 +709,12 @@ be_reload(void *ctx, struct ctl_reply *r)
 		return CTL_REPLY_NOW;
 	}
 	log_info("control: reloading %s", tc->config);
-	if (actord_reload_file(tc->ad, tc->config, err, sizeof(err)) != 0) {
+	if (backend_reload(tc, err, sizeof(err)) != 0) {
 		log_warnx("reload refused: %s", err);
 		ctl_reply_error(r, CTL_E_FAILED, "%s", err);
-	} else if (!same_listen_settings(tc)) {
-		log_warnx("reload: runtime_dir, control_group and "
-		    "metrics_listen change at the next start only");
-		ctl_reply_message(r, "reloaded %s; runtime_dir, control_group "
-		    "and metrics_listen change at the next start only",
-		    tc->config);
 	} else
 		ctl_reply_message(r, "reloaded %s", tc->config);
 	return CTL_REPLY_NOW;
-}
-
-/* The listeners' settings as opened: reload does not move them. */
-static int
-keep_listen_settings(struct tree_ctl *tc)
-{
-	const struct actord_spec *sp = tc->ad->spec;
-	const char *v[3] = { sp->runtime_dir, sp->control_group,
-	    sp->metrics_listen };
-	size_t i;
-
-	for (i = 0; i < 3; i++)
-		if (v[i] != NULL && (tc->opened[i] = strdup(v[i])) == NULL)
-			return -1;
-	return 0;
-}
-
-static bool
-same_listen_settings(const struct tree_ctl *tc)
-{
-	const struct actord_spec *sp = tc->ad->spec;
-	const char *v[3] = { sp->runtime_dir, sp->control_group,
-	    sp->metrics_listen };
-	size_t i;
-
-	for (i = 0; i < 3; i++)
-		if ((v[i] == NULL) != (tc->opened[i] == NULL) ||
-		    (v[i] != NULL && strcmp(v[i], tc->opened[i]) != 0))
-			return false;
-	return true;
 }
 
 /* --- send and ask ---------------------------------------------------------------- */

@@ -101,6 +101,12 @@ struct control {
 static uint64_t	 now_ms(void);
 static int	 make_dir(const char *, bool, gid_t, char *, size_t);
 static int	 make_socket(struct control *, char *, size_t);
+static int	 bind_socket(const char *, bool, gid_t, char *, size_t);
+static int	 socket_path(char *, size_t, const struct control_config *,
+		    char *, size_t);
+static int	 group_of(const struct control_config *, bool *, gid_t *,
+		    char *, size_t);
+static bool	 same_file(const char *, const char *);
 static int	 epoll_set(struct control *, int, int, uint32_t, void *);
 static void	 accept_clients(struct control *);
 static void	 refuse(int, uint16_t, const char *);
@@ -173,6 +179,15 @@ make_dir(const char *dir, bool group, gid_t gid, char *err, size_t errlen)
 static int
 make_socket(struct control *c, char *err, size_t errlen)
 {
+	c->listen_fd = bind_socket(c->path, c->has_group, c->gid, err, errlen);
+	return c->listen_fd == -1 ? -1 : 0;
+}
+
+/* A listening socket at path, 0600 (0660 and gid with a group); or -1. */
+static int
+bind_socket(const char *path, bool has_group, gid_t gid, char *err,
+    size_t errlen)
+{
 	struct sockaddr_un	 sun;
 	struct stat		 st;
 	mode_t			 old;
@@ -180,10 +195,14 @@ make_socket(struct control *c, char *err, size_t errlen)
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
-	memcpy(sun.sun_path, c->path, sizeof(sun.sun_path));
-	if (lstat(c->path, &st) == 0) {
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		snprintf(err, errlen, "%s: socket path too long", path);
+		return -1;
+	}
+	memcpy(sun.sun_path, path, strlen(path));
+	if (lstat(path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode)) {
-			snprintf(err, errlen, "%s: exists, not a socket", c->path);
+			snprintf(err, errlen, "%s: exists, not a socket", path);
 			return -1;
 		}
 		/* Non-blocking: a live actord with a full backlog says EAGAIN. */
@@ -197,10 +216,10 @@ make_socket(struct control *c, char *err, size_t errlen)
 			close(probe);
 		if (rc == 0) {
 			snprintf(err, errlen, "%s: another actord is listening",
-			    c->path);
+			    path);
 			return -1;
 		}
-		unlink(c->path);
+		unlink(path);
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd == -1) {
@@ -211,26 +230,25 @@ make_socket(struct control *c, char *err, size_t errlen)
 	rc = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
 	umask(old);
 	if (rc == -1) {
-		snprintf(err, errlen, "bind %s: %s", c->path, strerror(errno));
+		snprintf(err, errlen, "bind %s: %s", path, strerror(errno));
 		goto bad;
 	}
-	if (c->has_group && chown(c->path, (uid_t)-1, c->gid) == -1) {
-		snprintf(err, errlen, "chgrp %s: %s", c->path, strerror(errno));
+	if (has_group && chown(path, (uid_t)-1, gid) == -1) {
+		snprintf(err, errlen, "chgrp %s: %s", path, strerror(errno));
 		goto bad;
 	}
-	if (chmod(c->path, c->has_group ? 0660 : 0600) == -1) {
-		snprintf(err, errlen, "chmod %s: %s", c->path, strerror(errno));
+	if (chmod(path, has_group ? 0660 : 0600) == -1) {
+		snprintf(err, errlen, "chmod %s: %s", path, strerror(errno));
 		goto bad;
 	}
 	if (listen(fd, 64) == -1) {
-		snprintf(err, errlen, "listen %s: %s", c->path, strerror(errno));
+		snprintf(err, errlen, "listen %s: %s", path, strerror(errno));
 		goto bad;
 	}
-	c->listen_fd = fd;
-	return 0;
+	return fd;
 bad:
 	close(fd);
-	unlink(c->path);
+	unlink(path);
 	return -1;
 }
 
@@ -250,8 +268,6 @@ control_open(const struct control_config *cfg, const struct ctl_backend *be,
     void *ctx, char *err, size_t errlen)
 {
 	struct control	*c;
-	struct group	*gr;
-	int		 n;
 
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		snprintf(err, errlen, "control: %s", strerror(errno));
@@ -266,22 +282,9 @@ control_open(const struct control_config *cfg, const struct ctl_backend *be,
 	    CONTROL_MAX_CLIENTS;
 	c->timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : CONTROL_TIMEOUT;
 	TAILQ_INIT(&c->clients);
-	n = snprintf(c->path, sizeof(c->path), "%s/%s", cfg->runtime_dir,
-	    cfg->socket_name ? cfg->socket_name : CONTROL_SOCKET_NAME);
-	if (n < 0 || (size_t)n >= sizeof(c->path)) {
-		snprintf(err, errlen, "%s: socket path too long",
-		    cfg->runtime_dir);
+	if (socket_path(c->path, sizeof(c->path), cfg, err, errlen) == -1 ||
+	    group_of(cfg, &c->has_group, &c->gid, err, errlen) == -1)
 		goto bad;
-	}
-	if (cfg->group != NULL) {
-		if ((gr = getgrnam(cfg->group)) == NULL) {
-			snprintf(err, errlen, "control_group %s: no such group",
-			    cfg->group);
-			goto bad;
-		}
-		c->has_group = true;
-		c->gid = gr->gr_gid;
-	}
 	if (make_dir(cfg->runtime_dir, c->has_group, c->gid, err, errlen) == -1)
 		goto bad;
 	if ((c->epfd = epoll_create1(EPOLL_CLOEXEC)) == -1 ||
@@ -304,6 +307,131 @@ control_open(const struct control_config *cfg, const struct ctl_backend *be,
 bad:
 	control_close(c);
 	return NULL;
+}
+
+/* The same path, or two names of one file. */
+static bool
+same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (strcmp(a, b) == 0)
+		return true;
+	return lstat(a, &sa) == 0 && lstat(b, &sb) == 0 &&
+	    sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* cfg's socket path into path; -1 with err if it does not fit. */
+static int
+socket_path(char *path, size_t len, const struct control_config *cfg,
+    char *err, size_t errlen)
+{
+	int n;
+
+	n = snprintf(path, len, "%s/%s", cfg->runtime_dir,
+	    cfg->socket_name ? cfg->socket_name : CONTROL_SOCKET_NAME);
+	if (n < 0 || (size_t)n >= len) {
+		snprintf(err, errlen, "%s: socket path too long",
+		    cfg->runtime_dir);
+		return -1;
+	}
+	return 0;
+}
+
+/* cfg's control group, if any; -1 with err if it does not exist. */
+static int
+group_of(const struct control_config *cfg, bool *has_group, gid_t *gid,
+    char *err, size_t errlen)
+{
+	struct group *gr;
+
+	*has_group = false;
+	*gid = 0;
+	if (cfg->group == NULL)
+		return 0;
+	if ((gr = getgrnam(cfg->group)) == NULL) {
+		snprintf(err, errlen, "control_group %s: no such group",
+		    cfg->group);
+		return -1;
+	}
+	*has_group = true;
+	*gid = gr->gr_gid;
+	return 0;
+}
+
+/*
+ * A reload's control settings (runtime_dir, control_group), in two steps
+ * so that the reload is all or nothing: prepared while the old socket
+ * still serves (a new runtime_dir gets its directory and a listening
+ * socket now; a failure leaves everything as it was), then committed once
+ * the tree took the new configuration, or aborted.  Connected clients stay
+ * connected through a move.
+ */
+int
+control_move_prepare(struct control *c, const struct control_config *cfg,
+    struct control_move *mv, char *err, size_t errlen)
+{
+	memset(mv, 0, sizeof(*mv));
+	mv->fd = -1;
+	if (socket_path(mv->path, sizeof(mv->path), cfg, err, errlen) == -1 ||
+	    group_of(cfg, &mv->has_group, &mv->gid, err, errlen) == -1)
+		return -1;
+	if (snprintf(mv->dir, sizeof(mv->dir), "%s", cfg->runtime_dir) >=
+	    (int)sizeof(mv->dir)) {
+		snprintf(err, errlen, "%s: path too long", cfg->runtime_dir);
+		return -1;
+	}
+	if (same_file(mv->path, c->path))
+		return 0;		/* the same socket: commit sets modes */
+	if (make_dir(mv->dir, mv->has_group, mv->gid, err, errlen) == -1 ||
+	    (mv->fd = bind_socket(mv->path, mv->has_group, mv->gid, err,
+	    errlen)) == -1)
+		return -1;
+	return 0;
+}
+
+/* Serve from the prepared socket (or modes), and close the old one. */
+void
+control_move_commit(struct control *c, struct control_move *mv)
+{
+	char err[256];
+
+	if (mv->fd == -1) {
+		/* Same path, maybe another group: the modes follow. */
+		if (make_dir(mv->dir, mv->has_group, mv->gid, err,
+		    sizeof(err)) == -1)
+			log_warnx("control: %s", err);
+		if ((mv->has_group && chown(c->path, (uid_t)-1, mv->gid) ==
+		    -1) || chmod(c->path, mv->has_group ? 0660 : 0600) == -1)
+			log_warn("control: %s", c->path);
+	} else {
+		if (!c->listen_paused) {
+			(void)epoll_ctl(c->epfd, EPOLL_CTL_DEL, c->listen_fd,
+			    NULL);
+			if (epoll_set(c, EPOLL_CTL_ADD, mv->fd, EPOLLIN,
+			    &c->listen_ev) == -1)
+				log_warn("control: epoll");
+		}
+		close(c->listen_fd);
+		(void)unlink(c->path);
+		c->listen_fd = mv->fd;
+		mv->fd = -1;
+		memcpy(c->path, mv->path, sizeof(c->path));
+		log_info("control socket %s", c->path);
+	}
+	c->has_group = mv->has_group;
+	c->gid = mv->gid;
+}
+
+/* The reload was refused: the prepared socket goes away. */
+void
+control_move_abort(struct control_move *mv)
+{
+	if (mv->fd == -1)
+		return;
+	close(mv->fd);
+	(void)unlink(mv->path);
+	mv->fd = -1;
 }
 
 int

@@ -88,6 +88,15 @@ struct control_config {
 	unsigned	 timeout_ms;	/* 0: CONTROL_TIMEOUT */
 };
 
+/* A reload's new socket, prepared before the tree changes (control.c). */
+struct control_move {
+	char		 path[108];	/* sun_path */
+	char		 dir[4096];
+	int		 fd;		/* a new listening socket, or -1 */
+	bool		 has_group;
+	gid_t		 gid;
+};
+
 /* control.c: the server */
 struct control *control_open(const struct control_config *,
 	    const struct ctl_backend *, void *ctx, char *err, size_t errlen);
@@ -96,6 +105,10 @@ void	 control_dispatch(struct control *);
 const struct ctl_counters *control_counters(const struct control *);
 const char *control_socket_path(const struct control *);
 void	 control_close(struct control *);	/* cancels, closes, unlinks */
+int	 control_move_prepare(struct control *, const struct control_config *,
+	    struct control_move *, char *err, size_t errlen);
+void	 control_move_commit(struct control *, struct control_move *);
+void	 control_move_abort(struct control_move *);
 
 /* control.c: what a backend calls on a reply */
 void	 ctl_reply_error(struct ctl_reply *, int status, const char *, ...)

@@ -43,6 +43,7 @@
 static struct ts_daemon	 d;
 static struct ctltest_server srv;	/* only .sock is used */
 static int		 metrics_port;
+static const char	*run_dir = "run";	/* runtime_dir, in d.dir */
 
 static void	 write_conf(const char *extra_child, const char *top);
 static void	 start_daemon(const char *extra_child, const char *top);
@@ -56,6 +57,8 @@ static bool	 read_until(int, const char *, char *, size_t);
 static bool	 read_until_n(int, const char *, int, char *, size_t);
 static void	 stop_follower(pid_t, int);
 static void	 stays_stopped(const char *, double);
+static bool	 metrics_get(int, char *, size_t);
+static int	 test_port(int);
 
 static void
 write_conf(const char *extra_child, const char *top)
@@ -67,7 +70,7 @@ write_conf(const char *extra_child, const char *top)
 	if ((fd = open(ok, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) != -1)
 		close(fd);
 	ts_daemon_conf(&d,
-	    "runtime_dir = \"%s/run\";\n"
+	    "runtime_dir = \"%s/%s\";\n"
 	    "shutdown_timeout = 3000;\n"
 	    "%s\n"
 	    "supervisor = {\n"
@@ -89,7 +92,7 @@ write_conf(const char *extra_child, const char *top)
 	    "echo >&$ACTORD_NOTIFY_FD; exec sleep 3600\"]; }%s\n"
 	    "  );\n"
 	    "};\n",
-	    d.dir, top != NULL ? top : "", ts_progs("tworker"),
+	    d.dir, run_dir, top != NULL ? top : "", ts_progs("tworker"),
 	    ts_progs("tworker"), ok, extra_child != NULL ? extra_child : "");
 }
 
@@ -106,6 +109,7 @@ setup(void)
 	ts_daemon_init(&d);
 	memset(&srv, 0, sizeof(srv));
 	metrics_port = 0;
+	run_dir = "run";
 }
 
 static void
@@ -765,6 +769,104 @@ START_TEST(stalled_stderr_blocks_nothing)
 }
 END_TEST
 
+/* --- reload moves the listeners ------------------------------------------------ */
+
+/* Until path is a socket (true), or ms passed. */
+static bool
+socket_appears(const char *path, int ms)
+{
+	struct stat st;
+	int waited;
+
+	for (waited = 0; waited < ms; waited += 10) {
+		if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+			return true;
+		ts_sleep_ms(10);
+	}
+	return false;
+}
+
+/*
+ * A reload moves the control socket (runtime_dir), changes who may use it
+ * (control_group) and moves the metrics listener, with no restart: the
+ * reload's own answer comes back on the connection to the old socket.
+ * One that cannot open its new listener is refused whole: the tree and
+ * the listeners stay as they were.  SIGHUP does the same.
+ */
+START_TEST(reload_moves_listeners)
+{
+	struct ctltest_out o;
+	struct group *gr = getgrnam("nogroup");
+	struct sockaddr_in sin;
+	struct stat st;
+	char top[128], buf[65536], old[sizeof(srv.sock)];
+	int busy, one = 1, p1 = test_port(0), p2 = test_port(1);
+
+	ck_assert_ptr_nonnull(gr);
+	snprintf(top, sizeof(top), "metrics_listen = \"127.0.0.1:%d\";", p1);
+	start_daemon(NULL, top);
+	ck_assert(metrics_get(p1, buf, sizeof(buf)));
+	memcpy(old, srv.sock, sizeof(old));
+
+	run_dir = "run2";
+	snprintf(top, sizeof(top), "metrics_listen = \"127.0.0.1:%d\";\n"
+	    "control_group = \"nogroup\";", p2);
+	write_conf(NULL, top);
+	RUN(&o, "reload");
+	ctltest_expect(&o, 0, NULL);
+	ck_assert_msg(strstr(o.out, "reloaded") != NULL, "%s", o.out);
+	ctltest_out_free(&o);
+	ck_assert_int_eq(lstat(old, &st), -1);
+	snprintf(srv.sock, sizeof(srv.sock), "%s/run2/control.sock", d.dir);
+	ck_assert_int_eq(stat(srv.sock, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0660);
+	ck_assert_uint_eq(st.st_gid, gr->gr_gid);
+	ck_assert(wait_state("/a", "running"));
+	ck_assert(!metrics_get(p1, buf, sizeof(buf)));
+	ck_assert(metrics_get(p2, buf, sizeof(buf)));
+	ck_assert(strstr(buf, " 200 ") != NULL);
+
+	/* The new metrics address is taken: nothing changes. */
+	busy = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_eq(setsockopt(busy, SOL_SOCKET, SO_REUSEADDR, &one,
+	    sizeof(one)), 0);	/* p1's connections wait in TIME_WAIT */
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)p1);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(busy, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(listen(busy, 1), 0);
+	run_dir = "run3";
+	snprintf(top, sizeof(top), "metrics_listen = \"127.0.0.1:%d\";", p1);
+	write_conf(",\n    { name = \"b\"; exec = [\"/bin/sh\", \"-c\", "
+	    "\"exec sleep 3600\"]; }", top);
+	RUN(&o, "reload");
+	ctltest_expect(&o, ACTORCTL_EXIT_FAILED, "127.0.0.1");
+	ctltest_out_free(&o);
+	close(busy);
+	snprintf(buf, sizeof(buf), "%s/run3/control.sock", d.dir);
+	ck_assert_int_eq(lstat(buf, &st), -1);
+	ck_assert_int_eq(stat(srv.sock, &st), 0);
+	RUN(&o, "status", "/b");
+	ctltest_expect(&o, ACTORCTL_EXIT_NOENT, NULL);
+	ctltest_out_free(&o);
+	ck_assert(metrics_get(p2, buf, sizeof(buf)));
+
+	/* SIGHUP: back to run, no group, no metrics. */
+	run_dir = "run";
+	write_conf(NULL, NULL);
+	ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
+	ck_assert(socket_appears(old, WAIT));
+	memcpy(srv.sock, old, sizeof(old));
+	ck_assert_int_eq(stat(srv.sock, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0600);
+	ck_assert(wait_state("/a", "running"));
+	snprintf(buf, sizeof(buf), "%s/run2/control.sock", d.dir);
+	ck_assert_int_eq(lstat(buf, &st), -1);
+	ck_assert(!metrics_get(p2, buf, sizeof(buf)));
+}
+END_TEST
+
 /* --- send, dead letters, stats --------------------------------------------------- */
 
 static const struct json *
@@ -1058,30 +1160,54 @@ END_TEST
 
 /* --- metrics ------------------------------------------------------------------------- */
 
-START_TEST(metrics_listener)
+/*
+ * GET /metrics from 127.0.0.1:port into buf: false if nothing listens
+ * there (the connection is refused).
+ */
+static bool
+metrics_get(int port, char *buf, size_t len)
 {
 	struct sockaddr_in sin;
-	char top[64], buf[65536];
 	size_t got = 0;
 	ssize_t r;
-	int fd, port;
+	int fd;
 
-	port = 20000 + (int)(getpid() % 20000);
-	snprintf(top, sizeof(top), "metrics_listen = \"127.0.0.1:%d\";", port);
-	start_daemon(NULL, top);
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	ck_assert_int_ge(fd, 0);
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
 	sin.sin_port = htons((uint16_t)port);
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1) {
+		ck_assert_int_eq(errno, ECONNREFUSED);
+		close(fd);
+		return false;
+	}
 	ck_assert_int_gt(write(fd, "GET /metrics HTTP/1.0\r\n\r\n", 25), 0);
-	while (got < sizeof(buf) - 1 &&
-	    (r = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0)
+	while (got < len - 1 &&
+	    (r = read(fd, buf + got, len - 1 - got)) > 0)
 		got += (size_t)r;
 	buf[got] = '\0';
 	close(fd);
+	return true;
+}
+
+/* Two ports for this test process, unlikely to be taken. */
+static int
+test_port(int k)
+{
+	return 20000 + (int)(getpid() % 10000) * 2 + k;
+}
+
+START_TEST(metrics_listener)
+{
+	char top[64], buf[65536];
+	int port;
+
+	port = test_port(0);
+	snprintf(top, sizeof(top), "metrics_listen = \"127.0.0.1:%d\";", port);
+	start_daemon(NULL, top);
+	ck_assert(metrics_get(port, buf, sizeof(buf)));
 	ck_assert_msg(strncmp(buf, "HTTP/1.", 7) == 0 &&
 	    strstr(buf, " 200 ") != NULL, "%s", buf);
 	ck_assert(strstr(buf, "actord_mailbox_depth{path=\"/a\"} 0\n") !=
@@ -1179,6 +1305,7 @@ suite(void)
 	tcase_add_test(tc, stalled_stderr_blocks_nothing);
 	tcase_add_test(tc, send_deadletters_stats);
 	tcase_add_test(tc, reload_and_shutdown);
+	tcase_add_test(tc, reload_moves_listeners);
 	tcase_add_test(tc, other_uid_refused);
 	tcase_add_test(tc, control_group_allowed);
 	tcase_add_test(tc, malformed_requests);
