@@ -95,6 +95,8 @@ actord_new(struct actord_spec *spec, char *err, size_t errlen)
 		snprintf(err, errlen, "building the tree: %s", strerror(errno));
 		goto fail;
 	}
+	if (cgroup_setup(ad, err, errlen) == -1)
+		goto fail;
 	/* The arena exists before anything is forked; every child gets it. */
 	if (mailboxes_setup(ad, err, errlen) == -1)
 		goto fail;
@@ -120,6 +122,7 @@ actord_free(struct actord *ad)
 	for (n = ad->all; n != NULL; n = n->next_all)
 		if (n->kind == NODE_WORKER && n->pid > 0) {
 			(void)killpg(n->pid, SIGKILL);
+			cgroup_signal(n, SIGKILL);
 			(void)waitpid(n->pid, NULL, 0);
 			n->pid = 0;
 		}
@@ -147,6 +150,7 @@ actord_free(struct actord *ad)
 		for (i = 0; i < ad->nretired; i++)
 			ad->free_spec(ad->retired[i]);
 	}
+	cgroup_close(ad);
 	free(ad->retired);
 	free(ad);
 }

@@ -260,6 +260,7 @@ void	 worker_kill_all(struct node *root);
 /* --- spawn.c: fork and exec done right ------------------------------------- */
 
 struct spawn_fds {
+	int		 cgroup;	/* its cgroup.procs to join, or -1 */
 	int		 out;		/* child's stdout and stderr, or -1 */
 	int		 notify;	/* write end for ACTORD_NOTIFY_FD, or -1 */
 	int		 exec_err;	/* write end of the exec-error pipe */
@@ -270,6 +271,14 @@ pid_t	 spawn_child(struct node *, const struct spawn_fds *, char *err,
 	    size_t errlen);
 void	 spawn_describe_error(const int msg[2], const char *argv0, char *buf,
 	    size_t len);
+
+/* --- cgroup.c: a cgroup v2 group per worker --------------------------------- */
+
+int	 cgroup_setup(struct actord *, char *err, size_t errlen);
+void	 cgroup_close(struct actord *);
+int	 cgroup_prepare(struct node *, int *fd, char *err, size_t errlen);
+void	 cgroup_signal(struct node *, int sig);
+void	 cgroup_remove(struct node *);
 
 /* --- ready.c: readiness notification --------------------------------------- */
 
@@ -415,6 +424,7 @@ struct actord {
 	int		 bell_fd;	/* its doorbell, or -1 */
 	struct ev	 bell_ev;
 	struct ev	 log_ev;	/* stderr, while log lines wait for it */
+	char		*cgroup;	/* workers' cgroup base, or NULL (cgroup.c) */
 	struct timer	 bell_timer;	/* doorbell not armable: look again */
 	struct pending_ask *asks;	/* asks in flight */
 	int32_t		*spares;	/* free spare mailboxes (mailboxes.c) */

@@ -251,6 +251,7 @@ static const struct key top_keys[] = {
 	KFN("log", key_top_log, 0),
 	KPATH("pidfile", struct actord_spec, pidfile, 0),
 	KSTR("control_group", struct actord_spec, control_group, 0),
+	KPATH("cgroup", struct actord_spec, cgroup, 0),
 	KSTR("metrics_listen", struct actord_spec, metrics_listen, 0),
 	KFN("supervisor", key_top_supervisor, 0),
 	KEND

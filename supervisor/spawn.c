@@ -44,7 +44,8 @@ enum stage {
 	STAGE_SETGROUPS,
 	STAGE_SETGID,
 	STAGE_SETUID,
-	STAGE_PDEATHSIG
+	STAGE_PDEATHSIG,
+	STAGE_CGROUP
 };
 
 struct creds {
@@ -68,7 +69,7 @@ static void	 child_exec(struct node *, const struct spawn_fds *,
 
 static const char *stage_names[] = {
 	"exec", "descriptors", "chdir", "setrlimit", "setgroups", "setgid",
-	"setuid", "prctl(PR_SET_PDEATHSIG)"
+	"setuid", "prctl(PR_SET_PDEATHSIG)", "joining its cgroup"
 };
 
 /* Turn {stage, errno} from the pipe into "exec /usr/bin/nope: ...". */
@@ -312,6 +313,9 @@ child_exec(struct node *n, const struct spawn_fds *fds,
 	 * first wins the race and the other is harmless.
 	 */
 	(void)setpgid(0, 0);
+	/* Into its cgroup before it can fork anything that could escape. */
+	if (fds->cgroup != -1 && write(fds->cgroup, "0", 1) != 1)
+		child_fail(efd, STAGE_CGROUP);
 	/*
 	 * Die with actord.  If actord died between fork and prctl, the
 	 * signal was never armed: getppid() tells, and we leave at once.

@@ -84,6 +84,7 @@ spec_free(struct actord_spec *spec)
 	free(spec->runtime_dir);
 	free(spec->pidfile);
 	free(spec->control_group);
+	free(spec->cgroup);
 	free(spec->metrics_listen);
 	free(spec->log.path);
 	sup_clear(&spec->root);

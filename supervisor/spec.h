@@ -146,6 +146,7 @@ struct actord_spec {
 	char		*runtime_dir;
 	char		*pidfile;	/* NULL: none */
 	char		*control_group;	/* NULL: socket is 0600 */
+	char		*cgroup;	/* cgroup v2 base for workers; NULL: off */
 	char		*metrics_listen;/* NULL: off */
 	uint32_t	 shutdown_timeout;	/* ms for the whole tree */
 	uint32_t	 spare_mailboxes;	/* arena slots for late children */

@@ -208,6 +208,7 @@ node_free(struct node *n)
 	ready_release(n);
 	mailboxes_release(n);
 	output_node_gone(n);
+	cgroup_remove(n);
 	node_api_done(n, ECANCELED, "node removed");
 	all_remove(n);
 	n->next_all = ad->graveyard;

@@ -91,8 +91,11 @@ group_kill(struct node *n, int sig)
 		return;
 	if (killpg(n->pid, sig) == -1 && errno != ESRCH)
 		log_warn("%s: killpg %d", n->path, (int)n->pid);
-	if (sig == SIGTERM)
+	cgroup_signal(n, sig);		/* what left the group: same signal */
+	if (sig == SIGTERM) {
 		(void)killpg(n->pid, SIGCONT);	/* a stopped child must see it */
+		cgroup_signal(n, SIGCONT);
+	}
 }
 
 static void
@@ -118,7 +121,7 @@ a_spawn(struct node *n)
 {
 	struct spawn_fds fds;
 	char err[256];
-	int ep[2] = { -1, -1 }, notify_w = -1, out_w = -1;
+	int ep[2] = { -1, -1 }, notify_w = -1, out_w = -1, cg_fd = -1;
 	pid_t pid;
 
 	if (n->timer.fn == NULL)
@@ -141,13 +144,19 @@ a_spawn(struct node *n)
 		snprintf(err, sizeof(err), "notify pipe: %s", strerror(errno));
 		goto fail;
 	}
+	if (cgroup_prepare(n, &cg_fd, err, sizeof(err)) == -1)
+		goto fail;
 	if (output_open(n, &out_w) == -1)
 		log_warn("%s: output pipe", n->path);
+	fds.cgroup = cg_fd;
 	fds.out = out_w;
 	fds.notify = notify_w;
 	fds.exec_err = ep[1];
 	fds.arena = n->ad->arena_fd;
 	pid = spawn_child(n, &fds, err, sizeof(err));
+	if (cg_fd != -1)
+		close(cg_fd);
+	cg_fd = -1;
 	if (out_w != -1)
 		close(out_w);
 	if (notify_w != -1)
@@ -175,6 +184,8 @@ a_spawn(struct node *n)
 		a_ready(n);	/* a function child is ready once forked */
 	return;
 fail:
+	if (cg_fd != -1)
+		close(cg_fd);
 	if (ep[0] != -1)
 		close(ep[0]);
 	if (ep[1] != -1)

@@ -341,6 +341,9 @@ static const struct bad bad_configs[] = {
 	{ "pidfile = \"actord.pid\";\n",
 	  "t.conf:1: pidfile: expected an absolute path of at most 4095 bytes, "
 	  "got \"actord.pid\"" },
+	{ "cgroup = \"workers\";\n",
+	  "t.conf:1: cgroup: expected an absolute path of at most 4095 bytes, "
+	  "got \"workers\"" },
 	{ "control_group = \"\";\n",
 	  "t.conf:1: control_group: expected a non-empty string, got \"\"" },
 	{ "spare_mailboxes = 5000;\n",
@@ -442,7 +445,11 @@ START_TEST(defaults)
 	ck_assert_ptr_null(spec->pidfile);
 	ck_assert_ptr_null(spec->control_group);
 	ck_assert_ptr_null(spec->metrics_listen);
+	ck_assert_ptr_null(spec->cgroup);
 	ck_assert_uint_eq(spec->shutdown_timeout, DEFAULT_SHUTDOWN_TIMEOUT);
+	spec_free(spec);
+	spec = parse_ok("cgroup = \"/sys/fs/cgroup/actord\";\n");
+	ck_assert_str_eq(spec->cgroup, "/sys/fs/cgroup/actord");
 	ck_assert_uint_eq(spec->spare_mailboxes, DEFAULT_SPARE_MAILBOXES);
 	ck_assert_uint_eq(spec->spare_mailboxes, 16);
 	ck_assert_ptr_null(spec->log.path);

@@ -7,6 +7,7 @@
  * refused), and an idle actord making no context switch.
  */
 #include <check.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -22,17 +23,95 @@
 #define WAIT	10000		/* ms: a bound, never an expectation */
 
 static struct ts_daemon d;
+static pid_t	 strays[4];	/* escaped processes a failed test left */
+static char	 test_cg[600];	/* a cgroup a test made, or "" */
 
 static void
 setup(void)
 {
 	ts_daemon_init(&d);
+	memset(strays, 0, sizeof(strays));
+	test_cg[0] = '\0';
 }
+
+static bool	 gone_within(pid_t, int);
 
 static void
 teardown(void)
 {
+	char leaf[700];
+	size_t i;
+	int waited;
+
 	ts_daemon_cleanup(&d);
+	for (i = 0; i < sizeof(strays) / sizeof(strays[0]); i++)
+		if (ts_alive(strays[i])) {
+			(void)kill(strays[i], SIGKILL);
+			(void)gone_within(strays[i], 2000);
+		}
+	if (test_cg[0] != '\0') {
+		snprintf(leaf, sizeof(leaf), "%s/w", test_cg);
+		/* A killed process leaves its cgroup a moment later. */
+		for (waited = 0; rmdir(leaf) == -1 && errno == EBUSY &&
+		    waited < 2000; waited += 10)
+			ts_sleep_ms(10);
+		(void)rmdir(test_cg);
+	}
+}
+
+/* A pid a shell child wrote to path (0 after ms without one). */
+static pid_t
+pid_from(const char *path, int ms)
+{
+	char buf[32];
+	ssize_t n;
+	int fd, waited;
+
+	for (waited = 0; waited < ms; waited += 20) {
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) != -1) {
+			n = read(fd, buf, sizeof(buf) - 1);
+			close(fd);
+			buf[n > 0 ? n : 0] = '\0';
+			if (atoi(buf) > 0)
+				return (pid_t)atoi(buf);
+		}
+		ts_sleep_ms(20);
+	}
+	return 0;
+}
+
+/* Until pid is gone (true), or ms passed. */
+static bool
+gone_within(pid_t pid, int ms)
+{
+	int waited;
+
+	for (waited = 0; waited < ms; waited += 10) {
+		if (!ts_alive(pid))
+			return true;
+		ts_sleep_ms(10);
+	}
+	return false;
+}
+
+/* A writable cgroup v2 mount into buf: false if there is none. */
+static bool
+cgroup2_mount(char *buf, size_t len)
+{
+	char line[1024], mnt[512];
+	bool found = false;
+	FILE *f;
+
+	if ((f = fopen("/proc/self/mountinfo", "re")) == NULL)
+		return false;
+	while (!found && fgets(line, sizeof(line), f) != NULL)
+		if (strstr(line, " - cgroup2 ") != NULL &&
+		    sscanf(line, "%*s %*s %*s %*s %511s", mnt) == 1) {
+			snprintf(buf, len, "%s", mnt);
+			found = true;
+		}
+	fclose(f);
+	return found && access(buf, W_OK) == 0;
 }
 
 /* The part of every configuration that names the helper and its dir. */
@@ -187,6 +266,68 @@ START_TEST(readiness_modes_and_sigterm)
 	ck_assert(!ts_alive(ex) && !ts_alive(fd) && !ts_alive(sd));
 	ck_assert(strstr(ts_daemon_log(&d), "/sd: pid") <
 	    strstr(ts_daemon_log(&d), "/ex: pid"));
+}
+END_TEST
+
+/*
+ * With `cgroup`, a descendant that left its worker's process group
+ * (setsid) is killed when the worker dies, not only when actord exits
+ * (the restart waits 20 s of backoff: the death alone must do it); each
+ * worker runs in BASE/path, removed at exit.
+ */
+START_TEST(escaped_descendant_dies_with_its_worker)
+{
+	char root[512], esc_f[128], main_f[128], leaf[700], line[64];
+	pid_t esc, main1;
+	struct stat st;
+	FILE *f;
+	bool listed = false;
+
+	if (!cgroup2_mount(root, sizeof(root))) {
+		fprintf(stderr, "escaped_descendant_dies_with_its_worker: "
+		    "skipped, no writable cgroup v2 mount\n");
+		return;
+	}
+	snprintf(test_cg, sizeof(test_cg), "%s/actord-test-%d", root,
+	    (int)getpid());
+	snprintf(esc_f, sizeof(esc_f), "%s/escaped", d.dir);
+	snprintf(main_f, sizeof(main_f), "%s/main", d.dir);
+	ts_daemon_conf(&d, "cgroup = \"%s\";\n"
+	    "shutdown_timeout = 5000;\n"
+	    "supervisor = {\n"
+	    "  intensity = 3; period = 10;\n"
+	    "  backoff_min = 20000; backoff_max = 20000;\n"
+	    "  children = (\n"
+	    "    { name = \"w\"; exec = [\"/bin/sh\", \"-c\",\n"
+	    "      \"setsid sleep 60 & echo $! > %s.tmp; mv %s.tmp %s; "
+	    "echo $$ > %s.tmp; mv %s.tmp %s; exec sleep 3600\"]; }\n"
+	    TAIL, test_cg, esc_f, esc_f, esc_f, main_f, main_f, main_f);
+	ts_daemon_start(&d, NULL);
+	ck_assert_msg(ts_daemon_ready(&d, WAIT), "log:\n%s",
+	    ts_daemon_log(&d));
+	ck_assert_int_gt(esc = strays[0] = pid_from(esc_f, WAIT), 0);
+	ck_assert_int_gt(main1 = pid_from(main_f, WAIT), 0);
+	ck_assert(ts_alive(esc));
+	ck_assert_int_ne(getpgid(esc), main1);	/* it escaped the group */
+	snprintf(leaf, sizeof(leaf), "%s/w/cgroup.procs", test_cg);
+	ck_assert_ptr_nonnull(f = fopen(leaf, "re"));
+	while (fgets(line, sizeof(line), f) != NULL)
+		listed = listed || atoi(line) == esc;
+	fclose(f);
+	ck_assert_msg(listed, "pid %d is not in %s", (int)esc, leaf);
+
+	/* The worker dies: its escaped descendant with it. */
+	ck_assert_int_eq(kill(main1, SIGKILL), 0);
+	if (!(listed = gone_within(esc, WAIT)))
+		(void)kill(esc, SIGKILL);	/* a failed test leaves nothing */
+	ck_assert_msg(listed, "pid %d outlived its worker; log:\n%s",
+	    (int)esc, ts_daemon_log(&d));
+
+	/* actord exits: the cgroup of w is gone too. */
+	ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
+	ck_assert_int_eq(ts_daemon_wait(&d, WAIT), 0);
+	snprintf(leaf, sizeof(leaf), "%s/w", test_cg);
+	ck_assert_int_eq(lstat(leaf, &st), -1);
 }
 END_TEST
 
@@ -530,6 +671,7 @@ suite(void)
 	tcase_add_test(tc, escalation_to_root_exits_3);
 	tcase_add_test(tc, readiness_modes_and_sigterm);
 	tcase_add_test(tc, no_orphan_outlives_actord);
+	tcase_add_test(tc, escaped_descendant_dies_with_its_worker);
 	tcase_add_test(tc, sd_notify_start_timeout);
 	tcase_add_test(tc, reload_diffs_the_tree);
 	tcase_add_test(tc, workers_die_with_actord);
