@@ -133,8 +133,10 @@ kill_tree(struct node *n, int sig)
 	int sent = 0;
 
 	if (n->kind == NODE_WORKER) {
-		if (n->pid > 0 && killpg(n->pid, sig) == 0)
+		if (n->pid > 0 && killpg(n->pid, sig) == 0) {
+			cgroup_signal(n, sig);	/* and what left the group */
 			sent++;
+		}
 		return sent;
 	}
 	for (i = 0; i < n->nkids; i++)

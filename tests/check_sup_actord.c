@@ -6,6 +6,8 @@
  * survivor, reload (an unchanged child keeps its pid; a bad file is
  * refused), and an idle actord making no context switch.
  */
+#include <sys/wait.h>
+
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -23,40 +25,56 @@
 #define WAIT	10000		/* ms: a bound, never an expectation */
 
 static struct ts_daemon d;
-static pid_t	 strays[4];	/* escaped processes a failed test left */
-static char	 test_cg[600];	/* a cgroup a test made, or "" */
 
 static void
 setup(void)
 {
 	ts_daemon_init(&d);
-	memset(strays, 0, sizeof(strays));
-	test_cg[0] = '\0';
 }
-
-static bool	 gone_within(pid_t, int);
 
 static void
 teardown(void)
 {
-	char leaf[700];
-	size_t i;
-	int waited;
-
 	ts_daemon_cleanup(&d);
-	for (i = 0; i < sizeof(strays) / sizeof(strays[0]); i++)
-		if (ts_alive(strays[i])) {
-			(void)kill(strays[i], SIGKILL);
-			(void)gone_within(strays[i], 2000);
-		}
-	if (test_cg[0] != '\0') {
-		snprintf(leaf, sizeof(leaf), "%s/w", test_cg);
-		/* A killed process leaves its cgroup a moment later. */
-		for (waited = 0; rmdir(leaf) == -1 && errno == EBUSY &&
-		    waited < 2000; waited += 10)
-			ts_sleep_ms(10);
-		(void)rmdir(test_cg);
+}
+
+static bool	 cgroup2_mount(char *, size_t);
+
+/*
+ * The cgroup a test of this runner made: root/actord-test-<runner pid>.
+ * A failed check ends the test's process at once, with no teardown, so
+ * the runner itself (an unchecked fixture, after the tests) kills what is
+ * left in it and removes it.
+ */
+static void
+test_cgroup(char *buf, size_t len, pid_t runner)
+{
+	char root[512];
+
+	buf[0] = '\0';
+	if (cgroup2_mount(root, sizeof(root)))
+		snprintf(buf, len, "%s/actord-test-%d", root, (int)runner);
+}
+
+static void
+cgroup_leftovers(void)
+{
+	char base[600], leaf[700], kill_file[720];
+	int fd, waited;
+
+	test_cgroup(base, sizeof(base), getpid());
+	if (base[0] == '\0')
+		return;
+	snprintf(leaf, sizeof(leaf), "%s/w", base);
+	snprintf(kill_file, sizeof(kill_file), "%s/cgroup.kill", leaf);
+	if ((fd = open(kill_file, O_WRONLY | O_CLOEXEC)) != -1) {
+		(void)!write(fd, "1", 1);
+		close(fd);
 	}
+	for (waited = 0; rmdir(leaf) == -1 && errno == EBUSY &&
+	    waited < 2000; waited += 10)
+		ts_sleep_ms(10);
+	(void)rmdir(base);
 }
 
 /* A pid a shell child wrote to path (0 after ms without one). */
@@ -269,30 +287,70 @@ START_TEST(readiness_modes_and_sigterm)
 }
 END_TEST
 
+/* actorctl -S sock ARGS...: its exit status (-1 if it did not run). */
+static int
+actorctl(const char *sock, const char *a1, const char *a2, const char *a3,
+    const char *a4)
+{
+	int st;
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		execl(ts_build("actorctl"), "actorctl", "-S", sock, a1, a2, a3,
+		    a4, (char *)NULL);
+		_exit(127);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+/* The state letter of pid in /proc (R, S, T, Z...), or 0. */
+static char
+proc_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return 0;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	if (p == NULL || (p = strrchr(buf, ')')) == NULL)
+		return 0;
+	return p[2];
+}
+
 /*
  * With `cgroup`, a descendant that left its worker's process group
- * (setsid) is killed when the worker dies, not only when actord exits
- * (the restart waits 20 s of backoff: the death alone must do it); each
- * worker runs in BASE/path, removed at exit.
+ * (setsid) gets the signals sent to its worker (actorctl kill) and is
+ * killed when the worker dies, not only when actord exits (the restart
+ * waits 20 s of backoff: the death alone must do it); each worker runs in
+ * BASE/path, removed at exit.
  */
 START_TEST(escaped_descendant_dies_with_its_worker)
 {
-	char root[512], esc_f[128], main_f[128], leaf[700], line[64];
+	char test_cg[600], esc_f[128], main_f[128], leaf[700], line[64];
+	char sock[160];
 	pid_t esc, main1;
+	int i;
 	struct stat st;
 	FILE *f;
 	bool listed = false;
 
-	if (!cgroup2_mount(root, sizeof(root))) {
+	test_cgroup(test_cg, sizeof(test_cg), getppid());
+	if (test_cg[0] == '\0') {
 		fprintf(stderr, "escaped_descendant_dies_with_its_worker: "
 		    "skipped, no writable cgroup v2 mount\n");
 		return;
 	}
-	snprintf(test_cg, sizeof(test_cg), "%s/actord-test-%d", root,
-	    (int)getpid());
 	snprintf(esc_f, sizeof(esc_f), "%s/escaped", d.dir);
 	snprintf(main_f, sizeof(main_f), "%s/main", d.dir);
+	snprintf(sock, sizeof(sock), "%s/run/control.sock", d.dir);
 	ts_daemon_conf(&d, "cgroup = \"%s\";\n"
+	    "runtime_dir = \"%s/run\";\n"
 	    "shutdown_timeout = 5000;\n"
 	    "supervisor = {\n"
 	    "  intensity = 3; period = 10;\n"
@@ -301,11 +359,12 @@ START_TEST(escaped_descendant_dies_with_its_worker)
 	    "    { name = \"w\"; exec = [\"/bin/sh\", \"-c\",\n"
 	    "      \"setsid sleep 60 & echo $! > %s.tmp; mv %s.tmp %s; "
 	    "echo $$ > %s.tmp; mv %s.tmp %s; exec sleep 3600\"]; }\n"
-	    TAIL, test_cg, esc_f, esc_f, esc_f, main_f, main_f, main_f);
+	    TAIL, test_cg, d.dir, esc_f, esc_f, esc_f, main_f, main_f,
+	    main_f);
 	ts_daemon_start(&d, NULL);
 	ck_assert_msg(ts_daemon_ready(&d, WAIT), "log:\n%s",
 	    ts_daemon_log(&d));
-	ck_assert_int_gt(esc = strays[0] = pid_from(esc_f, WAIT), 0);
+	ck_assert_int_gt(esc = pid_from(esc_f, WAIT), 0);
 	ck_assert_int_gt(main1 = pid_from(main_f, WAIT), 0);
 	ck_assert(ts_alive(esc));
 	ck_assert_int_ne(getpgid(esc), main1);	/* it escaped the group */
@@ -315,6 +374,12 @@ START_TEST(escaped_descendant_dies_with_its_worker)
 		listed = listed || atoi(line) == esc;
 	fclose(f);
 	ck_assert_msg(listed, "pid %d is not in %s", (int)esc, leaf);
+
+	/* A signal to the worker reaches it. */
+	ck_assert_int_eq(actorctl(sock, "kill", "-s", "STOP", "/w"), 0);
+	for (i = 0; i < WAIT && proc_state(esc) != 'T'; i += 10)
+		ts_sleep_ms(10);
+	ck_assert_int_eq(proc_state(esc), 'T');
 
 	/* The worker dies: its escaped descendant with it. */
 	ck_assert_int_eq(kill(main1, SIGKILL), 0);
@@ -666,6 +731,7 @@ suite(void)
 
 	tcase_set_timeout(tc, 30);
 	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_unchecked_fixture(tc, NULL, cgroup_leftovers);
 	tcase_add_test(tc, exec_failure_exits_2_naming_the_child);
 	tcase_add_test(tc, check_only);
 	tcase_add_test(tc, escalation_to_root_exits_3);
