@@ -587,33 +587,59 @@ END_TEST
 
 /* --- restart and kill ------------------------------------------------------- */
 
+/*
+ * actorctl restart /a, which was pid before: as soon as it returns, the
+ * new incarnation runs, with another pid (returned); the old one is gone.
+ */
+static pid_t
+restart_a(pid_t before)
+{
+	struct ctltest_out o;
+	struct json *doc;
+	pid_t pid;
+
+	RUN(&o, "restart", "/a");
+	ctltest_expect(&o, 0, NULL);
+	ctltest_out_free(&o);
+	doc = ctltest_status(&srv);
+	ck_assert_str_eq(nstr(doc, "/a", "state"), "running");
+	pid = (pid_t)nnum(doc, "/a", "pid");
+	json_free(doc);
+	ck_assert_int_ne(pid, before);
+	ck_assert_int_eq(kill(pid, 0), 0);
+	ck_assert_int_eq(kill(before, 0), -1);
+	return pid;
+}
+
+/* The pid of /a now. */
+static pid_t
+pid_of_a(void)
+{
+	struct json *doc = ctltest_status(&srv);
+	pid_t pid = (pid_t)nnum(doc, "/a", "pid");
+
+	json_free(doc);
+	return pid;
+}
+
 START_TEST(restart_and_kill)
 {
 	struct ctltest_out o;
 	struct json *doc;
 	const char *le;
 	double inc;
-	pid_t pid, pid2, pid3;
+	pid_t pid2, pid3;
 	int waited;
 
 	start_daemon(NULL, NULL);
 	doc = ctltest_status(&srv);
-	pid = (pid_t)nnum(doc, "/a", "pid");
 	inc = nnum(doc, "/a", "incarnation");
 	json_free(doc);
-	RUN(&o, "restart", "/a");
-	ctltest_expect(&o, 0, NULL);
-	ctltest_out_free(&o);
-	/* As soon as restart returns, the new incarnation runs. */
+	pid2 = restart_a(pid_of_a());
 	doc = ctltest_status(&srv);
-	ck_assert_str_eq(nstr(doc, "/a", "state"), "running");
-	pid2 = (pid_t)nnum(doc, "/a", "pid");
-	ck_assert_int_ne(pid2, pid);
-	ck_assert_int_eq(kill(pid2, 0), 0);
 	ck_assert(nnum(doc, "/a", "incarnation") == inc + 1);
 	ck_assert(nnum(doc, "/a", "restarts") == 0);
 	json_free(doc);
-	ck_assert_int_eq(kill(pid, 0), -1);
 
 	/* kill: a signal to its process group; the supervisor restarts it. */
 	RUN(&o, "kill", "-s", "KILL", "/a");
@@ -733,9 +759,6 @@ pipe_says(int rfd, const char *needle, int ms)
 START_TEST(stalled_stderr_blocks_nothing)
 {
 	char chatty[512];
-	struct ctltest_out o;
-	struct json *doc;
-	pid_t pid, pid2;
 	int rfd, i;
 
 	ck_assert_int_eq(unlink(d.log) == 0 || errno == ENOENT, 1);
@@ -748,20 +771,8 @@ START_TEST(stalled_stderr_blocks_nothing)
 	    "exec = [\"%s\", \"spam\", \"5000\"]; }", ts_progs("tworker"));
 	start_daemon(chatty, NULL);
 	ck_assert_msg(pipe_holds(rfd, 4000, WAIT), "stderr never filled");
-	for (i = 0; i < 3; i++) {
-		doc = ctltest_status(&srv);
-		pid = (pid_t)nnum(doc, "/a", "pid");
-		json_free(doc);
-		RUN(&o, "restart", "/a");
-		ctltest_expect(&o, 0, NULL);
-		ctltest_out_free(&o);
-		doc = ctltest_status(&srv);
-		ck_assert_str_eq(nstr(doc, "/a", "state"), "running");
-		pid2 = (pid_t)nnum(doc, "/a", "pid");
-		json_free(doc);
-		ck_assert_int_ne(pid2, pid);
-		ck_assert_int_eq(kill(pid, 0), -1);
-	}
+	for (i = 0; i < 3; i++)
+		(void)restart_a(pid_of_a());
 	/* The collector reads again: the count of what was dropped comes. */
 	ck_assert(pipe_says(rfd, "lines dropped: the output took no more",
 	    WAIT));
