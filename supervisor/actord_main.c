@@ -203,7 +203,6 @@ main(int argc, char *argv[])
 
 	status = actord_run(ad);
 	log_info("exiting with status %d: %s", status, ad->message);
-	log_drain(LOG_DRAIN_MS);
 	backend_drain(tc, 200);		/* shutdown's answer goes out */
 	ms.tc = NULL;
 	backend_close(tc);

@@ -55,6 +55,7 @@ static struct {
 	size_t		 qoff, qlen;
 	uint64_t	 dropped;	/* lines dropped since the queue filled */
 	bool		 watching;	/* told the loop to watch fd */
+	bool		 drain_at_exit;	/* atexit(drain_at_exit) is set */
 	void		(*backlog)(void *, int, bool);
 	void		*backlog_arg;
 } logstate = { .ident = "actord", .fd = STDERR_FILENO };
@@ -66,6 +67,7 @@ static ssize_t	out_write(const char *, size_t);
 static void	enqueue(const char *, size_t);
 static bool	flush_queue(void);
 static void	set_watching(bool);
+static void	drain_at_exit(void);
 
 void
 log_init(const char *ident, int verbose)
@@ -79,6 +81,15 @@ log_init(const char *ident, int verbose)
 	logstate.qoff = logstate.qlen = 0;
 	logstate.dropped = 0;
 	stderr_nonblocking();
+	/* Whatever way actord exits, what waits gets its chance to go out. */
+	if (!logstate.drain_at_exit && atexit(drain_at_exit) == 0)
+		logstate.drain_at_exit = true;
+}
+
+static void
+drain_at_exit(void)
+{
+	log_drain(LOG_DRAIN_MS);
 }
 
 /*
@@ -474,8 +485,7 @@ fatal(const char *fmt, ...)
 	va_start(ap, fmt);
 	vlog_errno(LOG_CRIT, fmt, ap);
 	va_end(ap);
-	log_drain(LOG_DRAIN_MS);
-	exit(1);
+	exit(1);		/* drain_at_exit drains the log */
 }
 
 void
@@ -486,6 +496,5 @@ fatalx(const char *fmt, ...)
 	va_start(ap, fmt);
 	vlog(LOG_CRIT, fmt, ap);
 	va_end(ap);
-	log_drain(LOG_DRAIN_MS);
-	exit(1);
+	exit(1);		/* drain_at_exit drains the log */
 }

@@ -1,11 +1,13 @@
 /*
  * check_sup_log.c: actord's log (supervisor/log.c) on a stderr that stops
  * taking lines: logging never blocks, what waits goes out in order, the
- * lines that did not fit are counted in a warning that follows them, and a
- * reader that goes away makes later lines vanish instead of failing.
+ * lines that did not fit are counted in a warning that follows them, what
+ * waits at exit still goes out, and a reader that goes away makes later
+ * lines vanish instead of failing.
  * Each test runs forked (Check's default), so it may take over fd 2.
  */
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <check.h>
 #include <errno.h>
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "supervisor/log.h"
@@ -112,6 +115,43 @@ START_TEST(reader_gone_loses_lines_not_actord)
 }
 END_TEST
 
+/*
+ * Lines still waiting when actord exits go out if the reader comes back
+ * within LOG_DRAIN_MS: the child logs 30 KB into a 4 KiB pipe and exits;
+ * its reader starts 100 ms later and gets the last line.
+ */
+START_TEST(waiting_lines_go_out_at_exit)
+{
+	struct timespec ts = { 0, 100000000 };
+	ssize_t r;
+	pid_t pid;
+	int p[2], i, st;
+
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	(void)fcntl(p[0], F_SETPIPE_SZ, 4096);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (dup2(p[1], STDERR_FILENO) == -1)
+			_exit(2);
+		log_init("t", 0);
+		for (i = 0; i < 500; i++)
+			log_info("line %05d of the exit test", i);
+		exit(0);
+	}
+	close(p[1]);
+	nanosleep(&ts, NULL);
+	while ((r = read(p[0], got + ngot, sizeof(got) - 1 - ngot)) > 0)
+		ngot += (size_t)r;
+	got[ngot] = '\0';
+	close(p[0]);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	ck_assert_ptr_nonnull(strstr(got, "info: line 00499 of the exit test\n"));
+	ck_assert_ptr_null(strstr(got, "dropped"));
+}
+END_TEST
+
 START_TEST(regular_file_written_directly)
 {
 	char path[] = "/tmp/check-log-XXXXXX", buf[256];
@@ -141,6 +181,7 @@ log_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, stalled_stderr_keeps_order_and_counts);
 	tcase_add_test(tc, reader_gone_loses_lines_not_actord);
+	tcase_add_test(tc, waiting_lines_go_out_at_exit);
 	tcase_add_test(tc, regular_file_written_directly);
 	suite_add_tcase(s, tc);
 	return s;
