@@ -140,6 +140,19 @@ cgroup2_mount(char *buf, size_t len)
 	"  children = (\n"
 #define TAIL "  );\n};\n"
 
+/* A cgroup that is no cgroup v2 directory: refused at start, exit 1. */
+START_TEST(cgroup_not_cgroup2_exits_1)
+{
+	ts_daemon_conf(&d, "cgroup = \"%s\";\n" HEAD
+	    "    { name = \"ok\"; exec = [\"%s\", \"run\"]; }\n"
+	    TAIL, d.dir, ts_progs("tworker"));
+	ts_daemon_start(&d, NULL);
+	ck_assert_int_eq(ts_daemon_wait(&d, WAIT), 1);
+	ck_assert_msg(strstr(ts_daemon_log(&d), "not a cgroup v2 directory") !=
+	    NULL, "log:\n%s", ts_daemon_log(&d));
+}
+END_TEST
+
 START_TEST(exec_failure_exits_2_naming_the_child)
 {
 	ts_daemon_conf(&d, HEAD
@@ -733,6 +746,7 @@ suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_unchecked_fixture(tc, NULL, cgroup_leftovers);
 	tcase_add_test(tc, exec_failure_exits_2_naming_the_child);
+	tcase_add_test(tc, cgroup_not_cgroup2_exits_1);
 	tcase_add_test(tc, check_only);
 	tcase_add_test(tc, escalation_to_root_exits_3);
 	tcase_add_test(tc, readiness_modes_and_sigterm);
