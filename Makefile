@@ -120,7 +120,7 @@ $(LIBACTOR_A): $(call obj,$(SHM_SRC) $(ACTOR_SRC))
 
 $(LIBACTOR_SO): $(call obj,$(SHM_SRC) $(ACTOR_SRC))
 	$(CC) -shared -Wl,-soname,libactor.so.$(SOVER) $(LDFLAGS) $(LTO_LINK) \
-		-o $@ $^ $(ZMQ_LIBS) $(BSD_LIBS) -lpthread
+		-o $@ $^ -lpthread
 
 $(LIBACTORD_A): $(call obj,$(SUP_SRC) $(CTL_SRC))
 	@mkdir -p $(@D)
@@ -158,7 +158,7 @@ $(BUILD)/libactor.pc: Makefile
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' \
 	  'includedir=$${prefix}/include' '' 'Name: libactor' \
 	  'Description: actors across processes, supervised by actord' \
-	  'Version: $(VERSION)' 'Requires.private: libzmq libsodium libbsd' \
+	  'Version: $(VERSION)' \
 	  'Libs: -L$${libdir} -lactor' 'Libs.private: -lpthread' \
 	  'Cflags: -I$${includedir}' > $@
 
