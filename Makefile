@@ -74,9 +74,14 @@ endif
 LDLIBS	 = $(CONF_LIBS) $(ZMQ_LIBS) $(BSD_LIBS) -lpthread -lm
 
 # --- sources, found by directory ---------------------------------------------
+# The control protocol's codec and client side are libactor's too: its
+# client API (worker/client_local.c) speaks it; actord and actorctl get
+# them from libactor.a.
+CTLP_SRC  := supervisor/ctlproto.c supervisor/ctlclient.c
 SHM_SRC	  := $(sort $(wildcard shm/*.c))
-ACTOR_SRC := $(filter-out worker/%_main.c,$(sort $(wildcard worker/*.c)))
-SUP_SRC	  := $(filter-out supervisor/%_main.c,$(sort $(wildcard supervisor/*.c)))
+ACTOR_SRC := $(filter-out worker/%_main.c,$(sort $(wildcard worker/*.c))) \
+	     $(CTLP_SRC)
+SUP_SRC	  := $(filter-out supervisor/%_main.c $(CTLP_SRC),$(sort $(wildcard supervisor/*.c)))
 CTL_SRC	  := $(filter-out tools/%_main.c,$(sort $(wildcard tools/*.c)))
 TEST_SRC  := $(sort $(wildcard tests/check_*.c))
 TLIB_SRC  := $(sort $(wildcard tests/lib/*.c))
@@ -118,9 +123,12 @@ $(LIBACTOR_A): $(call obj,$(SHM_SRC) $(ACTOR_SRC))
 	@mkdir -p $(@D)
 	rm -f $@ && $(AR) rcs $@ $^
 
-$(LIBACTOR_SO): $(call obj,$(SHM_SRC) $(ACTOR_SRC))
+# Only the API is exported (actor.h, shm.h): the control protocol's
+# functions inside stay private to the library.
+$(LIBACTOR_SO): $(call obj,$(SHM_SRC) $(ACTOR_SRC)) worker/libactor.map
 	$(CC) -shared -Wl,-soname,libactor.so.$(SOVER) $(LDFLAGS) $(LTO_LINK) \
-		-o $@ $^ -lpthread
+		-Wl,--version-script=worker/libactor.map \
+		-o $@ $(filter %.o,$^) -lpthread
 
 $(LIBACTORD_A): $(call obj,$(SUP_SRC) $(CTL_SRC))
 	@mkdir -p $(@D)

@@ -17,7 +17,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "supervisor/config.h"
 #include "supervisor/ctlproto.h"
 
 enum fkind { K_U32, K_I32, K_U64, K_I64, K_STR, K_HIST, K_U64V };
@@ -167,6 +166,7 @@ static uint64_t	 be64get(const uint8_t *);
 static int	 next_field(const uint8_t **, size_t *, uint16_t *,
 		    const uint8_t **, uint32_t *);
 static int	 get_str(char *, size_t, const uint8_t *, uint32_t);
+static int	 get_u32_once(bool *, uint32_t *, const uint8_t *, uint32_t);
 static void	 put_record(struct ctl_buf *, uint16_t, const struct rdesc *,
 		    const void *);
 static int	 get_record(const struct rdesc *, void *, const uint8_t *,
@@ -873,6 +873,17 @@ append_record(void **arr, size_t *n, const struct rdesc *rd,
 	return 0;
 }
 
+/* A 4-byte field that may come once: 1 if it is malformed or repeated. */
+static int
+get_u32_once(bool *has, uint32_t *out, const uint8_t *v, uint32_t vlen)
+{
+	if (*has || vlen != 4)
+		return 1;
+	*out = be32get(v);
+	*has = true;
+	return 0;
+}
+
 int
 ctl_response_decode(const uint8_t *frame, size_t len, struct ctl_response *r,
     char *err, size_t errlen)
@@ -926,6 +937,22 @@ ctl_response_decode(const uint8_t *frame, size_t len, struct ctl_response *r,
 				r->cursor = be64get(v);
 			r->has_cursor = true;
 			break;
+		case CTL_F_TAG:
+			bad = get_u32_once(&r->has_tag, &r->tag, v, vlen);
+			break;
+		case CTL_F_CODE:
+			bad = get_u32_once(&r->has_code, (uint32_t *)&r->code,
+			    v, vlen);
+			break;
+		case CTL_F_APPCODE:
+			bad = get_u32_once(&r->has_appcode,
+			    (uint32_t *)&r->appcode, v, vlen);
+			break;
+		case CTL_F_TEXT:
+			bad = r->has_text || get_str(r->text, sizeof(r->text),
+			    v, vlen);
+			r->has_text = true;
+			break;
 		case CTL_F_DATA:
 			if (r->has_data) {
 				bad = 1;
@@ -968,14 +995,41 @@ ctl_response_free(struct ctl_response *r)
 }
 
 /*
- * The socket of an actord running with the default configuration:
- * control.sock in spec_default_runtime_dir() (spec.c), the one rule.
+ * The default runtime_dir, the one rule (spec.c's default follows it):
+ * /run/actord for root, else $XDG_RUNTIME_DIR/actord when that is an
+ * absolute path short enough to leave room for a socket name, else
+ * /tmp/actord-UID.  0, or -1 if buf is too small.
  */
+int
+ctl_default_runtime_dir(char *buf, size_t len)
+{
+	const char	*xdg;
+	int		 n;
+
+	if (geteuid() == 0)
+		n = snprintf(buf, len, "/run/actord");
+	else {
+		xdg = getenv("XDG_RUNTIME_DIR");
+		n = -1;
+		if (xdg != NULL && xdg[0] == '/' &&
+		    strlen(xdg) + sizeof("/actord") - 1 <= CTL_RUNTIME_DIR_MAX)
+			n = snprintf(buf, len, "%s/actord", xdg);
+		if (n < 0)
+			n = snprintf(buf, len, "/tmp/actord-%u",
+			    (unsigned)geteuid());
+	}
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* The socket of an actord running with the default configuration. */
 int
 ctl_default_socket(char *buf, size_t len)
 {
+	char	 dir[CTL_RUNTIME_DIR_MAX + 1];
 	int	 n;
 
-	n = snprintf(buf, len, "%s/control.sock", spec_default_runtime_dir());
+	if (ctl_default_runtime_dir(dir, sizeof(dir)) == -1)
+		return -1;
+	n = snprintf(buf, len, "%s/control.sock", dir);
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }

@@ -35,6 +35,7 @@
 #define CTL_MAX_DATA		(60 * 1024)	/* send/ask payload */
 
 #define CTL_PATH_MAX		256		/* with the NUL; SPEC_PATH_MAX */
+#define CTL_RUNTIME_DIR_MAX	80		/* SPEC_RUNTIME_DIR_MAX */
 #define CTL_NAME_MAX		32		/* kind, state, strategy, reason */
 #define CTL_EXIT_MAX		256		/* "gave up: /a/b exited 3; more than ..." */
 #define CTL_ERROR_MAX		1024		/* error and message texts */
@@ -98,7 +99,10 @@ enum ctl_ftype {
 	CTL_F_ACTOR,		/* record */
 	CTL_F_SHARDS,		/* record */
 	CTL_F_DEADLETTER,	/* record */
-	CTL_F_CONTROL		/* record: the control socket's counters */
+	CTL_F_CONTROL,		/* record: the control socket's counters */
+	CTL_F_CODE,		/* i32: libactor's code of a failed ask or send */
+	CTL_F_APPCODE,		/* i32: the application's code (ACTOR_EREPLY) */
+	CTL_F_TEXT		/* string: an error answer's own text */
 };
 
 /* A growing byte buffer with a hard cap; errors are sticky. */
@@ -217,6 +221,14 @@ struct ctl_response {
 	uint8_t		*data;
 	size_t		 datalen;
 	bool		 has_data;
+	bool		 has_tag;	/* an ask's answer: its tag */
+	uint32_t	 tag;
+	bool		 has_code;	/* a failed ask or send: ACTOR_E* */
+	int32_t		 code;
+	bool		 has_appcode;	/* ACTOR_EREPLY: the application's */
+	int32_t		 appcode;
+	bool		 has_text;	/* an error answer's own text */
+	char		 text[CTL_ERROR_MAX];
 };
 
 /* ctlproto.c: buffers */
@@ -260,6 +272,19 @@ int	 ctl_response_decode(const uint8_t *frame, size_t len,
 void	 ctl_response_free(struct ctl_response *);
 
 /* ctlproto.c: where actord puts its socket by default */
+int	 ctl_default_runtime_dir(char *buf, size_t len);
 int	 ctl_default_socket(char *buf, size_t len);
+
+/*
+ * ctlclient.c: a client's connection (actorctl, libactor's local client):
+ * ctl_connect returns a descriptor or -1 with errno; ctl_roundtrip writes
+ * a request and reads its answer before deadline (ctl_mono_ms() based,
+ * -1: none): 0 with *resp (any status), or -1 with errno (E2BIG,
+ * ETIMEDOUT, EPIPE, EPROTO with err set, ...), the connection unusable.
+ */
+int64_t	 ctl_mono_ms(void);
+int	 ctl_connect(const char *sock);
+int	 ctl_roundtrip(int fd, const struct ctl_request *,
+	    struct ctl_response *, int64_t deadline, char *err, size_t errlen);
 
 #endif /* ACTORD_CTLPROTO_H */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "supervisor/config.h"
+#include "supervisor/ctlproto.h"
 #include "supervisor/spec.h"
 
 static void	 sup_clear(struct sup_spec *);
@@ -41,19 +42,9 @@ const char *
 spec_default_runtime_dir(void)
 {
 	static char	 buf[SPEC_RUNTIME_DIR_MAX + 1];
-	const char	*xdg;
-	int		 n;
 
-	if (geteuid() == 0)
-		return "/run/actord";
-	xdg = getenv("XDG_RUNTIME_DIR");
-	if (xdg != NULL && xdg[0] == '/') {
-		n = snprintf(buf, sizeof(buf), "%s/actord", xdg);
-		/* Too long for a socket path: fall through to /tmp. */
-		if (n > 0 && (size_t)n < sizeof(buf))
-			return buf;
-	}
-	snprintf(buf, sizeof(buf), "/tmp/actord-%u", (unsigned)geteuid());
+	/* The rule is the control protocol's: clients find the socket. */
+	(void)ctl_default_runtime_dir(buf, sizeof(buf));
 	return buf;
 }
 
