@@ -737,12 +737,17 @@ mailbox_of(struct tree_ctl *tc, const char *path, struct ctl_reply *r)
 	return n;
 }
 
-/* What a failed tell or ask says to the client. */
+/*
+ * What a failed tell or ask says to the client: a status and a text for
+ * actorctl, and libactor's code (with the application's, for an answer
+ * of the application's own) for a client library.
+ */
 static void
 msg_error(struct ctl_reply *r, int rc, const struct actor_msg *m,
     uint32_t timeout_ms)
 {
-	struct actor_error_reply er;
+	int32_t app = 0;
+	bool error_answer = m != NULL && (m->flags & ACTOR_MSG_ERROR);
 
 	switch (rc) {
 	case ACTOR_EFULL:
@@ -758,17 +763,18 @@ msg_error(struct ctl_reply *r, int rc, const struct actor_msg *m,
 		break;
 	default:
 		/* An error answer: its text says why (poison, on_down...). */
-		if (m != NULL && (m->flags & ACTOR_MSG_ERROR) &&
-		    m->len >= sizeof(er) && m->data != NULL) {
-			memcpy(&er, m->data, sizeof(er));
-			er.text[sizeof(er.text) - 1] = '\0';
+		if (error_answer && *actor_error_text(m) != '\0')
 			ctl_reply_error(r, CTL_E_FAILED, "%s: %s",
-			    actor_strerror(rc), er.text);
-		} else
+			    actor_strerror(rc), actor_error_text(m));
+		else
 			ctl_reply_error(r, CTL_E_FAILED, "%s",
 			    actor_strerror(rc));
 		break;
 	}
+	if (rc == ACTOR_EREPLY && error_answer)
+		app = actor_error_code(m);
+	ctl_reply_code(r, rc, rc == ACTOR_EREPLY ? &app : NULL,
+	    error_answer ? actor_error_text(m) : NULL);
 }
 
 /* A tell from actord's own actor; never waits for room. */
@@ -811,6 +817,7 @@ be_ask(void *ctx, const char *path, uint32_t tag, const void *data,
 	if (n->state != NS_RUNNING && n->state != NS_STARTING) {
 		ctl_reply_error(r, CTL_E_DOWN, "not running (%s)",
 		    node_state_name(n->state));
+		ctl_reply_code(r, ACTOR_EDOWN, NULL, NULL);
 		return CTL_REPLY_NOW;
 	}
 	if ((w = waiter_new(tc, W_ASK, r, path, 0)) == NULL)
@@ -836,9 +843,10 @@ ask_done(void *arg, int error, const struct actor_msg *m)
 
 	waiter_unlink(w);
 	if (r != NULL) {
-		if (error == 0)
+		if (error == 0) {
+			ctl_reply_tag(r, m->tag);
 			ctl_reply_data(r, m->data, m->len);
-		else
+		} else
 			msg_error(r, error, m, w->timeout_ms);
 		ctl_reply_finish(r);
 	}

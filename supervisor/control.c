@@ -1059,6 +1059,33 @@ ctl_reply_cursor(struct ctl_reply *r, uint64_t cursor)
 	REPLY_ADD(r, ctl_put_u64(&r->buf, CTL_F_CURSOR, cursor));
 }
 
+/* An ask's answer: the tag its actor answered with. */
+void
+ctl_reply_tag(struct ctl_reply *r, uint32_t tag)
+{
+	REPLY_ADD(r, ctl_put_u32(&r->buf, CTL_F_TAG, tag));
+}
+
+/*
+ * Beside an error (after ctl_reply_error): libactor's code of a failed
+ * ask or send, and for an answer of the application's own (ACTOR_EREPLY)
+ * the application's code (appcode, NULL: none), and an error answer's
+ * own text (NULL: none), so that a client library returns what an actor
+ * in the tree would get.
+ */
+void
+ctl_reply_code(struct ctl_reply *r, int32_t code, const int32_t *appcode,
+    const char *text)
+{
+	if (r->finished)
+		return;
+	ctl_put_u32(&r->buf, CTL_F_CODE, (uint32_t)code);
+	if (appcode != NULL)
+		ctl_put_u32(&r->buf, CTL_F_APPCODE, (uint32_t)*appcode);
+	if (text != NULL)
+		ctl_put_str(&r->buf, CTL_F_TEXT, text);
+}
+
 /*
  * Close the frame and hand it to its owner.  An answer that outgrew
  * CTL_MAX_RESPONSE (or memory) becomes an error, never a cut frame.

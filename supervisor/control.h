@@ -121,6 +121,9 @@ void	 ctl_reply_shards(struct ctl_reply *, const struct ctl_shard_group *);
 void	 ctl_reply_deadletter(struct ctl_reply *, const struct ctl_deadletter *);
 void	 ctl_reply_data(struct ctl_reply *, const void *, size_t);
 void	 ctl_reply_cursor(struct ctl_reply *, uint64_t);
+void	 ctl_reply_tag(struct ctl_reply *, uint32_t);
+void	 ctl_reply_code(struct ctl_reply *, int32_t code,
+	    const int32_t *appcode, const char *text);
 uint16_t ctl_reply_command(const struct ctl_reply *);
 void	 ctl_reply_finish(struct ctl_reply *);	/* deferred replies only */
 

@@ -211,6 +211,53 @@ START_TEST(late_answer_is_dropped)
 }
 END_TEST
 
+/*
+ * An application's error keeps its own code (>= 0, ACTOR_EREPLY for the
+ * ask) and a text longer than the old 60 bytes; a runtime code comes back
+ * as itself; a text longer than the asker's cell is cut, and still ends.
+ */
+START_TEST(application_error_code_and_text)
+{
+	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
+	struct actor *asker = open_(ar, 0), *srv = open_(ar, 1);
+	struct actor_ref to = { 1, ACTOR_ANY };
+	const char *key = "no such key: a key that is longer than sixty bytes!";
+	char longtext[200];
+	struct actor_msg m, r;
+	uint64_t c1, c2, c3;
+
+	memset(longtext, 'x', sizeof(longtext) - 1);
+	longtext[sizeof(longtext) - 1] = '\0';
+	ck_assert_int_eq(actor_ask_send(asker, to, 1, NULL, 0, 10000000000LL,
+	    &c1), 0);
+	ck_assert_int_eq(actor_ask_send(asker, to, 2, NULL, 0, 10000000000LL,
+	    &c2), 0);
+	ck_assert_int_eq(actor_ask_send(asker, to, 3, NULL, 0, 10000000000LL,
+	    &c3), 0);
+	ck_assert_int_eq(actor_recv(srv, &m, 0), 0);
+	ck_assert_int_eq(actor_reply_error(srv, ACTOR_ELAST - 1, "x"),
+	    ACTOR_EINVAL);
+	ck_assert_int_eq(actor_reply_error(srv, 404, key), 0);
+	ck_assert_int_eq(actor_recv(srv, &m, 0), 0);
+	ck_assert_int_eq(actor_reply_error(srv, ACTOR_ENOENT, NULL), 0);
+	ck_assert_int_eq(actor_recv(srv, &m, 0), 0);
+	ck_assert_int_eq(actor_reply_error(srv, 7, longtext), 0);
+	ck_assert_int_eq(actor_ask_next(asker, &r, 0, NULL), ACTOR_EREPLY);
+	ck_assert_int_eq(actor_error_code(&r), 404);
+	ck_assert_str_eq(actor_error_text(&r), key);
+	ck_assert_int_eq(actor_ask_next(asker, &r, 0, NULL), ACTOR_ENOENT);
+	ck_assert_int_eq(actor_error_code(&r), ACTOR_ENOENT);
+	ck_assert_int_eq(actor_ask_next(asker, &r, 0, NULL), ACTOR_EREPLY);
+	ck_assert_int_eq(actor_error_code(&r), 7);
+	/* A 128-byte cell: 80 bytes of payload, the code and 75 of text. */
+	ck_assert_uint_eq(strlen(actor_error_text(&r)),
+	    shm_payload_max(ar, 0) - sizeof(int32_t) - 1);
+	actor_close(asker);
+	actor_close(srv);
+	shm_detach(ar);
+}
+END_TEST
+
 /* 1,500 asks in flight, answered in reverse order, each matched. */
 START_TEST(many_asks_in_flight)
 {
@@ -807,6 +854,7 @@ unit_suite(void)
 	tcase_add_test(tc, drop_oldest_killed_after_take);
 	tcase_add_test(tc, drop_oldest_killed_after_handover);
 	tcase_add_test(tc, many_asks_in_flight);
+	tcase_add_test(tc, application_error_code_and_text);
 	tcase_add_test(tc, tell_by_policy);
 	tcase_add_test(tc, torn_commit_keeps_previous);
 	tcase_add_test(tc, while_down_policies);

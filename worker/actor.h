@@ -16,11 +16,15 @@
  *   snapshot.c   committed state snapshots, CRC32C
  *   shard.c      the stable key -> shard hash, shard group lookup
  *   deadletter.c dead letters and counters, as read by anyone
- *   errors.c     error names
+ *   errors.c     error names, the parts of an error answer
+ *   client.c     programs outside the tree: connect, tell, ask, close
+ *   client_local.c  the client's local transport (actord's control socket)
  *
  * Return values: functions returning int return 0 (or a count) on success,
  * or a negative ACTOR_E* code; actor_strerror() names it.  The codes from
- * -1 to -14 are those of shm/shm.h, with the same meaning.
+ * -1 to -14 are those of shm/shm.h, with the same meaning.  An
+ * application's own error codes (actor_reply_error) are >= 0: a range of
+ * their own, never confused with these.
  *
  * Threads: one struct actor is used by one thread at a time.
  */
@@ -71,8 +75,11 @@ enum actor_err {
 	ACTOR_ENOMAILBOX = -25,	/* this handle has no mailbox */
 	ACTOR_ENOTASK	= -26,	/* reply: the message in hand is not an ask */
 	ACTOR_ESTOPPED	= -27,	/* the run loop was asked to stop */
-	ACTOR_ENOSTATE	= -28	/* no committed snapshot, or no state region */
+	ACTOR_ENOSTATE	= -28,	/* no committed snapshot, or no state region */
+	ACTOR_EDIED	= -29,	/* ask: the actor died before it answered */
+	ACTOR_EPROTO	= -30	/* client: the peer's answer is malformed */
 };
+#define ACTOR_ELAST	ACTOR_EPROTO	/* the lowest ACTOR_E* code */
 
 /* A reference: mailbox index and incarnation (ACTOR_ANY: the live one). */
 struct actor_ref {
@@ -112,10 +119,18 @@ struct actor_terminated {
 	uint32_t	 pad;
 };
 
-/* The payload of an error reply (ACTOR_MSG_ERROR). */
+/*
+ * The payload of an error reply (ACTOR_MSG_ERROR): the code, then the
+ * text up to its NUL (at most ACTOR_ERRTEXT_MAX bytes with it, and no
+ * more than the asker's reply cell holds); read it with actor_error_code()
+ * and actor_error_text().  code < 0: an ACTOR_E* of the runtime (poison,
+ * died...); code >= 0: the application's own (actor_reply_error), and the
+ * ask returned ACTOR_EREPLY.
+ */
+#define ACTOR_ERRTEXT_MAX	256
 struct actor_error_reply {
-	int32_t		 code;		/* ACTOR_E* */
-	char		 text[60];
+	int32_t		 code;
+	char		 text[ACTOR_ERRTEXT_MAX];
 };
 
 /* Mailbox policies actord copies from the configuration. */
@@ -279,5 +294,38 @@ void	 actor_owed_free(struct actor_owed **owed);
 
 /* errors.c */
 const char *actor_strerror(int err);
+int32_t	 actor_error_code(const struct actor_msg *reply);
+const char *actor_error_text(const struct actor_msg *reply);
+
+/*
+ * client.c: programs outside the tree (not started by actord) tell and
+ * ask actors by path, through an address:
+ *
+ *	NULL or ""		the local actord's control socket, where an
+ *				actord with the default runtime_dir has it
+ *	"unix:PATH", or a PATH	a local actord's control socket
+ *	starting with / or .
+ *	"tcp://HOST:PORT"	a node's gateway (ACTOR_EINVAL in a libactor
+ *				built without that transport)
+ *
+ * The results are those of actor_tell and actor_ask (ACTOR_ENOENT,
+ * ACTOR_EDOWN, ACTOR_EFULL, ACTOR_ETIMEDOUT, ACTOR_EREPLY with the
+ * application's code and text in *reply, ...), plus ACTOR_ESYS (errno
+ * says why: the connection failed or was lost; the next call connects
+ * again) and ACTOR_EPROTO.  actor_client_error() says why the last call
+ * failed, in words.  An answer's data is good until the next call on that
+ * client.  One client is used by one thread at a time; a client asks one
+ * thing at a time.
+ */
+struct actor_client;
+int	 actor_connect(struct actor_client **, const char *address,
+	    char *err, size_t errlen);
+int	 actor_client_tell(struct actor_client *, const char *path,
+	    uint32_t tag, const void *data, size_t len);
+int	 actor_client_ask(struct actor_client *, const char *path,
+	    uint32_t tag, const void *data, size_t len, int64_t timeout_ns,
+	    struct actor_msg *reply);
+const char *actor_client_error(const struct actor_client *);
+void	 actor_client_close(struct actor_client *);
 
 #endif /* ACTORD_ACTOR_H */

@@ -86,6 +86,7 @@ struct ar_hdr {
 	/* Written by the consumer on every message. */
 	_Alignas(64) _Atomic uint32_t inhand;	/* IH_* */
 	_Atomic uint64_t inhand_id;	/* delivery id of the in-hand message */
+	_Atomic uint64_t answered;	/* delivery id of the last ask answered */
 	_Atomic uint64_t next_delivery;
 	_Atomic uint64_t handled;
 	_Atomic uint64_t late_replies;
@@ -157,6 +158,35 @@ struct actor {
 	void		*commit_arg;
 	struct shard_cache shard;
 };
+
+/*
+ * A client's transport (client.c picks one by the address's scheme).
+ * tell and ask return what actor_client_tell and actor_client_ask return
+ * and put the reason of a failure in c->err; an answer's bytes live in
+ * c->reply (malloc'd, one byte more than its length, a NUL).
+ */
+struct actor_client;
+struct client_transport {
+	const char	*scheme;	/* "unix", "tcp" */
+	int	(*open)(struct actor_client *, const char *where, char *err,
+		    size_t errlen);
+	int	(*tell)(struct actor_client *, const char *path, uint32_t tag,
+		    const void *data, size_t len);
+	int	(*ask)(struct actor_client *, const char *path, uint32_t tag,
+		    const void *data, size_t len, int64_t timeout_ns,
+		    struct actor_msg *reply);
+	void	(*close)(struct actor_client *);
+};
+
+struct actor_client {
+	const struct client_transport *t;
+	void		*conn;		/* the transport's own */
+	unsigned char	*reply;		/* the last answer's bytes */
+	char		 err[1536];	/* why the last call failed: path, text */
+};
+
+/* client_local.c */
+extern const struct client_transport client_local;
 
 /* region.c */
 struct ar_hdr	*ar_hdr(struct shm_arena *, uint32_t idx);

@@ -163,22 +163,27 @@ take_reply(struct actor *a, struct shm_msg *m)
 		return rc;
 	if (m->len > a->rbuf_len)
 		m->len = (uint32_t)a->rbuf_len;
+	a->rbuf[m->len] = '\0';	/* an error's text ends (actor_error_text) */
 	return 0;
 }
 
+/*
+ * What an answer means to its ask: 0, the runtime's ACTOR_E* code it
+ * carries, or ACTOR_EREPLY for an application's own code (>= 0).
+ */
 static int
 reply_rc(const struct shm_msg *m, const void *data)
 {
-	struct actor_error_reply er;
+	int32_t code;
 
 	if ((m->flags & SHM_MSG_ERROR) == 0)
 		return 0;
-	if (m->len < sizeof(er.code))
+	if (m->len < sizeof(code))
 		return ACTOR_EREPLY;
-	memcpy(&er.code, data, sizeof(er.code));
-	if (er.code < ACTOR_ENOSTATE || er.code >= 0)
+	memcpy(&code, data, sizeof(code));
+	if (code < ACTOR_ELAST || code >= 0)
 		return ACTOR_EREPLY;
-	return er.code;
+	return code;
 }
 
 static void
@@ -310,8 +315,9 @@ stash(struct actor *a, const struct shm_msg *m)
 	}
 	p->msg = *m;
 	p->rc = reply_rc(m, a->rbuf);
-	if (m->len > 0 && (p->data = malloc(m->len)) != NULL)
-		memcpy(p->data, a->rbuf, m->len);
+	/* One byte more: a NUL, so that an error's text ends. */
+	if (m->len > 0 && (p->data = malloc(m->len + 1)) != NULL)
+		memcpy(p->data, a->rbuf, m->len + 1);
 	else if (m->len > 0)
 		p->msg.len = 0;
 	p->done = 1;

@@ -22,7 +22,7 @@
 
 #include "worker/actor_impl.h"
 
-#define OWED_PAYLOAD	64	/* the largest: struct actor_error_reply */
+#define OWED_PAYLOAD	sizeof(struct actor_error_reply)	/* the largest */
 
 struct owed_msg {
 	uint32_t	 to;		/* the recipient's mailbox */

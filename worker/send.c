@@ -18,6 +18,7 @@ static int	 check_target(struct actor *, struct actor_ref, bool,
 		    const struct shm_msg *, const void *);
 static int	 reply_to(struct shm_producer *, struct shm_arena *,
 		    const struct shm_msg *, struct shm_msg *, const void *);
+static void	 mark_answered(struct actor *);
 
 int
 actor_lookup(struct actor *a, const char *path, struct actor_ref *ref)
@@ -173,6 +174,7 @@ send_error_reply(struct shm_producer *p, struct shm_arena *arena,
 	struct actor_error_reply er;
 	struct shm_msg m;
 	uint32_t to = ask->sender.index;
+	size_t len, max;
 
 	if ((ask->flags & SHM_MSG_ASK) == 0)
 		return ACTOR_ENOTASK;
@@ -180,9 +182,17 @@ send_error_reply(struct shm_producer *p, struct shm_arena *arena,
 	er.code = code;
 	snprintf(er.text, sizeof(er.text), "%s", text != NULL ? text :
 	    actor_strerror(code));
+	/* The text up to its NUL, cut to what the asker's cell holds. */
+	len = sizeof(er.code) + strlen(er.text) + 1;
+	max = to < shm_nmailboxes(arena) ? shm_payload_max(arena, to) : len;
+	if (len > max && max > sizeof(er.code)) {
+		len = max;
+		er.text[len - sizeof(er.code) - 1] = '\0';
+	} else if (len > max)
+		len = sizeof(er.code);
 	memset(&m, 0, sizeof(m));
 	m.tag = 0;
-	m.len = sizeof(er);
+	m.len = (uint32_t)len;
 	m.flags = SHM_MSG_REPLY | SHM_MSG_ERROR;
 	if (owed == NULL || to >= shm_nmailboxes(arena) ||
 	    shm_actor_incarnation(arena, to) != ask->sender.incarnation)
@@ -209,14 +219,36 @@ actor_reply(struct actor *a, uint32_t tag, const void *data, size_t len)
 	m.sender.index = (uint32_t)a->idx;	/* holding: it has a mailbox */
 	m.sender.incarnation = a->incarnation;
 	m.flags = SHM_MSG_REPLY;
+	mark_answered(a);
 	return reply_to(a->prod, a->arena, &a->cur, &m, data);
 }
 
+/*
+ * The ask in hand has its answer (or never will from us): actord need
+ * not fail it if we die before we are done with it (reaped.c).  Only the
+ * consumer writes it, and actord reads it once the consumer is dead.
+ */
+static void
+mark_answered(struct actor *a)
+{
+	atomic_store_explicit(&a->hdr->answered, atomic_load_explicit(
+	    &a->hdr->inhand_id, memory_order_relaxed), memory_order_relaxed);
+}
+
+/*
+ * An error answer to the ask in hand: code >= 0 is the application's own
+ * (the asker's ask returns ACTOR_EREPLY and reads it with
+ * actor_error_code), code < 0 one of the runtime's ACTOR_E* codes, which
+ * the asker's ask returns as is.
+ */
 int
 actor_reply_error(struct actor *a, int code, const char *text)
 {
 	if (!a->holding)
 		return ACTOR_EINVAL;
-	return send_error_reply(a->prod, a->arena, &a->cur,
-	    code < 0 ? code : ACTOR_EREPLY, text, NULL);
+	if (code < 0 && code < ACTOR_ELAST)
+		return ACTOR_EINVAL;
+	if (a->cur.flags & SHM_MSG_ASK)
+		mark_answered(a);
+	return send_error_reply(a->prod, a->arena, &a->cur, code, text, NULL);
 }

@@ -7,6 +7,8 @@
  *	3  exit 1 while handling it (the actor crashes with it in hand)
  *	4  tell: append "PATH got PAYLOAD" to $TW_DIR/seen
  *	5  ask: answer with the payload after 400 ms (too late for a short ask)
+ *	6  ask: an error of the application's own: code 42, "no such key: "
+ *	   and the payload
  *
  * Anything else is ignored.
  */
@@ -44,6 +46,8 @@ seen(struct actor *a, const struct actor_msg *m)
 static int
 handle(struct actor *a, const struct actor_msg *m, void *arg)
 {
+	char text[ACTOR_ERRTEXT_MAX];
+
 	(void)arg;
 	switch (m->tag) {
 	case 1:
@@ -57,6 +61,11 @@ handle(struct actor *a, const struct actor_msg *m, void *arg)
 	case 5:
 		usleep(400 * 1000);
 		(void)actor_reply(a, 5, m->data, m->len);
+		break;
+	case 6:
+		snprintf(text, sizeof(text), "no such key: %.*s",
+		    (int)(m->len < 200 ? m->len : 200), (const char *)m->data);
+		(void)actor_reply_error(a, 42, text);
 		break;
 	default:
 		break;
