@@ -37,7 +37,8 @@ enum {
 	T_WORK,			/* uint32 i: i % 1000 == 500 crashes */
 	T_COMMIT,		/* commit the string */
 	T_COMMIT_KILL,		/* commit the string, SIGKILL mid-commit */
-	T_SLOW			/* wait for the gate, then count a note */
+	T_SLOW,			/* wait for the gate, then count a note */
+	T_COMMIT_DIE		/* ask: commit, then SIGKILL before answering */
 };
 
 static void
@@ -96,6 +97,11 @@ kv_handle(struct actor *a, const struct actor_msg *m, void *arg)
 		(void)actor_reply(a, T_GET, &v, sizeof(v));
 		break;
 	case T_CRASH:
+		die();
+		break;
+	case T_COMMIT_DIE:
+		if (actor_commit(a, "done", 5) < 0)
+			_exit(96);
 		die();
 		break;
 	case T_NOTE:
@@ -339,6 +345,48 @@ START_TEST(four_asks_second_crashes_redelivered)
 	ck_assert_int_eq(actor_stats(ad->arena, 0, &st), 0);
 	ck_assert_uint_eq(st.deaths, 3);
 	ck_assert_uint_eq(st.redelivered, 2);
+	actord_free(ad);
+}
+END_TEST
+
+/* --- an ask whose actor commits and dies before answering fails at once ---- */
+
+static int
+fn_commit_die(void *arg)
+{
+	struct actor *a = attach_or_die();
+	struct actor_ref kv;
+	struct actor_msg r;
+	int n = 3;
+
+	(void)arg;
+	(void)actor_ready(a);
+	CLIENT_CHECK(actor_lookup(a, "/kv", &kv) == 0);
+	atomic_store(&sh->rc[0], actor_ask_path(a, "/kv", T_COMMIT_DIE, NULL,
+	    0, LONG_NS, &r));
+	snprintf(sh->text, sizeof(sh->text), "%s", actor_error_text(&r));
+	/* Done with: not given again, the next incarnation answers on. */
+	CLIENT_CHECK(wait_new_incarnation(actor_arena(a), kv.index,
+	    kv.incarnation, WAIT) == 0);
+	atomic_store(&sh->rc[1], actor_ask_path(a, "/kv", T_GET, &n,
+	    sizeof(n), LONG_NS, &r));
+	return client_finish(a);
+}
+
+START_TEST(ask_committed_then_died_fails_at_once)
+{
+	struct actord_spec *spec = spec_kv(3, ON_DOWN_KEEP, fn_commit_die);
+	struct actord *ad;
+	struct actor_stats st;
+
+	spec->root.children->mailbox.state = 64;
+	ad = run_scenario(spec);
+	ck_assert_int_eq(sh->rc[0], ACTOR_EDIED);
+	ck_assert_str_eq(sh->text, "the actor died after committing, before "
+	    "it answered");
+	ck_assert_int_eq(sh->rc[1], 0);
+	ck_assert_int_eq(actor_stats(ad->arena, 0, &st), 0);
+	ck_assert_uint_eq(st.redelivered, 0);
 	actord_free(ad);
 }
 END_TEST
@@ -1079,6 +1127,7 @@ actor_suite(void)
 	ADD(tc, four_asks_second_crashes_keep);
 	ADD(tc, four_asks_second_crashes_fail);
 	ADD(tc, four_asks_second_crashes_redelivered);
+	ADD(tc, ask_committed_then_died_fails_at_once);
 	ADD(tc, ask_during_backoff_fails_at_once);
 	ADD(tc, stale_reference_after_restart);
 	ADD(tc, poison_max_attempts_1);

@@ -175,6 +175,47 @@ START_TEST(reaped_inhand_committed)
 }
 END_TEST
 
+/*
+ * Killed after committing with an ask in hand, before answering it: the
+ * ask fails at once with ACTOR_EDIED (nobody will ever answer it); one
+ * answered before the commit gets its answer and no error after it.
+ */
+START_TEST(reaped_committed_ask_fails_at_once)
+{
+	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
+	struct actor *c = open_(ar, 1), *w = open_(ar, 0);
+	struct actor_ref to = { 0, ACTOR_ANY };
+	struct actor_msg m, r;
+	struct actor_stats st;
+	uint64_t c1, c2, got;
+
+	ck_assert_int_eq(actor_ask_send(c, to, 1, "a", 1, 10000000000LL, &c1),
+	    0);
+	ck_assert_int_eq(actor_ask_send(c, to, 2, "b", 1, 10000000000LL, &c2),
+	    0);
+	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
+	ck_assert_int_eq(actor_commit(w, "one", 4), 0);
+	w = died_holding(ar, w);
+	ck_assert_int_eq(actor_ask_next(c, &r, 0, &got), ACTOR_EDIED);
+	ck_assert_uint_eq(got, c1);
+	ck_assert_str_eq(actor_error_text(&r), "the actor died after "
+	    "committing, before it answered");
+	/* The next one is answered, then committed: no error follows. */
+	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
+	ck_assert_int_eq(actor_reply(w, 2, "B", 1), 0);
+	ck_assert_int_eq(actor_commit(w, "two", 4), 0);
+	w = died_holding(ar, w);
+	ck_assert_int_eq(actor_ask_next(c, &r, 0, &got), 0);
+	ck_assert_uint_eq(got, c2);
+	ck_assert_int_eq(actor_ask_next(c, &r, 0, &got), ACTOR_EEMPTY);
+	ck_assert_int_eq(actor_stats(ar, 1, &st), 0);
+	ck_assert_uint_eq(st.late_replies, 0);
+	actor_close(w);
+	actor_close(c);
+	shm_detach(ar);
+}
+END_TEST
+
 /* An answer after its ask timed out is dropped, never given to the next. */
 START_TEST(late_answer_is_dropped)
 {
@@ -848,6 +889,7 @@ unit_suite(void)
 	tcase_add_test(tc, reaped_inhand_still_in_its_cell);
 	tcase_add_test(tc, reaped_inhand_redelivered);
 	tcase_add_test(tc, reaped_inhand_committed);
+	tcase_add_test(tc, reaped_committed_ask_fails_at_once);
 	tcase_add_test(tc, late_answer_is_dropped);
 	tcase_add_test(tc, late_answer_never_answers_next_ask);
 	tcase_add_test(tc, sync_ask_keeps_async_answers);

@@ -8,7 +8,9 @@
  *     published, and the consumer's taken-but-unfreed cells are recovered;
  *  3. the message in hand: still in its cell (killed between marking it
  *     and freeing the cell) means the cell delivers it again; already
- *     committed (the last snapshot names its delivery) means done; under max_attempts it is kept for the next
+ *     committed (the last snapshot names its delivery) means done, and
+ *     an ask it had not answered gets ACTOR_EDIED at once (nobody else
+ *     will answer it); under max_attempts it is kept for the next
  *     incarnation, first; at the limit it is a dead letter "poison" and an
  *     ask gets an error answer at once;
  *  4. on_down = fail: every queued ask gets an error answer, every queued
@@ -92,7 +94,16 @@ inhand(struct shm_producer *p, struct shm_arena *a, uint32_t idx,
 	}
 	if (snap_latest(h, &handled) >= 0 && handled != 0 &&
 	    handled == atomic_load(&h->inhand_id)) {
-		/* Its effect is in the committed state: it was handled. */
+		/*
+		 * Its effect is in the committed state: it was handled, and
+		 * is not given again; so an ask it did not answer yet never
+		 * will be.
+		 */
+		if ((m.flags & SHM_MSG_ASK) && p != NULL &&
+		    atomic_load(&h->answered) != handled)
+			(void)send_error_reply(p, a, &m, ACTOR_EDIED,
+			    "the actor died after committing, before it "
+			    "answered", owed);
 		atomic_store(&h->inhand, IH_EMPTY);
 		return;
 	}
