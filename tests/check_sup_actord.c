@@ -604,7 +604,8 @@ START_TEST(child_environment_is_what_was_configured)
 	    "      env = { TW_DIR = \"%s\"; FOO = \"bar\"; };\n"
 	    "      cwd = \"/tmp\"; umask = \"027\"; limits = { nofile = 77; };\n"
 	    "      %s }\n"
-	    TAIL, ts_progs("tworker"), d.dir,
+	    TAIL, geteuid() == 0 ? ts_daemon_prog_public(&d, "tworker") :
+	    ts_progs("tworker"), d.dir,
 	    geteuid() == 0 ? "user = \"nobody\"; group = \"nogroup\";" : "");
 	if (geteuid() == 0)
 		chmod(d.dir, 0777);	/* nobody writes its pid file */
