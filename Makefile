@@ -15,6 +15,9 @@ LIBDIR	 = $(PREFIX)/lib
 INCDIR	 = $(PREFIX)/include
 MANDIR	 = $(PREFIX)/share/man
 PCDIR	 = $(LIBDIR)/pkgconfig
+# Where bash-completion looks for a command's completion: under every
+# directory of XDG_DATA_DIRS (by default /usr/local/share and /usr/share).
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 VERSION	 = 0.1.0
 SOVER	 = 0
 
@@ -84,6 +87,7 @@ ACTOR_SRC := $(filter-out worker/%_main.c,$(sort $(wildcard worker/*.c))) \
 SUP_SRC	  := $(filter-out supervisor/%_main.c $(CTLP_SRC),$(sort $(wildcard supervisor/*.c)))
 CTL_SRC	  := $(filter-out tools/%_main.c,$(sort $(wildcard tools/*.c)))
 TEST_SRC  := $(sort $(wildcard tests/check_*.c))
+SH_TESTS  := $(sort $(wildcard tests/sh/check_*))
 TLIB_SRC  := $(sort $(wildcard tests/lib/*.c))
 PROG_SRC  := $(sort $(wildcard tests/progs/*.c))
 BENCH_SRC := $(sort $(wildcard tools/bench/bench_*.c))
@@ -175,7 +179,7 @@ $(BUILD)/libactor.pc: Makefile
 # binary under a timeout and prints one total, the last line of the output.
 check: all $(TESTS) $(PROGS) lint-man
 	BUILD=$(BUILD) FUZZ_SECONDS=10 tests/fuzz/run $(FUZZ_SRC)
-	BUILD=$(BUILD) SAN=$(SAN) tests/run $(TESTS)
+	BUILD=$(BUILD) SAN=$(SAN) tests/run $(TESTS) $(SH_TESTS)
 
 lint-man:
 	@if [ -n "$(MANS)" ]; then \
@@ -210,6 +214,19 @@ install: all
 	install -m 644 $(BUILD)/libactor.pc $(DESTDIR)$(PCDIR)/
 	for m in $(MANS); do s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
 	  install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
+	install -d $(DESTDIR)$(BASHCOMPDIR)
+	install -m 644 tools/actorctl.bash-completion $(DESTDIR)$(BASHCOMPDIR)/actorctl
+	@# A real install as root: refresh the dynamic linker's cache, or a
+	@# program linked to libactor fails with "libactor.so.0: cannot open
+	@# shared object file"; say so when LIBDIR is not in its path.
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" -eq 0 ]; then \
+	  echo "ldconfig"; ldconfig || exit 1; \
+	  ldconfig -p | grep -q "libactor.so.$(SOVER) .*=> $(LIBDIR)/" || \
+	  echo "install: $(LIBDIR) is not in the dynamic linker's path:" \
+	    "add it to a file in /etc/ld.so.conf.d/ and run ldconfig" >&2; \
+	elif [ -z "$(DESTDIR)" ]; then \
+	  echo "install: not root: run ldconfig as root before using" \
+	    "libactor.so" >&2; fi
 
 clean:
 	rm -rf build
