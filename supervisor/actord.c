@@ -159,7 +159,7 @@ int
 actord_boot(struct actord *ad)
 {
 	log_info("starting the tree");
-	node_start(ad->root, WHY_BOOT);
+	node_start(ad->root, WHY_PLAN);
 	return 0;
 }
 

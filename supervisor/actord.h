@@ -103,26 +103,67 @@ enum node_state {
 /* Why a node is being started: decides who hears of the result. */
 enum start_why {
 	WHY_NONE,
-	WHY_BOOT,		/* its supervisor is starting */
-	WHY_RESTART,		/* one_for_one restart after a death */
-	WHY_SET,		/* one_for_all / rest_for_one restart */
-	WHY_MANUAL		/* the API (actorctl start/restart/add) */
+	WHY_PLAN,		/* its supervisor's plan: boot or set restart */
+	WHY_RESTART,		/* one_for_one restart after its backoff */
+	WHY_MANUAL		/* the API (actorctl start/restart/add), reload */
 };
 
-enum sup_op {
-	OP_NONE,
-	OP_BOOT,		/* starting children in order */
-	OP_RESTART,		/* a set restart: stop, wait, start */
-	OP_STOP,		/* stopping everything, then stopped */
-	OP_BOOTFAIL,		/* stopping what started, then start failed */
-	OP_GIVEUP		/* stopping everything, then failed upward */
+/*
+ * What a supervisor is doing (plan.c holds the lists, sup.c runs them).
+ * Each kind is a stop phase (children of the stop list, in order), then
+ * for a boot or a restart a start phase (the start list, in order); a set
+ * restart waits its backoff between the two.
+ */
+enum plan_kind {
+	PLAN_NONE,
+	PLAN_BOOT,		/* starting every child in order */
+	PLAN_RESTART,		/* one_for_all / rest_for_one: stop, wait, start */
+	PLAN_STOP,		/* stopping everything, then stopped */
+	PLAN_BOOTFAIL,		/* stopping what started, then start failed */
+	PLAN_GIVEUP		/* stopping everything, then failed upward */
 };
 
-enum sup_phase {
+enum plan_phase {
 	PH_STOP,
 	PH_WAIT,
 	PH_START
 };
+
+/* A child named by identity: its node and the id it was born with. */
+struct plan_ref {
+	struct node	*n;
+	uint64_t	 id;
+};
+
+struct plan_list {
+	struct plan_ref	*v;
+	size_t		 n;
+	size_t		 cap;
+};
+
+struct plan {
+	enum plan_kind	 kind;
+	enum plan_phase	 phase;
+	struct plan_list stop;		/* to stop, first to last */
+	struct plan_list start;		/* to start, first to last */
+	struct plan_ref	 trigger;	/* whose backoff spaces a restart */
+	char		 why[512];	/* the death that decided a restart */
+	bool		 report;	/* its parent waits for its start */
+	bool		 parallel;	/* a step takes its whole list at once */
+	bool		 in_run;	/* sup.c's run loop is on the stack */
+	bool		 run_again;
+	bool		 in_stop;	/* inside a stop it made (worker.c) */
+};
+
+/* What happens to a node once it is stopped (an API call, a reload). */
+enum after_stop {
+	AFTER_NONE,
+	AFTER_START,		/* restart: start it again, by hand */
+	AFTER_REMOVE,		/* take it out of the tree */
+	AFTER_REPLACE		/* reload: a new node from pending_cs in its place */
+};
+
+struct api_waiter;
 
 /* Completion of an API operation: error 0 or an errno, msg a reason. */
 typedef void (*done_fn)(void *arg, int error, const char *msg);
@@ -141,6 +182,7 @@ struct node {
 	const struct sup_spec *ss;	/* supervisors and groups */
 	struct sup_spec	 group_ss;	/* a group's implicit supervisor */
 	bool		 dynamic;	/* added at run time */
+	uint64_t	 id;		/* unique in this actord: identity */
 
 	/* Worker process. */
 	int32_t		 mbox;		/* mailbox index in the arena, or -1 */
@@ -171,28 +213,18 @@ struct node {
 	size_t		 tail_cap;
 	uint64_t	 tail_total;	/* bytes ever printed: the cursor */
 
-	/* API operations in flight. */
-	bool		 api_stop;	/* a stop asked by hand */
-	bool		 api_restart;	/* then start again */
-	bool		 api_remove;	/* then remove the node */
-	const struct child_spec *pending_cs;	/* reload: new spec on restart */
-	done_fn		 done;
-	void		*done_arg;
+	/* API operations in flight (api.c). */
+	struct api_waiter *waiters;	/* completions owed to callers */
+	enum after_stop	 after_stop;
+	bool		 adding;	/* an add: removed if its start fails */
+	const struct child_spec *pending_cs;	/* its spec from its next start */
 
 	/* Supervisor and group. */
 	struct node	**kids;
 	size_t		 nkids;
 	size_t		 kidcap;
-	enum sup_op	 op;
-	enum sup_phase	 phase;
-	size_t		 cursor;	/* next child to start */
-	size_t		 from;		/* first child of the restart set */
-	bool		 report_start;	/* the op started during boot */
-	bool		 giveup_in_boot;	/* its start never completed */
-	bool		 in_stop_next;
-	bool		 stop_again;
-	struct node	*trigger;	/* whose backoff spaces a set restart */
-	struct timer	 op_timer;
+	struct plan	 plan;		/* what it is doing, by identity */
+	struct timer	 op_timer;	/* a restart's backoff; a group's kill */
 	uint64_t	*decisions;	/* restart decision times, ms */
 	size_t		 ndecisions;
 	size_t		 decisions_cap;	/* intensity + 1 when allocated */
@@ -299,6 +331,30 @@ void	 output_node_gone(struct node *);
 size_t	 output_read(const struct node *, uint64_t cursor, char *buf,
 	    size_t len, uint64_t *next);
 
+/* --- plan.c: a supervisor's plan as lists of children by identity -------- */
+
+bool	 plan_has(const struct plan_list *, const struct node *);
+void	 plan_add(struct plan_list *, struct node *);
+bool	 plan_del(struct plan_list *, const struct node *);
+void	 plan_sort(struct plan_list *, bool descending);
+void	 plan_forget(struct plan *, const struct node *);
+void	 plan_clear(struct plan *);
+void	 plan_free(struct plan *);
+bool	 plan_ref_live(const struct plan_ref *);
+const char *plan_kind_name(enum plan_kind);
+
+/*
+ * --- edit.c: the one door for changing a supervisor's children -------------
+ *
+ * Every edit of the tree at run time (an add, a remove, a temporary child
+ * that goes, a reload's new, dropped and reordered children) goes through
+ * here, and takes the edited child out of any plan in flight first.
+ */
+int	 edit_insert(struct node *s, struct node *, size_t at);
+void	 edit_remove(struct node *);
+void	 edit_reorder(struct node *s, struct node **order, size_t n);
+void	 edit_replace(struct node *);
+
 /* --- sup.c: strategies, intensity, escalation ------------------------------- */
 
 void	 node_start(struct node *, enum start_why);
@@ -307,22 +363,33 @@ void	 node_started(struct node *, bool ok, const char *cause);
 void	 node_stopped(struct node *);
 void	 node_exited(struct node *, bool clean, const char *cause);
 size_t	 sup_decisions_in_period(struct node *);
-void	 node_api_done(struct node *, int error, const char *msg);
-void	 node_replace(struct node *);
+void	 sup_run(struct node *s);
+void	 sup_end_loop(struct node *);
+bool	 sup_in_loop(const struct node *);
+bool	 sup_will_start(const struct node *);
+bool	 sup_stopping(const struct node *s);
+bool	 sup_can_start(const struct node *s);
+bool	 sup_times_stop(const struct node *);
+bool	 sup_adopt(struct node *);
 
 /*
  * --- api.c: what the control socket calls -----------------------------------
  *
  * Each returns 0 when the operation began, or an errno: ENOENT no such
- * path, EINVAL the root or a bad argument, EBUSY another operation on the
- * node or its supervisor is in progress (try again), EALREADY start of a
- * running node, EAGAIN its supervisor is not running, ESHUTDOWN actord is
- * stopping, ENOMEM.  On 0, done (if not NULL) is called exactly once, maybe
- * before the function returns: error 0, or EIO with the start failure as
- * msg, or ECANCELED.  restart completes when the new incarnation is ready;
- * stop when the process group is gone.  Manual operations never count
- * toward restart intensity; a node stopped by hand stays stopped until
- * started by hand (or restarted with a one_for_all / rest_for_one set).
+ * path, EINVAL the root or a bad argument, EALREADY start of a running
+ * node, EINPROGRESS start of a node in a restart loop, EBUSY remove of a
+ * node that is not stopped (or is in a restart loop), EAGAIN its supervisor is not
+ * running or is stopping, ESHUTDOWN actord is stopping, ENOMEM.  No call
+ * is refused because the supervisor is busy: its plan is data, and a call
+ * acts between two of its steps, as OTP's supervisor handles calls
+ * between messages.  actord_strerror gives the text actorctl(8) shows.
+ * On 0, done (if not NULL) is called exactly once, maybe before the
+ * function returns: error 0, or EIO with the start failure as msg, or
+ * ECANCELED with the reason.  restart completes when the new incarnation
+ * is ready; stop when the process group is gone.  Manual operations never
+ * count toward restart intensity; a node stopped by hand stays stopped
+ * until started by hand (or restarted with a one_for_all / rest_for_one
+ * set); a temporary node stopped by hand is removed.
  */
 
 struct node *actord_find(struct actord *, const char *path);
@@ -333,6 +400,11 @@ int	 actord_kill_node(struct actord *, const char *path, int sig);
 int	 actord_add_instance(struct actord *, const char *group, done_fn,
 	    void *, char *newpath, size_t);
 int	 actord_remove_node(struct actord *, const char *path);
+const char *actord_strerror(int, const struct node *, char *, size_t);
+void	 actord_forget_done(struct actord *, done_fn);
+void	 api_wait(struct node *, bool up, done_fn, void *);
+void	 api_settle(struct node *, bool up, int error, const char *msg);
+void	 api_cancel(struct node *, const char *why);
 void	 actord_walk(struct actord *, walk_fn, void *arg);
 int	 actord_reload(struct actord *, struct actord_spec *, char *err,
 	    size_t errlen);
@@ -432,6 +504,7 @@ struct actord {
 	size_t		 spec_spares;	/* room in spares: every node slot */
 	struct output	*outputs;	/* open child output pipes */
 	uint64_t	 rng;
+	uint64_t	 next_id;	/* the id of the next node (tree.c) */
 	bool		 shutting_down;
 	bool		 kill_all;	/* shutdown_timeout expired */
 	struct timer	 shutdown_timer;

@@ -2,13 +2,17 @@
  * api.c: the small C API that the control socket (and embedding programs)
  * call: find a node by path, start, stop, restart with a completion
  * callback, kill with a signal, add an instance to a group, remove a
- * stopped node, walk the tree for status.  Reload lives in reload.c.
+ * stopped node, walk the tree for status; and the completions owed to
+ * callers (waiters).  Reload lives in reload.c.
  *
- * It owns the checks that make a request valid.  It must never change a
- * supervisor's plan: a node whose supervisor is in the middle of an
- * operation (a set restart, a stop) is busy, and the request is refused
- * with EBUSY rather than raced.  Manual stops, starts and restarts never
- * count toward restart intensity.
+ * It owns the checks that make a request valid, the results it gives
+ * while a supervisor is at work, and their texts (actord_strerror, the
+ * words of actorctl(8)).  Nothing is refused because a supervisor is
+ * busy: as OTP's supervisor handles calls between two steps of its work,
+ * a call here acts between two steps of a plan (sup.c), and a tree edit
+ * goes through edit.c, which keeps the plan consistent.  Manual stops,
+ * starts and restarts never count toward restart intensity.  It must
+ * never decide a restart.
  */
 #include <errno.h>
 #include <signal.h>
@@ -19,14 +23,96 @@
 #include "supervisor/actord.h"
 #include "supervisor/log.h"
 
+/* A completion owed to a caller: when the node is up, or when down. */
+struct api_waiter {
+	struct api_waiter *next;
+	done_fn		 fn;
+	void		*arg;
+	bool		 up;
+};
+
 static int	check_node(struct actord *, const char *, struct node **);
 static int	kill_tree(struct node *, int);
+static bool	is_temporary(const struct node *);
 
 struct node *
 actord_find(struct actord *ad, const char *path)
 {
 	return node_find(ad->root, path);
 }
+
+/* --- completions ------------------------------------------------------------- */
+
+void
+api_wait(struct node *n, bool up, done_fn fn, void *arg)
+{
+	struct api_waiter *w, **pp;
+
+	if (fn == NULL)
+		return;
+	if ((w = calloc(1, sizeof(*w))) == NULL)
+		fatal("%s: calloc", __func__);
+	w->fn = fn;
+	w->arg = arg;
+	w->up = up;
+	for (pp = &n->waiters; *pp != NULL; pp = &(*pp)->next)
+		;
+	*pp = w;
+}
+
+/*
+ * n is up (up true) or down: the callers waiting for that hear error and
+ * msg, in the order they asked.  They are detached first, since a
+ * completion may call the API again.
+ */
+void
+api_settle(struct node *n, bool up, int error, const char *msg)
+{
+	struct api_waiter *done = NULL, **tail = &done, **pp, *w;
+
+	for (pp = &n->waiters; (w = *pp) != NULL;) {
+		if (w->up != up) {
+			pp = &w->next;
+			continue;
+		}
+		*pp = w->next;
+		w->next = NULL;
+		*tail = w;
+		tail = &w->next;
+	}
+	while ((w = done) != NULL) {
+		done = w->next;
+		w->fn(w->arg, error, msg);
+		free(w);
+	}
+}
+
+/* Every caller waiting on n hears ECANCELED and why. */
+void
+api_cancel(struct node *n, const char *why)
+{
+	api_settle(n, true, ECANCELED, why);
+	api_settle(n, false, ECANCELED, why);
+}
+
+/* The caller of these completions goes away: none is called any more. */
+void
+actord_forget_done(struct actord *ad, done_fn fn)
+{
+	struct api_waiter **pp, *w;
+	struct node *n;
+
+	for (n = ad->all; n != NULL; n = n->next_all)
+		for (pp = &n->waiters; (w = *pp) != NULL;) {
+			if (w->fn == fn) {
+				*pp = w->next;
+				free(w);
+			} else
+				pp = &w->next;
+		}
+}
+
+/* --- the calls ---------------------------------------------------------------- */
 
 static int
 check_node(struct actord *ad, const char *path, struct node **np)
@@ -39,18 +125,20 @@ check_node(struct actord *ad, const char *path, struct node **np)
 		return EINVAL;		/* the root: use shutdown */
 	if (ad->shutting_down || ad->done)
 		return ESHUTDOWN;
-	if (n->done != NULL || n->api_stop)
-		return EBUSY;		/* one operation at a time */
-	if (n->parent->op != OP_NONE && n->parent->op != OP_BOOT)
-		return EBUSY;
-	/* Its supervisor waits for this start: do not pull it away. */
-	if (n->state == NS_STARTING && (n->why == WHY_BOOT ||
-	    n->why == WHY_SET))
-		return EBUSY;
 	*np = n;
 	return 0;
 }
 
+static bool
+is_temporary(const struct node *n)
+{
+	return n->cs != NULL && n->cs->restart == RESTART_TEMPORARY;
+}
+
+/*
+ * Start a stopped child.  A child its supervisor is about to start (a
+ * boot not there yet) or starting by hand is joined: done when it runs.
+ */
 int
 actord_start_node(struct actord *ad, const char *path, done_fn done,
     void *arg)
@@ -60,20 +148,32 @@ actord_start_node(struct actord *ad, const char *path, done_fn done,
 
 	if ((e = check_node(ad, path, &n)) != 0)
 		return e;
-	if (!node_is_down(n))
+	if (sup_in_loop(n))
+		return EINPROGRESS;
+	if (n->state == NS_RUNNING)
 		return EALREADY;
-	if (n->parent->state != NS_RUNNING)
-		return EAGAIN;		/* its supervisor is not up */
-	if (timer_pending(&n->backoff))
-		timer_cancel(&ad->loop, &n->backoff);
-	n->manual_stopped = false;
-	n->done = done;
-	n->done_arg = arg;
+	if (n->state == NS_STARTING || sup_will_start(n)) {
+		api_wait(n, true, done, arg);
+		return 0;
+	}
+	if (!sup_can_start(n->parent))
+		return EAGAIN;
 	log_info("%s: start asked", n->path);
+	api_wait(n, true, done, arg);
+	if (n->state == NS_STOPPING) {
+		/* Being stopped by hand: started once it is down. */
+		if (n->after_stop == AFTER_NONE)
+			n->after_stop = AFTER_START;
+		return 0;
+	}
 	node_start(n, WHY_MANUAL);
 	return 0;
 }
 
+/*
+ * Stop a child and end its restart loop for good; a temporary child is
+ * removed once down (OTP deletes its spec).  Always allowed.
+ */
 int
 actord_stop_node(struct actord *ad, const char *path, done_fn done,
     void *arg)
@@ -84,26 +184,30 @@ actord_stop_node(struct actord *ad, const char *path, done_fn done,
 	if ((e = check_node(ad, path, &n)) != 0)
 		return e;
 	log_info("%s: stop asked", n->path);
+	sup_end_loop(n);
+	n->manual_stopped = true;
+	api_settle(n, true, ECANCELED, "stopped by hand");
+	if (n->after_stop == AFTER_START)
+		n->after_stop = AFTER_NONE;
+	if (is_temporary(n) && n->after_stop == AFTER_NONE)
+		n->after_stop = AFTER_REMOVE;
 	if (node_is_down(n)) {
-		/* A restart loop ends here: no further attempts. */
-		if (timer_pending(&n->backoff))
-			timer_cancel(&ad->loop, &n->backoff);
-		if (n->state == NS_RESTARTING)
-			n->state = NS_STOPPED;
-		n->manual_stopped = true;
 		if (done != NULL)
 			done(arg, 0, NULL);
+		if (n->after_stop == AFTER_REMOVE) {
+			log_info("%s: temporary, removed", n->path);
+			edit_remove(n);
+		} else if (n->after_stop == AFTER_REPLACE)
+			edit_replace(n);
 		return 0;
 	}
-	if (n->state == NS_STOPPING)
-		return EBUSY;
-	n->api_stop = true;
-	n->done = done;
-	n->done_arg = arg;
-	node_stop(n);
+	api_wait(n, false, done, arg);
+	if (n->state != NS_STOPPING)
+		node_stop(n);
 	return 0;
 }
 
+/* Stop (ending any restart loop) and start again, by hand. */
 int
 actord_restart_node(struct actord *ad, const char *path, done_fn done,
     void *arg)
@@ -113,16 +217,26 @@ actord_restart_node(struct actord *ad, const char *path, done_fn done,
 
 	if ((e = check_node(ad, path, &n)) != 0)
 		return e;
-	if (node_is_down(n))
-		return actord_start_node(ad, path, done, arg);
-	if (n->state == NS_STOPPING)
-		return EBUSY;
+	if (!sup_can_start(n->parent))
+		return EAGAIN;
+	if (n->after_stop == AFTER_REMOVE || n->after_stop == AFTER_REPLACE)
+		return EAGAIN;		/* a reload takes it away */
 	log_info("%s: restart asked", n->path);
-	n->api_stop = true;
-	n->api_restart = true;
-	n->done = done;
-	n->done_arg = arg;
-	node_stop(n);
+	if (sup_will_start(n) && !sup_in_loop(n)) {
+		api_wait(n, true, done, arg);	/* a boot not there yet */
+		return 0;
+	}
+	sup_end_loop(n);
+	api_wait(n, true, done, arg);
+	if (node_is_down(n)) {
+		node_start(n, WHY_MANUAL);
+		return 0;
+	}
+	if (n->state == NS_STARTING && n->why == WHY_MANUAL)
+		return 0;		/* already starting by hand */
+	n->after_stop = AFTER_START;
+	if (n->state != NS_STOPPING)
+		node_stop(n);
 	return 0;
 }
 
@@ -161,7 +275,10 @@ actord_kill_node(struct actord *ad, const char *path, int sig)
 	return kill_tree(n, sig) > 0 ? 0 : ESRCH;
 }
 
-/* A new instance name/N, N one past the highest; started if the group runs. */
+/*
+ * A new instance name/N, N one past the highest; started if the group
+ * runs or boots.  If that start fails, nothing is added (OTP start_child).
+ */
 int
 actord_add_instance(struct actord *ad, const char *path, done_fn done,
     void *arg, char *newpath, size_t len)
@@ -178,8 +295,8 @@ actord_add_instance(struct actord *ad, const char *path, done_fn done,
 		return EINVAL;
 	if (ad->shutting_down || ad->done)
 		return ESHUTDOWN;
-	if (g->op != OP_NONE)
-		return EBUSY;
+	if (sup_stopping(g))
+		return EAGAIN;
 	for (i = 0; i < g->nkids; i++) {
 		v = strtoul(g->kids[i]->name, &end, 10);
 		if (*end == '\0' && v + 1 > next)
@@ -188,7 +305,7 @@ actord_add_instance(struct actord *ad, const char *path, done_fn done,
 	snprintf(name, sizeof(name), "%lu", next);
 	if ((n = node_new_child(g, g->cs, name)) == NULL)
 		return errno == ENOSPC ? ENOSPC : ENOMEM;
-	if (node_insert(g, n, g->nkids) == -1) {
+	if (edit_insert(g, n, g->nkids) == -1) {
 		node_free(n);
 		return ENOMEM;
 	}
@@ -196,13 +313,13 @@ actord_add_instance(struct actord *ad, const char *path, done_fn done,
 	if (newpath != NULL)
 		snprintf(newpath, len, "%s", n->path);
 	log_info("%s: instance added", n->path);
-	if (g->state != NS_RUNNING) {
+	if (!sup_can_start(g)) {
 		if (done != NULL)
 			done(arg, 0, NULL);
 		return 0;
 	}
-	n->done = done;
-	n->done_arg = arg;
+	n->adding = true;
+	api_wait(n, true, done, arg);
 	node_start(n, WHY_MANUAL);
 	return 0;
 }
@@ -215,14 +332,63 @@ actord_remove_node(struct actord *ad, const char *path)
 
 	if ((e = check_node(ad, path, &n)) != 0)
 		return e;
-	if (!node_is_down(n))
+	if (sup_in_loop(n) || !node_is_down(n))
 		return EBUSY;
-	if (timer_pending(&n->backoff))
-		timer_cancel(&ad->loop, &n->backoff);
 	log_info("%s: removed", n->path);
-	node_unlink(n);
-	node_free(n);
+	api_cancel(n, "removed");
+	edit_remove(n);
 	return 0;
+}
+
+/*
+ * The text actorctl(8) shows for an error of the calls above on node n
+ * (NULL if there is none): the reason alone, actorctl adds command and
+ * path.
+ */
+const char *
+actord_strerror(int e, const struct node *n, char *buf, size_t len)
+{
+	switch (e) {
+	case 0:
+		snprintf(buf, len, "ok");
+		break;
+	case ENOENT:
+		snprintf(buf, len, "no such path");
+		break;
+	case EALREADY:
+		snprintf(buf, len, "running");
+		break;
+	case EINPROGRESS:
+		snprintf(buf, len, "restarting");
+		break;
+	case EBUSY:
+		snprintf(buf, len, "%s (stop it first)", n == NULL ? "running" :
+		    sup_in_loop(n) ? "restarting" : node_state_name(n->state));
+		break;
+	case EAGAIN:
+		snprintf(buf, len, "%s", n != NULL && n->parent != NULL &&
+		    (sup_stopping(n->parent) || n->parent->ad->shutting_down) ?
+		    "its supervisor is stopping" :
+		    "its supervisor is not running");
+		break;
+	case ESHUTDOWN:
+		snprintf(buf, len, "actord is shutting down");
+		break;
+	case EINVAL:
+		snprintf(buf, len, "%s", n != NULL && n->parent == NULL ?
+		    "the root (use shutdown)" : "not allowed here");
+		break;
+	case ESRCH:
+		snprintf(buf, len, "not running");
+		break;
+	case ENOSPC:
+		snprintf(buf, len, "no spare mailbox: raise spare_mailboxes");
+		break;
+	default:
+		snprintf(buf, len, "%s", strerror(e));
+		break;
+	}
+	return buf;
 }
 
 void

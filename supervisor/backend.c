@@ -277,17 +277,12 @@ void
 backend_close(struct tree_ctl *tc)
 {
 	struct actord *ad;
-	struct node *n;
 	struct waiter *w;
 
 	if (tc == NULL)
 		return;
 	ad = tc->ad;
-	for (n = ad->all; n != NULL; n = n->next_all)
-		if (n->done == op_done) {
-			n->done = NULL;
-			n->done_arg = NULL;
-		}
+	actord_forget_done(ad, op_done);
 	if (ad->on_output == on_output) {
 		ad->on_output = NULL;
 		ad->output_arg = NULL;
@@ -443,45 +438,36 @@ op_done(void *arg, int error, const char *msg)
 
 /* --- errors ------------------------------------------------------------------- */
 
-/* An errno from api.c as the reason alone; actorctl adds command and path. */
+/* An errno from api.c, with its text (actord_strerror, actorctl(8)'s words). */
 static int
 api_error(struct ctl_reply *r, int e, const struct node *n)
 {
+	char text[256];
+	int code;
+
 	switch (e) {
 	case ENOENT:
-		ctl_reply_error(r, CTL_E_NOENT, "no such path");
+		code = CTL_E_NOENT;
 		break;
 	case EALREADY:
-		ctl_reply_error(r, CTL_E_STATE, "%s", n != NULL ?
-		    node_state_name(n->state) : "running");
-		break;
+	case EINPROGRESS:
 	case EBUSY:
-		ctl_reply_error(r, CTL_E_STATE, "busy: %s", n != NULL &&
-		    n->state != NS_RUNNING ? node_state_name(n->state) :
-		    "another operation is in progress");
-		break;
 	case EAGAIN:
-		ctl_reply_error(r, CTL_E_STATE, "its supervisor is not running");
-		break;
 	case ESHUTDOWN:
-		ctl_reply_error(r, CTL_E_STATE, "actord is shutting down");
+		code = CTL_E_STATE;
 		break;
 	case EINVAL:
-		ctl_reply_error(r, CTL_E_INVAL, "%s", n != NULL &&
-		    n->parent == NULL ? "the root (use shutdown)" :
-		    "not allowed here");
+		code = CTL_E_INVAL;
 		break;
 	case ESRCH:
-		ctl_reply_error(r, CTL_E_DOWN, "not running");
-		break;
-	case ENOSPC:
-		ctl_reply_error(r, CTL_E_FAILED, "no spare mailbox: raise "
-		    "spare_mailboxes");
+		code = CTL_E_DOWN;
 		break;
 	default:
-		ctl_reply_error(r, CTL_E_FAILED, "%s", strerror(e));
+		code = CTL_E_FAILED;
 		break;
 	}
+	ctl_reply_error(r, code, "%s", actord_strerror(e, n, text,
+	    sizeof(text)));
 	return CTL_REPLY_NOW;
 }
 
@@ -566,9 +552,6 @@ be_start(void *ctx, const char *path, struct ctl_reply *r)
 
 	if ((n = actord_find(tc->ad, path)) == NULL)
 		return api_error(r, ENOENT, NULL);
-	/* OTP: a child in a restart loop is not started by hand. */
-	if (n->state == NS_RESTARTING || !node_is_down(n))
-		return api_error(r, EALREADY, n);
 	return op_later(tc, n, path, actord_start_node, r);
 }
 
@@ -687,12 +670,6 @@ be_remove(void *ctx, const char *path, struct ctl_reply *r)
 
 	if ((n = actord_find(tc->ad, path)) == NULL)
 		return api_error(r, ENOENT, NULL);
-	if (n->state == NS_RESTARTING || !node_is_down(n)) {
-		ctl_reply_error(r, CTL_E_STATE, "%s (stop it first)",
-		    n->state == NS_RESTARTING ? "restarting" :
-		    node_state_name(n->state));
-		return CTL_REPLY_NOW;
-	}
 	if ((e = actord_remove_node(tc->ad, path)) != 0)
 		return api_error(r, e, n);
 	return CTL_REPLY_NOW;

@@ -4,6 +4,9 @@
  * ones restart with their new spec, unchanged ones are not touched (same
  * pid).  A nested supervisor is diffed in place: its own settings
  * (strategy, intensity, backoff) apply at once, its children are diffed.
+ * A reload is applied whatever the supervisors are doing (a boot, a set
+ * restart, a backoff): every tree edit goes through edit.c, which keeps
+ * the plans in flight consistent.
  *
  * It owns the choice of what a reload does to each node.  It must never
  * validate a configuration (config.c did, before we get here) and never
@@ -27,6 +30,7 @@ static void	drop(struct node *);
 static void	change(struct node *, const struct child_spec *);
 static void	set_group(struct node *, const struct child_spec *);
 static bool	same_shape(const struct node *, const struct child_spec *);
+static void	reorder(struct node *, const struct sup_spec *);
 
 static struct node *
 kid_named(struct node *s, const char *name)
@@ -35,7 +39,7 @@ kid_named(struct node *s, const char *name)
 
 	/* A node on its way out counts only if a new one replaces it. */
 	for (i = 0; i < s->nkids; i++)
-		if ((!s->kids[i]->api_remove || s->kids[i]->pending_cs != NULL) &&
+		if (s->kids[i]->after_stop != AFTER_REMOVE &&
 		    strcmp(s->kids[i]->name, name) == 0)
 			return s->kids[i];
 	return NULL;
@@ -67,22 +71,19 @@ same_shape(const struct node *n, const struct child_spec *cs)
 	}
 }
 
-/* A removed child: stopped, then removed from the tree. */
+/* A removed child: its loop ends, it is stopped, then removed (edit.c). */
 static void
 drop(struct node *n)
 {
 	log_info("%s: removed from the configuration", n->path);
-	if (timer_pending(&n->backoff))
-		timer_cancel(&n->ad->loop, &n->backoff);
-	if (node_is_down(n) && n->state != NS_STOPPING) {
-		node_unlink(n);
-		node_free(n);
+	sup_end_loop(n);
+	api_settle(n, true, ECANCELED, "removed from the configuration");
+	if (node_is_down(n)) {
+		api_cancel(n, "removed from the configuration");
+		edit_remove(n);
 		return;
 	}
-	n->api_remove = true;
-	if (n->state == NS_STOPPING && n->api_stop)
-		return;			/* already on its way down */
-	n->api_stop = true;
+	n->after_stop = AFTER_REMOVE;
 	if (n->state != NS_STOPPING)
 		node_stop(n);
 }
@@ -98,61 +99,77 @@ set_group(struct node *g, const struct child_spec *cs)
 		g->kids[i]->cs = cs;
 }
 
-/* A changed child: restarted with its new spec (or only updated if down). */
+/*
+ * A changed child: it takes its new spec at its next start (node_start).
+ * One that runs is restarted by hand now; one in a restart loop or in its
+ * supervisor's plan gets it when the loop or the plan starts it.
+ */
 static void
 change(struct node *n, const struct child_spec *cs)
 {
 	log_info("%s: changed, restarting", n->path);
+	n->pending_cs = cs;
 	if (n->kind == NODE_GROUP) {
 		/*
 		 * A group is rebuilt with its new instances: stopped and
-		 * removed first, so that no two nodes share a path; sup.c
-		 * puts the new one in its place (node_replace).
+		 * removed first, so that no two nodes share a path; edit.c
+		 * puts the new one in its place.
 		 */
-		if (timer_pending(&n->backoff))
-			timer_cancel(&n->ad->loop, &n->backoff);
-		n->pending_cs = cs;
-		n->api_remove = true;
+		sup_end_loop(n);
 		if (node_is_down(n)) {
-			node_replace(n);
+			edit_replace(n);
 			return;
 		}
-		if (n->state == NS_STOPPING && n->api_stop)
-			return;
-		n->api_stop = true;
+		n->after_stop = AFTER_REPLACE;
 		if (n->state != NS_STOPPING)
 			node_stop(n);
 		return;
 	}
+	if (sup_in_loop(n) || sup_will_start(n) || n->state == NS_STOPPING)
+		return;
 	if (node_is_down(n)) {
-		n->cs = cs;
-		if (!n->manual_stopped && n->parent->state == NS_RUNNING) {
-			if (timer_pending(&n->backoff))
-				timer_cancel(&n->ad->loop, &n->backoff);
+		if (!n->manual_stopped && n->parent->state == NS_RUNNING &&
+		    sup_can_start(n->parent))
 			node_start(n, WHY_MANUAL);
-		}
 		return;
 	}
-	n->pending_cs = cs;
-	if (n->state == NS_STOPPING)
-		return;			/* it takes the new spec when it starts */
-	n->api_stop = true;
-	n->api_restart = true;
+	n->after_stop = AFTER_START;
 	node_stop(n);
+}
+
+/* The start order of the new spec; children on their way out last. */
+static void
+reorder(struct node *s, const struct sup_spec *ss)
+{
+	struct node **order, *k;
+	size_t i, n = 0;
+
+	if ((order = calloc(s->nkids + 1, sizeof(*order))) == NULL)
+		return;
+	for (i = 0; i < ss->nchildren; i++)
+		if ((k = kid_named(s, ss->children[i].name)) != NULL)
+			order[n++] = k;
+	for (i = 0; i < s->nkids; i++)
+		if (s->kids[i]->after_stop == AFTER_REMOVE)
+			order[n++] = s->kids[i];
+	edit_reorder(s, order, n);
+	free(order);
 }
 
 static void
 diff_sup(struct node *s, const struct sup_spec *ss)
 {
-	struct node **order, *k;
+	struct node *k;
 	const struct child_spec *cs;
-	size_t i, j, n = 0;
+	size_t i;
 
 	s->ss = ss;
 	/* Children no longer configured, or now of another kind. */
 	for (i = s->nkids; i-- > 0;) {
+		if (i >= s->nkids)
+			continue;	/* an edit took more than one */
 		k = s->kids[i];
-		if (k->api_remove)
+		if (k->after_stop == AFTER_REMOVE)
 			continue;
 		cs = spec_named(ss, k->name);
 		if (cs == NULL || !same_shape(k, cs))
@@ -166,7 +183,9 @@ diff_sup(struct node *s, const struct sup_spec *ss)
 		if (k->kind == NODE_SUP) {
 			k->cs = cs;
 			diff_sup(k, cs->sup);
-		} else if (spec_child_equal(k->cs, cs)) {
+		} else if (k->after_stop == AFTER_REPLACE)
+			k->pending_cs = cs;	/* rebuilt from the newest */
+		else if (spec_child_equal(k->cs, cs)) {
 			if (k->kind == NODE_GROUP) {
 				set_group(k, cs);
 				k->group_ss = *ss;
@@ -178,7 +197,7 @@ diff_sup(struct node *s, const struct sup_spec *ss)
 		} else
 			change(k, cs);
 	}
-	/* New ones, then the start order of the new spec. */
+	/* New ones, in the order of the new spec, then that order. */
 	for (i = 0; i < ss->nchildren; i++) {
 		cs = &ss->children[i];
 		if (kid_named(s, cs->name) != NULL)
@@ -186,29 +205,21 @@ diff_sup(struct node *s, const struct sup_spec *ss)
 		log_info("%s%s%s: new in the configuration",
 		    s->parent == NULL ? "" : s->path, "/", cs->name);
 		if ((k = node_new_child(s, cs, cs->name)) == NULL ||
-		    node_insert(s, k, s->nkids) == -1) {
+		    edit_insert(s, k, s->nkids) == -1) {
 			log_warnx("%s: cannot add %s", s->path, cs->name);
+			if (k != NULL)
+				node_free(k);
 			continue;
 		}
-		if (s->state == NS_RUNNING)
-			node_start(k, WHY_MANUAL);
+		(void)sup_adopt(k);
 	}
-	if ((order = calloc(s->nkids + 1, sizeof(*order))) == NULL)
-		return;
-	for (i = 0; i < ss->nchildren; i++)
-		if ((k = kid_named(s, ss->children[i].name)) != NULL)
-			order[n++] = k;
-	for (j = 0; j < s->nkids; j++)
-		if (s->kids[j]->api_remove && s->kids[j]->pending_cs == NULL)
-			order[n++] = s->kids[j];	/* on their way out */
-	if (n == s->nkids)
-		memcpy(s->kids, order, n * sizeof(*order));
-	free(order);
+	reorder(s, ss);
 }
 
 /*
  * Apply newspec (already validated) to the running tree.  On success the
- * daemon owns newspec; on failure (a busy tree) the caller keeps it.
+ * daemon owns newspec; on failure (shutting down, no spare mailbox) the
+ * caller keeps it.
  */
 int
 actord_reload(struct actord *ad, struct actord_spec *newspec, char *err,
@@ -219,11 +230,6 @@ actord_reload(struct actord *ad, struct actord_spec *newspec, char *err,
 	if (ad->shutting_down || ad->done) {
 		snprintf(err, errlen, "shutting down");
 		return ESHUTDOWN;
-	}
-	if (ad->root->op != OP_NONE || ad->root->state != NS_RUNNING) {
-		snprintf(err, errlen, "the root supervisor is %s; try again",
-		    ad->root->op == OP_BOOT ? "starting" : "busy");
-		return EBUSY;
 	}
 	/* The arena is sealed: new mailboxes come from the spares. */
 	if (mailboxes_reload_check(ad, newspec, err, errlen) == -1)

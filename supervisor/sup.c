@@ -5,14 +5,20 @@
  * ordered stop.  Instances groups are one_for_one supervisors that stop
  * their children in parallel, under one kill timer (the group's op_timer).
  *
- * A supervisor runs at most one operation at a time (boot, a set restart,
- * stop, boot failure, give up), each a short sequence of phases: stop the
- * set one child at a time from the last, wait the backoff, start the set in
- * order, each child after the previous one is ready.  one_for_one restarts
- * run per child, beside that operation.
+ * A supervisor decides as supervisor.erl does: when a child dies, fails
+ * to start or the supervisor must stop, it computes at once the children
+ * affected, as a plan (plan.c): the list to stop (last first) and the
+ * list to start (in order), each child named by identity.  Then it runs
+ * the plan one step at a time, each step waiting for the completion of
+ * the one before (a child stopped, a child ready, the backoff).  A new
+ * decision while a plan is in flight merges into it.  one_for_one
+ * restarts run per child (each its own backoff timer), beside any plan.
+ * A child that dies while it is on a stop list was going down anyway:
+ * its death decides nothing.
  *
  * It owns the restart decisions of a supervisor.  It must never touch a
- * process: workers are started and stopped through node_start/node_stop.
+ * process (workers are started and stopped through worker.c) and never
+ * change kids itself: edits go through edit.c.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,29 +30,42 @@
 
 static void	sup_boot(struct node *);
 static void	sup_stop(struct node *);
-static void	boot_next(struct node *);
-static void	set_start_next(struct node *);
-static void	stop_all(struct node *, enum sup_op);
-static void	stop_next(struct node *);
+static void	plan_stop_all(struct node *, enum plan_kind);
+static void	plan_restart(struct node *, struct node *, const char *);
+static bool	run_step(struct node *);
+static bool	stop_step(struct node *);
+static bool	start_step(struct node *);
 static void	stop_done(struct node *);
-static bool	decide(struct node *, struct node *);
+static void	start_done(struct node *);
+static void	kids_cancel(struct node *, const char *);
+static bool	decide(struct node *);
 static void	giveup(struct node *, struct node *, const char *);
+static uint32_t	next_backoff(struct node *, struct node *);
+static void	end_restarting(struct node *);
 static void	schedule_restart(struct node *, struct node *);
-static void	set_restart(struct node *, struct node *);
-static void	remove_child(struct node *, struct node *);
 static void	on_backoff(void *);
 static void	on_op_timer(void *);
-static void	sup_child_started(struct node *, struct node *, bool,
+static bool	stop_kind(enum plan_kind);
+static void	after_stopped(struct node *, struct node *);
+static void	child_started(struct node *, struct node *, bool,
 		    const char *);
-static void	sup_child_stopped(struct node *, struct node *);
-static void	sup_child_exited(struct node *, struct node *, bool,
+static void	child_stopped(struct node *, struct node *);
+static void	child_exited(struct node *, struct node *, bool,
 		    const char *);
-static bool	in_stop_phase(const struct node *);
 
 void
 node_start(struct node *n, enum start_why why)
 {
 	n->why = why;
+	n->manual_stopped = false;
+	/* A reload's new spec takes effect at the next start. */
+	if (n->pending_cs != NULL && n->after_stop != AFTER_REPLACE) {
+		n->cs = n->pending_cs;
+		n->pending_cs = NULL;
+	}
+	/* Every restart counts, whatever decided it (issue 16). */
+	if ((why == WHY_PLAN || why == WHY_RESTART) && n->incarnation > 0)
+		n->restarts++;
 	if (n->kind == NODE_WORKER)
 		worker_event(n, WEV_START);
 	else
@@ -56,10 +75,7 @@ node_start(struct node *n, enum start_why why)
 void
 node_stop(struct node *n)
 {
-	if (timer_pending(&n->backoff))
-		timer_cancel(&n->ad->loop, &n->backoff);
-	if (n->state == NS_RESTARTING)
-		n->state = NS_STOPPED;
+	end_restarting(n);
 	if (n->kind == NODE_WORKER)
 		worker_event(n, WEV_STOP);
 	else
@@ -70,7 +86,7 @@ void
 node_started(struct node *n, bool ok, const char *cause)
 {
 	if (n->parent != NULL)
-		sup_child_started(n->parent, n, ok, cause);
+		child_started(n->parent, n, ok, cause);
 	else
 		actord_root_started(n->ad, ok, cause);
 }
@@ -79,7 +95,7 @@ void
 node_stopped(struct node *n)
 {
 	if (n->parent != NULL)
-		sup_child_stopped(n->parent, n);
+		child_stopped(n->parent, n);
 	else
 		actord_root_stopped(n->ad);
 }
@@ -88,38 +104,9 @@ void
 node_exited(struct node *n, bool clean, const char *cause)
 {
 	if (n->parent != NULL)
-		sup_child_exited(n->parent, n, clean, cause);
+		child_exited(n->parent, n, clean, cause);
 	else
 		actord_root_exited(n->ad, cause);
-}
-
-/* Finish an API operation on n: call its completion once. */
-void
-node_api_done(struct node *n, int error, const char *msg)
-{
-	done_fn fn = n->done;
-	void *arg = n->done_arg;
-
-	n->done = NULL;
-	n->done_arg = NULL;
-	n->api_restart = false;
-	if (fn != NULL)
-		fn(arg, error, msg);
-}
-
-static bool
-in_stop_phase(const struct node *s)
-{
-	switch (s->op) {
-	case OP_STOP:
-	case OP_BOOTFAIL:
-	case OP_GIVEUP:
-		return true;
-	case OP_RESTART:
-		return s->phase == PH_STOP;
-	default:
-		return false;
-	}
 }
 
 size_t
@@ -132,206 +119,299 @@ sup_decisions_in_period(struct node *s)
 	return s->ndecisions;
 }
 
-/* --- supervisor operations --------------------------------------------------- */
-
-static void
-sup_boot(struct node *s)
+static bool
+stop_kind(enum plan_kind k)
 {
-	if (s->op_timer.fn == NULL)
-		timer_init(&s->op_timer, on_op_timer, s);
-	timer_cancel(&s->ad->loop, &s->op_timer);
-	s->state = NS_STARTING;
-	s->op = OP_BOOT;
-	s->cursor = 0;
-	s->from = 0;
-	s->report_start = true;
-	s->cause[0] = '\0';
-	s->ndecisions = 0;	/* a new incarnation has a fresh history */
-	s->incarnation++;
-	log_debug("%s: starting %zu children", s->path, s->nkids);
-	boot_next(s);
+	return k == PLAN_STOP || k == PLAN_BOOTFAIL || k == PLAN_GIVEUP;
 }
 
-static void
-boot_next(struct node *s)
-{
-	struct node *c;
+/* --- what the API asks of a supervisor (api.c, reload.c) -------------------- */
 
-	if (s->cursor >= s->nkids) {
-		s->op = OP_NONE;
-		s->state = NS_RUNNING;
-		s->started_ms = now_ms();
-		s->started_at = time(NULL);
-		if (s->report_start) {
-			s->report_start = false;
-			node_started(s, true, NULL);
-		}
-		return;
-	}
-	c = s->kids[s->cursor];
-	c->manual_stopped = false;
-	node_start(c, WHY_BOOT);
+/* s is stopping everything: nothing it stops starts again. */
+bool
+sup_stopping(const struct node *s)
+{
+	return stop_kind(s->plan.kind);
 }
 
-static void
-set_start_next(struct node *s)
+/* A child of s may be started now (by hand, or as new). */
+bool
+sup_can_start(const struct node *s)
 {
-	struct node *c;
-
-	if (s->cursor >= s->nkids) {
-		s->op = OP_NONE;
-		s->state = NS_RUNNING;
-		if (s->started_ms == 0)
-			s->started_ms = now_ms();
-		if (s->report_start) {
-			s->report_start = false;
-			s->started_at = time(NULL);
-			node_started(s, true, NULL);
-		}
-		return;
-	}
-	c = s->kids[s->cursor];
-	/* A sibling stopped by hand is started again with its set. */
-	c->manual_stopped = false;
-	node_start(c, WHY_SET);
+	if (s->ad->shutting_down || stop_kind(s->plan.kind))
+		return false;
+	return s->state == NS_RUNNING || s->plan.kind == PLAN_BOOT ||
+	    s->plan.kind == PLAN_RESTART;
 }
 
-static void
-sup_stop(struct node *s)
+/* c waits in its supervisor's plan to be started. */
+bool
+sup_will_start(const struct node *c)
 {
-	if (s->op_timer.fn == NULL)
-		timer_init(&s->op_timer, on_op_timer, s);
-	timer_cancel(&s->ad->loop, &s->op_timer);
-	if (node_is_down(s) && s->op == OP_NONE) {
-		if (s->state == NS_RESTARTING)
-			s->state = NS_STOPPED;
-		node_stopped(s);
-		return;
-	}
-	s->report_start = false;
-	stop_all(s, OP_STOP);
+	const struct plan *p;
+
+	if (c->parent == NULL)
+		return false;
+	p = &c->parent->plan;
+	return (p->kind == PLAN_BOOT || p->kind == PLAN_RESTART) &&
+	    plan_has(&p->start, c);
 }
 
 /*
- * Begin operation op (stop, give up, boot failure) by stopping every
- * child: s is stopping from here on.  report_start is the caller's.
+ * c is in a restart loop: waiting out its backoff, in a one_for_one
+ * restart, or part of a set restart in flight.  actorctl says
+ * "restarting" for all of them.
  */
-static void
-stop_all(struct node *s, enum sup_op op)
+bool
+sup_in_loop(const struct node *c)
 {
-	s->op = op;
-	s->from = 0;
-	s->phase = PH_STOP;
-	s->state = NS_STOPPING;
-	stop_next(s);
+	const struct plan *p;
+
+	if (c->state == NS_RESTARTING ||
+	    (c->state == NS_STARTING && c->why == WHY_RESTART))
+		return true;
+	if (c->parent == NULL)
+		return false;
+	p = &c->parent->plan;
+	return p->kind == PLAN_RESTART && (plan_has(&p->start, c) ||
+	    plan_has(&p->stop, c));
 }
 
 /*
- * Stop the children from the last down to s->from, one at a time (each by
- * its own shutdown rule), or all at once in a group.  Re-entered from the
- * completions of the stops it makes; the flags turn that into a loop.
+ * End c's restart loop for good (a stop by hand, a reload): no backoff
+ * left, and no plan of its supervisor starts it again.
  */
-static void
-stop_next(struct node *s)
+void
+sup_end_loop(struct node *c)
 {
+	struct node *s = c->parent;
+
+	end_restarting(c);
+	if (s != NULL && plan_del(&s->plan.start, c))
+		sup_run(s);
+}
+
+/* A stop that worker.c makes for a group is timed by the group. */
+bool
+sup_times_stop(const struct node *n)
+{
+	return n->parent != NULL && n->parent->kind == NODE_GROUP &&
+	    n->parent->plan.in_stop;
+}
+
+/*
+ * k is new under its supervisor (a reload, a rebuilt group): started as
+ * the supervisor's state wants.  Returns whether it will be started.
+ */
+bool
+sup_adopt(struct node *k)
+{
+	struct node *s = k->parent;
+
+	if (s->ad->shutting_down)
+		return false;
+	if (s->plan.kind == PLAN_BOOT || s->plan.kind == PLAN_RESTART) {
+		plan_add(&s->plan.start, k);
+		plan_sort(&s->plan.start, false);
+		sup_run(s);
+		return true;
+	}
+	if (s->plan.kind == PLAN_NONE && s->state == NS_RUNNING) {
+		node_start(k, WHY_MANUAL);
+		return true;
+	}
+	return false;
+}
+
+/* --- running a plan ------------------------------------------------------------ */
+
+/*
+ * Run s's plan as far as it goes without waiting.  Completions re-enter
+ * from the stops and starts it makes; the flags turn that into a loop.
+ */
+void
+sup_run(struct node *s)
+{
+	struct plan *p = &s->plan;
+
+	if (p->in_run) {
+		p->run_again = true;
+		return;
+	}
+	p->in_run = true;
+	do {
+		p->run_again = false;
+		while (p->kind != PLAN_NONE && run_step(s))
+			;
+	} while (p->run_again);
+	p->in_run = false;
+}
+
+/* One step; true when something changed and the plan may go on. */
+static bool
+run_step(struct node *s)
+{
+	switch (s->plan.phase) {
+	case PH_STOP:
+		return stop_step(s);
+	case PH_START:
+		return start_step(s);
+	case PH_WAIT:
+	default:
+		return false;
+	}
+}
+
+static bool
+stop_step(struct node *s)
+{
+	struct plan *p = &s->plan;
 	struct node *c;
-	size_t i;
+	size_t i = 0;
 	bool busy = false;
 
-	if (s->in_stop_next) {
-		s->stop_again = true;
-		return;
-	}
-	s->in_stop_next = true;
-	do {
-		s->stop_again = false;
-		busy = false;
-		for (i = s->nkids; i-- > s->from;) {
-			if (i >= s->nkids)
-				continue;
-			c = s->kids[i];
-			if (timer_pending(&c->backoff))
-				timer_cancel(&s->ad->loop, &c->backoff);
-			if (c->state == NS_RESTARTING)
-				c->state = NS_STOPPED;
-			if (node_is_down(c))
-				continue;
-			busy = true;
-			if (c->state != NS_STOPPING)
-				node_stop(c);
-			if (s->kind != NODE_GROUP)
-				break;
+	while (i < p->stop.n) {
+		c = p->stop.v[i].n;
+		if (!plan_ref_live(&p->stop.v[i]) || node_is_down(c)) {
+			plan_del(&p->stop, c);
+			continue;
 		}
-	} while (s->stop_again);
-	s->in_stop_next = false;
+		busy = true;
+		if (c->state != NS_STOPPING) {
+			p->in_stop = true;
+			node_stop(c);
+			p->in_stop = false;
+			return true;
+		}
+		if (!p->parallel)
+			break;
+		i++;
+	}
+	if (!busy) {
+		stop_done(s);
+		return true;
+	}
 	/* A group's instances stop in parallel under one timer. */
-	if (busy && s->kind == NODE_GROUP && s->cs->shutdown >= 0 &&
+	if (p->parallel && s->kind == NODE_GROUP && s->cs->shutdown >= 0 &&
 	    !timer_pending(&s->op_timer))
 		timer_after(&s->ad->loop, &s->op_timer,
 		    (uint64_t)s->cs->shutdown);
-	if (!busy)
-		stop_done(s);
+	return false;
 }
 
+static bool
+start_step(struct node *s)
+{
+	struct plan *p = &s->plan;
+	struct node *c;
+	size_t i = 0;
+	bool busy = false;
+
+	while (i < p->start.n) {
+		c = p->start.v[i].n;
+		if (!plan_ref_live(&p->start.v[i]) || c->state == NS_RUNNING) {
+			plan_del(&p->start, c);
+			continue;
+		}
+		if (c->state == NS_STARTING || c->state == NS_STOPPING)
+			busy = true;
+		else {
+			node_start(c, WHY_PLAN);
+			return true;
+		}
+		if (!p->parallel)
+			break;
+		i++;
+	}
+	if (busy)
+		return false;
+	start_done(s);
+	return true;
+}
+
+/* Every child of a boot or a restart runs: so does s. */
+static void
+start_done(struct node *s)
+{
+	bool report = s->plan.report;
+
+	plan_clear(&s->plan);
+	s->state = NS_RUNNING;
+	if (s->started_ms == 0)
+		s->started_ms = now_ms();
+	if (report) {
+		s->started_at = time(NULL);
+		log_debug("%s: running", s->path);
+		node_started(s, true, NULL);
+	}
+}
+
+/* The stop list is done: what comes next depends on the plan's kind. */
 static void
 stop_done(struct node *s)
 {
-	struct node *c;
+	struct plan *p = &s->plan;
+	bool report = p->report;
 	uint32_t delay;
 	size_t i;
 
 	timer_cancel(&s->ad->loop, &s->op_timer);	/* a group's kill timer */
-	switch (s->op) {
-	case OP_STOP:
-		s->op = OP_NONE;
+	switch (p->kind) {
+	case PLAN_STOP:
+		plan_clear(p);
 		s->state = NS_STOPPED;
 		s->started_ms = 0;
 		log_debug("%s: stopped", s->path);
+		kids_cancel(s, "its supervisor stopped");
 		node_stopped(s);
 		break;
-	case OP_BOOTFAIL:
-		s->op = OP_NONE;
+	case PLAN_BOOTFAIL:
+		plan_clear(p);
 		s->state = NS_FAILED;
 		snprintf(s->last_exit, sizeof(s->last_exit), "%s", s->cause);
+		kids_cancel(s, "its supervisor failed to start");
 		node_started(s, false, s->cause);
 		break;
-	case OP_GIVEUP:
-		s->op = OP_NONE;
+	case PLAN_GIVEUP:
+		plan_clear(p);
 		s->state = NS_FAILED;
 		s->started_ms = 0;
 		snprintf(s->last_exit, sizeof(s->last_exit), "gave up: %s",
 		    s->cause);
-		if (s->giveup_in_boot) {
-			s->giveup_in_boot = false;
+		kids_cancel(s, "its supervisor gave up");
+		if (report)	/* its parent still waits for the start */
 			node_started(s, false, s->last_exit);
-		} else
+		else
 			node_exited(s, false, s->last_exit);
 		break;
-	case OP_RESTART:
-		c = s->trigger;
-		delay = backoff_delay(s->ss->backoff_min, s->ss->backoff_max,
-		    c != NULL ? c->backoff_attempt : 0, rng_next(&s->ad->rng));
-		if (c != NULL && c->backoff_attempt < 32)
-			c->backoff_attempt++;
-		s->trigger = NULL;
-		/* Temporaries in the set are removed, not restarted. */
-		for (i = s->nkids; i-- > s->from;) {
-			c = s->kids[i];
-			if (c->cs != NULL && c->cs->restart == RESTART_TEMPORARY) {
-				log_info("%s: temporary, removed", c->path);
-				remove_child(s, c);
-			}
+	case PLAN_RESTART:
+		if (p->start.n == 0) {
+			start_done(s);
+			break;
 		}
-		for (i = s->from; i < s->nkids; i++)
-			s->kids[i]->state = NS_RESTARTING;
-		s->phase = PH_WAIT;
+		for (i = 0; i < p->start.n; i++)
+			if (node_is_down(p->start.v[i].n))
+				p->start.v[i].n->state = NS_RESTARTING;
+		delay = next_backoff(s, plan_ref_live(&p->trigger) ?
+		    p->trigger.n : NULL);
+		p->phase = PH_WAIT;
 		log_info("%s: restarting %zu children in %u ms", s->path,
-		    s->nkids - s->from, delay);
+		    p->start.n, delay);
 		timer_after(&s->ad->loop, &s->op_timer, delay);
 		break;
 	default:
 		break;
 	}
+}
+
+/* s stopped for good: what its children owed to callers is cancelled. */
+static void
+kids_cancel(struct node *s, const char *why)
+{
+	size_t i;
+
+	for (i = 0; i < s->nkids; i++)
+		api_settle(s->kids[i], true, ECANCELED, why);
 }
 
 static void
@@ -341,17 +421,128 @@ on_op_timer(void *arg)
 	size_t i;
 
 	/* A group's shutdown time is up: SIGKILL to the instances left. */
-	if (s->kind == NODE_GROUP && in_stop_phase(s)) {
+	if (s->kind == NODE_GROUP && s->plan.phase == PH_STOP) {
 		for (i = 0; i < s->nkids; i++)
 			if (s->kids[i]->state == NS_STOPPING)
 				worker_event(s->kids[i], WEV_TIMER);
 		return;
 	}
-	if (s->op != OP_RESTART || s->phase != PH_WAIT)
+	if (s->plan.kind != PLAN_RESTART || s->plan.phase != PH_WAIT)
 		return;
-	s->phase = PH_START;
-	s->cursor = s->from;
-	set_start_next(s);
+	s->plan.phase = PH_START;
+	sup_run(s);
+}
+
+/* --- decisions ----------------------------------------------------------------- */
+
+static void
+sup_boot(struct node *s)
+{
+	struct plan *p = &s->plan;
+	size_t i;
+
+	if (s->op_timer.fn == NULL)
+		timer_init(&s->op_timer, on_op_timer, s);
+	timer_cancel(&s->ad->loop, &s->op_timer);
+	s->state = NS_STARTING;
+	s->cause[0] = '\0';
+	s->started_ms = 0;
+	s->ndecisions = 0;	/* a new incarnation has a fresh history */
+	s->incarnation++;
+	plan_clear(p);
+	p->kind = PLAN_BOOT;
+	p->phase = PH_START;
+	p->report = true;
+	p->parallel = false;
+	for (i = 0; i < s->nkids; i++)
+		plan_add(&p->start, s->kids[i]);
+	log_debug("%s: starting %zu children", s->path, s->nkids);
+	sup_run(s);
+}
+
+static void
+sup_stop(struct node *s)
+{
+	if (s->op_timer.fn == NULL)
+		timer_init(&s->op_timer, on_op_timer, s);
+	if (node_is_down(s) && s->plan.kind == PLAN_NONE) {
+		node_stopped(s);
+		return;
+	}
+	s->plan.report = false;		/* whoever stops it waits for that */
+	plan_stop_all(s, PLAN_STOP);
+}
+
+/*
+ * Stop every child, last first (a group's all at once), then end as kind
+ * says (stopped, failed to start, gave up).  report is the caller's.
+ */
+static void
+plan_stop_all(struct node *s, enum plan_kind kind)
+{
+	struct plan *p = &s->plan;
+	struct node *c;
+	size_t i;
+
+	timer_cancel(&s->ad->loop, &s->op_timer);
+	p->kind = kind;
+	p->phase = PH_STOP;
+	p->stop.n = 0;
+	p->start.n = 0;
+	p->parallel = s->kind == NODE_GROUP;
+	for (i = s->nkids; i-- > 0;) {
+		c = s->kids[i];
+		end_restarting(c);
+		if (!node_is_down(c))
+			plan_add(&p->stop, c);
+	}
+	s->state = NS_STOPPING;
+	sup_run(s);
+}
+
+/*
+ * one_for_all / rest_for_one: c died or failed to start.  The set is
+ * every child (one_for_all) or c and those after it (rest_for_one), as
+ * supervisor.erl computes it; it merges with a plan in flight (a boot, a
+ * restart): what is up in the set is stopped, last first, then the set
+ * is started in order after c's backoff.  A temporary child of the set
+ * is stopped and removed, never started again.
+ */
+static void
+plan_restart(struct node *s, struct node *c, const char *cause)
+{
+	struct plan *p = &s->plan;
+	struct node *k;
+	size_t i, from;
+
+	from = s->ss->strategy == STRATEGY_ONE_FOR_ALL ? 0 : node_index(c);
+	if (p->kind == PLAN_NONE)
+		p->report = false;
+	/* A death during a boot: the boot ends with the restart. */
+	p->kind = PLAN_RESTART;
+	p->phase = PH_STOP;
+	p->parallel = false;
+	timer_cancel(&s->ad->loop, &s->op_timer);
+	for (i = from; i < s->nkids; i++) {
+		k = s->kids[i];
+		if (!node_is_down(k))
+			plan_add(&p->stop, k);
+		if (k->cs != NULL && k->cs->restart == RESTART_TEMPORARY) {
+			if (node_is_down(k))
+				continue;
+			k->after_stop = AFTER_REMOVE;
+		}
+		if (k->after_stop == AFTER_REMOVE ||
+		    k->after_stop == AFTER_REPLACE)
+			continue;	/* on its way out */
+		plan_add(&p->start, k);
+	}
+	plan_sort(&p->start, false);
+	plan_sort(&p->stop, true);
+	p->trigger.n = c;
+	p->trigger.id = c->id;
+	snprintf(p->why, sizeof(p->why), "%s %.200s", c->path, cause);
+	sup_run(s);
 }
 
 /*
@@ -359,7 +550,7 @@ on_op_timer(void *arg)
  * the last period, this one included, number at most intensity.
  */
 static bool
-decide(struct node *s, struct node *c)
+decide(struct node *s)
 {
 	uint64_t now = now_ms(), *d;
 
@@ -377,7 +568,6 @@ decide(struct node *s, struct node *c)
 		s->decisions_cap = (size_t)s->ss->intensity + 1;
 	}
 	s->decisions[s->ndecisions++] = now;
-	c->restarts++;
 	return true;
 }
 
@@ -385,25 +575,41 @@ static void
 giveup(struct node *s, struct node *c, const char *cause)
 {
 	snprintf(s->cause, sizeof(s->cause),
-	    "%s %s; more than %u restarts in %u s", c->path, cause,
+	    "%s %.200s; more than %u restarts in %u s", c->path, cause,
 	    s->ss->intensity, s->ss->period);
 	log_warnx("%s: giving up: %s", s->path, s->cause);
-	timer_cancel(&s->ad->loop, &s->op_timer);
-	/* Its parent still waits for the start: it fails, not exits. */
-	s->giveup_in_boot = s->report_start;
-	s->report_start = false;
-	stop_all(s, OP_GIVEUP);
+	/* Its parent may still wait for the start: report says so. */
+	plan_stop_all(s, PLAN_GIVEUP);
+}
+
+/* The backoff before c's next restart (c NULL: the first one). */
+static uint32_t
+next_backoff(struct node *s, struct node *c)
+{
+	uint32_t delay;
+
+	delay = backoff_delay(s->ss->backoff_min, s->ss->backoff_max,
+	    c != NULL ? c->backoff_attempt : 0, rng_next(&s->ad->rng));
+	if (c != NULL && c->backoff_attempt < 32)
+		c->backoff_attempt++;
+	return delay;
+}
+
+/* No backoff left for c: a node waiting for a restart is just stopped. */
+static void
+end_restarting(struct node *c)
+{
+	if (timer_pending(&c->backoff))
+		timer_cancel(&c->ad->loop, &c->backoff);
+	if (c->state == NS_RESTARTING)
+		c->state = NS_STOPPED;
 }
 
 static void
 schedule_restart(struct node *s, struct node *c)
 {
-	uint32_t delay;
+	uint32_t delay = next_backoff(s, c);
 
-	delay = backoff_delay(s->ss->backoff_min, s->ss->backoff_max,
-	    c->backoff_attempt, rng_next(&s->ad->rng));
-	if (c->backoff_attempt < 32)
-		c->backoff_attempt++;
 	if (c->backoff.fn == NULL)
 		timer_init(&c->backoff, on_backoff, c);
 	c->state = NS_RESTARTING;
@@ -421,182 +627,117 @@ on_backoff(void *arg)
 	node_start(c, WHY_RESTART);
 }
 
-/* one_for_all / rest_for_one: stop the set, wait, start it again. */
-static void
-set_restart(struct node *s, struct node *c)
-{
-	size_t from;
-
-	from = s->ss->strategy == STRATEGY_ONE_FOR_ALL ? 0 : node_index(c);
-	if (s->op == OP_RESTART) {
-		if (from < s->from)
-			s->from = from;
-	} else {
-		/* A death during boot: the boot ends with the restart. */
-		s->report_start = s->op == OP_BOOT;
-		s->from = from;
-		s->op = OP_RESTART;
-	}
-	timer_cancel(&s->ad->loop, &s->op_timer);
-	s->trigger = c;
-	s->phase = PH_STOP;
-	stop_next(s);
-}
+/* --- completions from children -------------------------------------------------- */
 
 static void
-remove_child(struct node *s, struct node *c)
+child_started(struct node *s, struct node *c, bool ok, const char *cause)
 {
-	size_t i = node_index(c);
-
-	if (i < s->cursor)
-		s->cursor--;
-	if (i < s->from)
-		s->from--;
-	if (s->trigger == c)
-		s->trigger = NULL;
-	node_unlink(c);
-	node_free(c);
-}
-
-/*
- * Put a new node built from n->pending_cs in the place of n (stopped), and
- * start it if its supervisor runs.  Reload rebuilds groups this way.
- */
-void
-node_replace(struct node *n)
-{
-	struct node *s = n->parent, *k;
-	const struct child_spec *cs = n->pending_cs;
-	size_t at = node_index(n);
-
-	n->pending_cs = NULL;
-	remove_child(s, n);
-	if ((k = node_new_child(s, cs, cs->name)) == NULL ||
-	    node_insert(s, k, at) == -1) {
-		log_warnx("%s/%s: cannot rebuild", s->parent == NULL ? "" :
-		    s->path, cs->name);
-		if (k != NULL)
-			node_free(k);
-		return;
-	}
-	if (s->state == NS_RUNNING && !s->ad->shutting_down)
-		node_start(k, WHY_MANUAL);
-}
-
-/* --- completions from children ------------------------------------------------ */
-
-static void
-sup_child_started(struct node *s, struct node *c, bool ok, const char *cause)
-{
+	struct plan *p = &s->plan;
 	enum start_why why = c->why;
 	char failed[sizeof(c->last_exit) + 32];
 
 	c->why = WHY_NONE;
 	snprintf(failed, sizeof(failed), "failed to start: %s",
 	    cause != NULL ? cause : "?");
-	if (why == WHY_MANUAL) {
-		/* A failed start by hand leaves it stopped: no retry loop. */
-		if (!ok && c->kind == NODE_WORKER && c->state == NS_FAILED) {
-			c->state = NS_STOPPED;
-			c->manual_stopped = true;
-		}
-		node_api_done(c, ok ? 0 : EIO, ok ? NULL : cause);
-		if (in_stop_phase(s))
-			stop_next(s);
+	api_settle(c, true, ok ? 0 : EIO, ok ? NULL : cause);
+	if (stop_kind(p->kind)) {
+		sup_run(s);		/* it goes down with the others */
 		return;
 	}
-	if (why == WHY_BOOT && s->op == OP_BOOT && s->cursor < s->nkids &&
-	    s->kids[s->cursor] == c) {
-		if (ok) {
-			s->cursor++;
-			boot_next(s);
+	if (why == WHY_MANUAL && !ok) {
+		/* A failed start by hand leaves it stopped: no retry loop. */
+		if (c->state == NS_FAILED)
+			c->state = NS_STOPPED;
+		c->manual_stopped = true;
+		if (c->adding) {	/* OTP's start_child adds nothing */
+			log_info("%s: not added", c->path);
+			edit_remove(c);
 			return;
 		}
+	}
+	c->adding = false;
+	if (!ok && why == WHY_PLAN && p->kind == PLAN_BOOT) {
 		/* OTP: a child that fails to start fails its supervisor. */
 		snprintf(s->cause, sizeof(s->cause), "%s: %s", c->path, cause);
-		stop_all(s, OP_BOOTFAIL);
+		plan_stop_all(s, PLAN_BOOTFAIL);
 		return;
 	}
-	if (why == WHY_SET && s->op == OP_RESTART && s->phase == PH_START &&
-	    s->cursor < s->nkids && s->kids[s->cursor] == c) {
-		if (ok) {
-			s->cursor++;
-			set_start_next(s);
-			return;
-		}
+	if (!ok && (why == WHY_RESTART || (why == WHY_PLAN &&
+	    p->kind == PLAN_RESTART))) {
 		/* A restart whose start fails counts, and is retried. */
-		if (!decide(s, c)) {
+		if (!decide(s)) {
 			giveup(s, c, failed);
 			return;
 		}
-		s->trigger = c;
-		s->phase = PH_STOP;
-		stop_next(s);
+		if (why == WHY_RESTART)
+			schedule_restart(s, c);
+		else
+			plan_restart(s, c, failed);
 		return;
 	}
-	if (why == WHY_RESTART && s->op != OP_GIVEUP && s->op != OP_STOP &&
-	    s->op != OP_BOOTFAIL) {
-		if (ok)
-			return;
-		if (!decide(s, c)) {
-			giveup(s, c, failed);
-			return;
-		}
-		schedule_restart(s, c);
-		return;
-	}
-	/* A start that completed while the plan changed: stop in order. */
-	if (in_stop_phase(s))
-		stop_next(s);
+	if (p->kind != PLAN_NONE)
+		sup_run(s);
 }
 
 static void
-sup_child_stopped(struct node *s, struct node *c)
+child_stopped(struct node *s, struct node *c)
 {
-	if (c->api_stop) {
-		c->api_stop = false;
-		c->manual_stopped = true;
-		if (c->api_remove) {
-			c->api_remove = false;
-			node_api_done(c, 0, NULL);
-			if (c->pending_cs != NULL)
-				node_replace(c);
-			else
-				remove_child(s, c);
-			if (in_stop_phase(s))
-				stop_next(s);
-			return;
-		}
-		if (c->api_restart && !in_stop_phase(s) &&
-		    s->op != OP_STOP) {
-			c->api_restart = false;
-			if (c->pending_cs != NULL) {
-				c->cs = c->pending_cs;
-				c->pending_cs = NULL;
-			}
-			c->manual_stopped = false;
+	struct plan *p = &s->plan;
+
+	/* A sibling stopped by a set restart: LAST EXIT says why. */
+	if (p->kind == PLAN_RESTART && plan_has(&p->stop, c) &&
+	    p->why[0] != '\0')
+		snprintf(c->last_exit, sizeof(c->last_exit), "sibling %s",
+		    p->why);
+	after_stopped(s, c);
+	if (p->kind != PLAN_NONE)
+		sup_run(s);
+}
+
+/* c is down after a stop: what the API or a reload wanted next. */
+static void
+after_stopped(struct node *s, struct node *c)
+{
+	enum after_stop next = c->after_stop;
+
+	c->after_stop = AFTER_NONE;
+	api_settle(c, false, 0, NULL);
+	switch (next) {
+	case AFTER_REMOVE:
+		log_info("%s: removed", c->path);
+		edit_remove(c);
+		return;
+	case AFTER_REPLACE:
+		edit_replace(c);
+		return;
+	case AFTER_START:
+		if (sup_will_start(c))
+			return;		/* its supervisor's plan starts it */
+		if (sup_can_start(s)) {
 			node_start(c, WHY_MANUAL);
 			return;
 		}
-		if (c->api_restart)
-			node_api_done(c, ECANCELED, "supervisor is stopping");
-		else
-			node_api_done(c, 0, NULL);
+		api_settle(c, true, ECANCELED, "its supervisor is stopping");
+		return;
+	case AFTER_NONE:
+	default:
+		if (!sup_will_start(c))
+			api_settle(c, true, ECANCELED, "stopped");
+		return;
 	}
-	if (in_stop_phase(s))
-		stop_next(s);
 }
 
 static void
-sup_child_exited(struct node *s, struct node *c, bool clean,
-    const char *cause)
+child_exited(struct node *s, struct node *c, bool clean, const char *cause)
 {
+	struct plan *p = &s->plan;
 	bool want;
 
-	if (in_stop_phase(s) &&
-	    (s->op != OP_RESTART || node_index(c) >= s->from)) {
+	if (stop_kind(p->kind) || plan_has(&p->stop, c)) {
 		/* It was going down anyway. */
-		stop_next(s);
+		c->started_ms = 0;
+		after_stopped(s, c);
+		sup_run(s);
 		return;
 	}
 	/* Backoff starts over after the child stayed up min_uptime. */
@@ -604,24 +745,32 @@ sup_child_exited(struct node *s, struct node *c, bool clean,
 	    now_ms() - c->started_ms >= s->ss->min_uptime)
 		c->backoff_attempt = 0;
 	c->started_ms = 0;
-	/* A supervisor that gave up is abnormal, whatever its type. */
-	if (c->kind != NODE_WORKER)
-		want = true;
-	else
-		want = restart_wanted(c->cs->restart, clean);
+	/*
+	 * A supervisor that gave up is abnormal: restarted if permanent or
+	 * transient, removed if temporary (OTP never restarts those).
+	 */
+	want = restart_wanted(c->cs->restart, c->kind == NODE_WORKER ? clean :
+	    false);
 	if (!want) {
 		if (c->cs->restart == RESTART_TEMPORARY) {
 			log_info("%s: temporary, %s, removed", c->path, cause);
-			remove_child(s, c);
+			api_cancel(c, "removed");
+			edit_remove(c);
+			return;
 		}
+		api_settle(c, true, ECANCELED, cause);
+		if (p->kind != PLAN_NONE)
+			sup_run(s);
 		return;
 	}
-	if (!decide(s, c)) {
+	if (!decide(s)) {
 		giveup(s, c, cause);
 		return;
 	}
-	if (s->kind == NODE_GROUP || s->ss->strategy == STRATEGY_ONE_FOR_ONE)
+	if (s->kind == NODE_GROUP || s->ss->strategy == STRATEGY_ONE_FOR_ONE) {
 		schedule_restart(s, c);
-	else
-		set_restart(s, c);
+		if (p->kind != PLAN_NONE)
+			sup_run(s);
+	} else
+		plan_restart(s, c, cause);
 }

@@ -31,6 +31,7 @@ node_alloc(struct actord *ad, struct node *parent, const char *name)
 		return NULL;
 	n->ad = ad;
 	n->parent = parent;
+	n->id = ++ad->next_id;
 	snprintf(n->name, sizeof(n->name), "%s", name);
 	if (parent == NULL)
 		snprintf(n->path, sizeof(n->path), "/");
@@ -209,7 +210,7 @@ node_free(struct node *n)
 	mailboxes_release(n);
 	output_node_gone(n);
 	cgroup_remove(n);
-	node_api_done(n, ECANCELED, "node removed");
+	api_cancel(n, "node removed");
 	all_remove(n);
 	n->next_all = ad->graveyard;
 	ad->graveyard = n;
@@ -223,6 +224,7 @@ tree_release(struct actord *ad)
 	while ((n = ad->graveyard) != NULL) {
 		ad->graveyard = n->next_all;
 		free(n->kids);
+		plan_free(&n->plan);
 		free(n->decisions);
 		free(n->tail);
 		free(n);

@@ -126,7 +126,9 @@ a_spawn(struct node *n)
 
 	if (n->timer.fn == NULL)
 		timer_init(&n->timer, on_timer, n);
-	n->incarnation++;
+	/* One source: the arena's counter for a mailbox, else ours. */
+	if (n->mbox < 0)
+		n->incarnation++;
 	mailboxes_prespawn(n);
 	n->we_signalled = false;
 	n->start_failing = false;
@@ -296,8 +298,7 @@ a_start_timeout(struct node *n)
 static bool
 timed_by_group(const struct node *n)
 {
-	return n->parent != NULL && n->parent->kind == NODE_GROUP &&
-	    n->parent->in_stop_next;
+	return sup_times_stop(n);
 }
 
 static void

@@ -340,10 +340,15 @@ START_TEST(status_in_start_order)
 	ck_assert(nnull(doc, "/a", "last_exit"));
 	ck_assert(nnum(doc, "/a", "mailbox_depth") == 0);
 	ck_assert(nnull(doc, "/gated", "mailbox_depth"));
-	/* The restart loop shows as restarting, with its count and cause. */
+	/*
+	 * The restart loop shows as restarting, with its cause; RESTARTS
+	 * counts the restarts made (none yet during the first backoff), the
+	 * supervisor's count the decisions.
+	 */
 	ck_assert_str_eq(nstr(doc, "/loop/flaky", "state"), "restarting");
 	ck_assert(nnull(doc, "/loop/flaky", "pid"));
-	ck_assert(nnum(doc, "/loop/flaky", "restarts") >= 1);
+	ck_assert(nnum(doc, "/loop/flaky", "restarts") <=
+	    nnum(doc, "/loop", "restarts_in_period"));
 	ck_assert_str_eq(nstr(doc, "/loop/flaky", "last_exit"), "exited 1");
 	ck_assert(nnum(doc, "/loop", "restarts_in_period") >= 1);
 	c = json_get(doc, "counts");

@@ -361,29 +361,6 @@ START_TEST(escalation_through_nested_supervisor)
 }
 END_TEST
 
-/* A nested supervisor that gives up is abnormal, even if temporary. */
-START_TEST(temporary_supervisor_giving_up_is_restarted)
-{
-	struct actord_spec *spec = ts_spec();
-	struct sup_spec *mid;
-	struct actord *ad;
-	const char *want[2] = { "start /mid/w", "3" };
-
-	spec->root.intensity = 100;
-	mid = ts_add_sup(&spec->root, "mid", STRATEGY_ONE_FOR_ONE);
-	mid->intensity = 0;		/* gives up at the first death */
-	ts_add_fn(mid, "w", ts_fn_crash_later, (void *)(intptr_t)5);
-	spec->root.children[0].restart = RESTART_TEMPORARY;
-	ad = ts_actord(spec);
-	actord_boot(ad);
-	ck_assert_msg(ts_run_until(ad, count_pred, want, WAIT),
-	    "/mid was not restarted: %s", ts_record_read());
-	ck_assert_ptr_nonnull(actord_find(ad, "/mid"));
-	ck_assert_uint_ge(actord_find(ad, "/mid")->restarts, 2);
-	actord_free(ad);
-}
-END_TEST
-
 START_TEST(boot_failure_stops_started_skips_rest)
 {
 	struct actord_spec *spec = ts_spec();
@@ -1020,7 +997,6 @@ suite(void)
 	tcase_add_test(tc, intensity_exactly_at_limit);
 	tcase_add_test(tc, intensity_one_past_escalates_with_cause);
 	tcase_add_test(tc, escalation_through_nested_supervisor);
-	tcase_add_test(tc, temporary_supervisor_giving_up_is_restarted);
 	tcase_add_test(tc, boot_failure_stops_started_skips_rest);
 	tcase_add_test(tc, giving_up_during_boot_fails_the_start);
 	tcase_add_test(tc, failed_restarts_count_and_escalate);
