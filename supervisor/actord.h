@@ -417,6 +417,7 @@ struct shm_arena;
 struct reap_retry {
 	pid_t		 pid;
 	unsigned	 tries;
+	uint64_t	 due;		/* ms, monotonic: the next try */
 };
 
 int	 mailboxes_setup(struct actord *, char *err, size_t errlen);
@@ -487,6 +488,7 @@ struct actord {
 	struct timer	 reap_timer;	/* shm_reap retries */
 	struct reap_retry *reap_pending;
 	size_t		 nreap_pending;
+	size_t		 reap_cap;	/* > nreap_pending: room kept ahead */
 	struct actor_owed *owed;	/* Terminated waiting for room */
 	struct timer	 owed_timer;	/* offers them again */
 	int		 owed_ms;	/* after this long; doubles while stuck */

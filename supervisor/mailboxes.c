@@ -42,8 +42,11 @@
 #define SYS_LANE_CELLS		16
 #define REPLY_LANE_CELLS	64
 #define DEAD_LETTERS		1024
-#define REAP_RETRY_MS		5
-#define REAP_RETRIES		200	/* a second of ambiguous claims at most */
+#define REAP_RETRY_MS		5	/* first retry of an ambiguous claim */
+#define REAP_RETRY_MAX_MS	1000	/* ... doubling up to this, for ever */
+#define REAP_WARN_TRIES		8	/* about a second: say so in the log */
+#define REAP_REWARN_TRIES	300	/* then again every five minutes */
+#define REAP_ROOM		16	/* retries with room at first */
 #define OWED_RETRY_MS		5	/* Terminated for a full system lane */
 #define OWED_RETRY_MAX_MS	100	/* ... while their watcher reads nothing */
 
@@ -53,6 +56,9 @@ static void	on_owed_retry(void *);
 static void	owed_later(struct actord *);
 static bool	wants_mailbox(const struct node *);
 static int	reap_once(struct actord *, pid_t);
+static void	reap_later(struct actord *, pid_t);
+static uint64_t	reap_delay(unsigned);
+static void	reap_arm(struct actord *);
 static void	fill(struct shm_mailbox_layout *, const struct mailbox_spec *);
 static void	widen(struct shm_mailbox_layout *,
 		    const struct shm_mailbox_layout *);
@@ -227,6 +233,12 @@ mailboxes_setup(struct actord *ad, char *err, size_t errlen)
 		configure(ad, count + 1 + i, "", &defaults);
 	timer_init(&ad->reap_timer, on_reap_retry, ad);
 	timer_init(&ad->owed_timer, on_owed_retry, ad);
+	if ((ad->reap_pending = calloc(REAP_ROOM, sizeof(*ad->reap_pending)))
+	    == NULL) {
+		snprintf(err, errlen, "reap retries: %s", strerror(errno));
+		return -1;
+	}
+	ad->reap_cap = REAP_ROOM;
 	if (self_setup(ad, count, err, errlen) == -1)
 		return -1;
 	log_debug("arena: %u mailboxes (%u spare), %zu bytes", total, nspare,
@@ -421,7 +433,7 @@ mailboxes_close(struct actord *ad)
 	actor_owed_free(&ad->owed);
 	free(ad->reap_pending);
 	ad->reap_pending = NULL;
-	ad->nreap_pending = 0;
+	ad->nreap_pending = ad->reap_cap = 0;
 	shm_detach(ad->arena);
 	ad->arena = NULL;
 	ad->arena_fd = -1;
@@ -483,7 +495,6 @@ reap_once(struct actord *ad, pid_t pid)
 void
 mailboxes_reaped(struct actord *ad, pid_t pid, int wstatus, struct node *n)
 {
-	struct reap_retry *r;
 	int rc;
 
 	if (ad->arena == NULL)
@@ -494,18 +505,71 @@ mailboxes_reaped(struct actord *ad, pid_t pid, int wstatus, struct node *n)
 		owed_later(ad);
 	} else
 		rc = reap_once(ad, pid);
-	if (rc != SHM_EAGAIN)
+	if (rc == SHM_EAGAIN)
+		reap_later(ad, pid);
+}
+
+/*
+ * An ambiguous claim (a live producer records the same cell): the pid is
+ * tried again, 5 ms later and then twice as late each time up to a
+ * second, until its slots are free: never given up, since a slot left
+ * dead is a producer slot lost for good and perhaps a lane left wedged.
+ * A retry that lasts is logged.  Room for the next retry is reserved
+ * ahead, so that running out of memory is said when it happens, and a
+ * retry already due is never the one lost.
+ */
+static void
+reap_later(struct actord *ad, pid_t pid)
+{
+	struct reap_retry *r;
+	size_t cap;
+
+	if (ad->nreap_pending == ad->reap_cap) {
+		log_warnx("arena: pid %d: out of memory for its reap retry: "
+		    "its producer slots stay taken", (int)pid);
 		return;
-	/* An ambiguous claim: try again a little later, a bounded number. */
-	r = reallocarray(ad->reap_pending, ad->nreap_pending + 1, sizeof(*r));
-	if (r == NULL)
+	}
+	r = &ad->reap_pending[ad->nreap_pending++];
+	r->pid = pid;
+	r->tries = 0;
+	r->due = now_ms() + reap_delay(0);
+	reap_arm(ad);
+	if (ad->nreap_pending < ad->reap_cap)
 		return;
+	cap = ad->reap_cap * 2;
+	if ((r = reallocarray(ad->reap_pending, cap, sizeof(*r))) == NULL) {
+		log_warn("arena: room for reap retries after pid %d",
+		    (int)pid);
+		return;
+	}
 	ad->reap_pending = r;
-	r[ad->nreap_pending].pid = pid;
-	r[ad->nreap_pending].tries = 0;
-	ad->nreap_pending++;
-	if (!timer_pending(&ad->reap_timer))
-		timer_after(&ad->loop, &ad->reap_timer, REAP_RETRY_MS);
+	ad->reap_cap = cap;
+}
+
+static uint64_t
+reap_delay(unsigned tries)
+{
+	uint64_t ms = REAP_RETRY_MS;
+
+	while (tries-- > 0 && ms < REAP_RETRY_MAX_MS)
+		ms *= 2;
+	return ms < REAP_RETRY_MAX_MS ? ms : REAP_RETRY_MAX_MS;
+}
+
+/* The retry timer at the earliest due retry, or off. */
+static void
+reap_arm(struct actord *ad)
+{
+	uint64_t when = 0;
+	size_t i;
+
+	for (i = 0; i < ad->nreap_pending; i++)
+		if (when == 0 || ad->reap_pending[i].due < when)
+			when = ad->reap_pending[i].due;
+	if (when == 0)
+		timer_cancel(&ad->loop, &ad->reap_timer);
+	else
+		timer_at(&ad->loop, &ad->reap_timer, when);
 }
 
 /*
@@ -546,18 +610,30 @@ static void
 on_reap_retry(void *arg)
 {
 	struct actord *ad = arg;
+	struct reap_retry *r;
+	uint64_t now = now_ms();
 	size_t i = 0;
 
 	while (i < ad->nreap_pending) {
-		struct reap_retry *r = &ad->reap_pending[i];
-
-		if (reap_once(ad, r->pid) == SHM_EAGAIN &&
-		    ++r->tries < REAP_RETRIES) {
+		r = &ad->reap_pending[i];
+		if (r->due > now) {
 			i++;
 			continue;
 		}
-		*r = ad->reap_pending[--ad->nreap_pending];
+		if (reap_once(ad, r->pid) != SHM_EAGAIN) {
+			if (r->tries >= REAP_WARN_TRIES)
+				log_info("arena: pid %d reaped after %u "
+				    "retries", (int)r->pid, r->tries + 1);
+			*r = ad->reap_pending[--ad->nreap_pending];
+			continue;
+		}
+		r->tries++;
+		if (r->tries % REAP_REWARN_TRIES == REAP_WARN_TRIES)
+			log_warnx("arena: pid %d: a claim it left is still "
+			    "ambiguous after %u retries; retrying every %d ms",
+			    (int)r->pid, r->tries, REAP_RETRY_MAX_MS);
+		r->due = now + reap_delay(r->tries);
+		i++;
 	}
-	if (ad->nreap_pending > 0)
-		timer_after(&ad->loop, &ad->reap_timer, REAP_RETRY_MS);
+	reap_arm(ad);
 }
