@@ -1,8 +1,8 @@
 /*
  * actord.c: the daemon's one state struct (struct actord) and what happens
  * at its edges: signals through a signalfd (SIGCHLD reaps, SIGTERM and
- * SIGINT shut down, SIGHUP reloads), reaping with waitpid(-1, WNOHANG) as a
- * subreaper, the shutdown deadline, and the end of the tree deciding
+ * SIGINT shut down, SIGHUP reloads), reaping as a subreaper (waitid with
+ * WNOWAIT, the arena cleaned, then waitpid), the shutdown deadline, and the end of the tree deciding
  * actord's exit status (0 stopped, 2 failed to start, 3 gave up).
  *
  * It owns the signal mask, the signalfd and the exit status.  It must never
@@ -259,18 +259,48 @@ on_shutdown_timer(void *arg)
 	worker_kill_all(ad->root);
 }
 
-/* Reap every child that died: workers, and orphans we adopted. */
+/* A wait status, as waitpid gives it, from waitid's siginfo. */
+static int
+wstatus_of(const siginfo_t *si)
+{
+	switch (si->si_code) {
+	case CLD_EXITED:
+		return (si->si_status & 0xff) << 8;
+	case CLD_DUMPED:
+		return (si->si_status & 0x7f) | 0x80;
+	default:
+		return si->si_status & 0x7f;
+	}
+}
+
+/*
+ * Reap every child that died: workers, and orphans we adopted.  Each dead
+ * child is first looked at without being released (WNOWAIT): while it is
+ * a zombie its pid cannot be reused, so the arena is cleaned for that pid
+ * (its producer slots, its claims: mailboxes_reaped) with no risk of
+ * freeing a new process's slot; only then is the pid released.
+ */
 void
 actord_reap(struct actord *ad)
 {
 	struct node *n;
+	siginfo_t si;
 	pid_t pid;
 	int st;
 
 	ready_socket_drain(ad);
-	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+	for (;;) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == -1 ||
+		    (pid = si.si_pid) <= 0)
+			break;
+		st = wstatus_of(&si);
 		n = node_by_pid(ad, pid);
 		mailboxes_reaped(ad, pid, st, n);
+		if (waitpid(pid, &st, WNOHANG) != pid) {
+			log_warn("waitpid %d", (int)pid);
+			break;	/* never loop on a child we cannot release */
+		}
 		if (n == NULL) {
 			char why[64];
 
