@@ -85,6 +85,9 @@ actord_new(struct actord_spec *spec, char *err, size_t errlen)
 		(void)setrlimit(RLIMIT_NOFILE, &rl);
 	} else
 		ad->nofile.rlim_cur = ad->nofile.rlim_max = RLIM_INFINITY;
+	/* Before any worker: what they fork dies with actord. */
+	if (warden_start(ad, err, errlen) == -1)
+		goto fail;
 	/* What the workers orphan comes back to us to be reaped. */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
 		log_warn("%s: PR_SET_CHILD_SUBREAPER", __func__);
@@ -126,6 +129,7 @@ actord_free(struct actord *ad)
 			(void)waitpid(n->pid, NULL, 0);
 			n->pid = 0;
 		}
+	warden_stop(ad);
 	if (ad->root != NULL)
 		node_free(ad->root);
 	ad->root = NULL;
@@ -287,6 +291,7 @@ actord_reap(struct actord *ad)
 	siginfo_t si;
 	pid_t pid;
 	int st;
+	bool warden;
 
 	ready_socket_drain(ad);
 	for (;;) {
@@ -296,7 +301,8 @@ actord_reap(struct actord *ad)
 			break;
 		st = wstatus_of(&si);
 		n = node_by_pid(ad, pid);
-		mailboxes_reaped(ad, pid, st, n);
+		if (!(warden = warden_reaped(ad, pid, st)))
+			mailboxes_reaped(ad, pid, st, n);
 		if (waitpid(pid, &st, WNOHANG) != pid) {
 			log_warn("waitpid %d", (int)pid);
 			break;	/* never loop on a child we cannot release */
@@ -305,12 +311,14 @@ actord_reap(struct actord *ad)
 			char why[64];
 
 			exit_describe(st, why, sizeof(why));
-			log_info("orphan pid %d: %s", (int)pid, why);
+			if (!warden)
+				log_info("orphan pid %d: %s", (int)pid, why);
 			continue;
 		}
 		worker_drain(n);
 		n->wstatus = st;
 		worker_event(n, WEV_EXIT);
+		warden_del(ad, pid);	/* its group was killed with it */
 	}
 }
 

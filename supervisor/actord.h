@@ -304,9 +304,20 @@ pid_t	 spawn_child(struct node *, const struct spawn_fds *, char *err,
 void	 spawn_describe_error(const int msg[2], const char *argv0, char *buf,
 	    size_t len);
 
+/* --- warden.c: what workers fork dies with actord, even by SIGKILL -------- */
+
+struct warden;
+
+int	 warden_start(struct actord *, char *err, size_t errlen);
+void	 warden_stop(struct actord *);
+bool	 warden_reaped(struct actord *, pid_t, int wstatus);
+void	 warden_add(struct actord *, pid_t pgid);
+void	 warden_del(struct actord *, pid_t pgid);
+
 /* --- cgroup.c: a cgroup v2 group per worker --------------------------------- */
 
 int	 cgroup_setup(struct actord *, char *err, size_t errlen);
+void	 cgroup_sweep(const char *base);
 void	 cgroup_close(struct actord *);
 int	 cgroup_prepare(struct node *, int *fd, char *err, size_t errlen);
 void	 cgroup_signal(struct node *, int sig);
@@ -499,6 +510,7 @@ struct actord {
 	struct ev	 bell_ev;
 	struct ev	 log_ev;	/* stderr, while log lines wait for it */
 	char		*cgroup;	/* workers' cgroup base, or NULL (cgroup.c) */
+	struct warden	*warden;	/* kills what is left if actord dies */
 	struct timer	 bell_timer;	/* doorbell not armable: look again */
 	struct pending_ask *asks;	/* asks in flight */
 	int32_t		*spares;	/* free spare mailboxes (mailboxes.c) */

@@ -7,6 +7,9 @@
  * process is gone the rest of its cgroup is killed with cgroup.kill: at
  * every stop and restart, not only when actord exits.
  *
+ * At start, whatever still runs under the base (left by an earlier actord
+ * that was killed) is killed first, and the log says where.
+ *
  * Owns: the directories under the base, made at a worker's first start and
  * removed with its node or at exit.  Must never kill in the base itself,
  * only in the leaves it made: actord may run inside the base.
@@ -16,6 +19,7 @@
 
 #include <linux/magic.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -36,6 +40,10 @@ static int	 make_dirs(const char *, size_t, char *, size_t);
 static int	 write_file(const char *, const char *, const char *);
 static bool	 populated(const char *);
 static void	 kill_leaf(const char *);
+static int	 own_cgroup(const char *, char *, size_t);
+static bool	 holds(const char *, const char *);
+static size_t	 count_procs(const char *);
+static void	 sweep(const char *, const char *, int);
 
 /* Check the base named by the configuration; off without one. */
 int
@@ -68,7 +76,126 @@ cgroup_setup(struct actord *ad, char *err, size_t errlen)
 		return -1;
 	}
 	log_info("workers run in cgroups under %s", base);
+	cgroup_sweep(base);
 	return 0;
+}
+
+/*
+ * Our own cgroup as a path under the cgroup v2 mount that holds base:
+ * the mount is the highest cgroup v2 directory above base, and
+ * /proc/self/cgroup's "0::" line is relative to it.  -1 if unknown.
+ */
+static int
+own_cgroup(const char *base, char *buf, size_t len)
+{
+	char root[PATH_MAX], up[PATH_MAX], line[PATH_MAX + 8], *slash;
+	struct statfs sf;
+	FILE *f;
+	int found = -1;
+
+	if (realpath(base, root) == NULL)
+		return -1;
+	for (;;) {
+		memcpy(up, root, sizeof(up));
+		if ((slash = strrchr(up, '/')) == NULL || slash == up)
+			break;
+		*slash = '\0';
+		if (statfs(up, &sf) == -1 || sf.f_type != CGROUP2_SUPER_MAGIC)
+			break;
+		memcpy(root, up, sizeof(root));
+	}
+	if ((f = fopen("/proc/self/cgroup", "re")) == NULL)
+		return -1;
+	while (found == -1 && fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "0::", 3) == 0) {
+			line[strcspn(line, "\n")] = '\0';
+			if (snprintf(buf, len, "%s%s", root,
+			    strcmp(line + 3, "/") == 0 ? "" : line + 3) <
+			    (int)len)
+				found = 0;
+		}
+	fclose(f);
+	return found;
+}
+
+/* Is own (our cgroup) dir itself or below it? */
+static bool
+holds(const char *dir, const char *own)
+{
+	size_t k = strlen(dir);
+
+	return strncmp(own, dir, k) == 0 && (own[k] == '\0' || own[k] == '/');
+}
+
+static size_t
+count_procs(const char *dir)
+{
+	char path[PATH_MAX + 32];
+	size_t n = 0;
+	long pid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	if ((f = fopen(path, "re")) == NULL)
+		return 0;
+	while (fscanf(f, "%ld", &pid) == 1)
+		n++;
+	fclose(f);
+	return n;
+}
+
+/*
+ * Every group below dir that still holds processes, and does not hold
+ * actord, is killed whole (cgroup.kill reaches its descendants); one that
+ * holds actord is looked into instead.
+ */
+static void
+sweep(const char *dir, const char *own, int depth)
+{
+	char sub[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+
+	if (depth > 64 || (d = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		if (snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name) >=
+		    (int)sizeof(sub))
+			continue;
+		if (holds(sub, own)) {
+			sweep(sub, own, depth + 1);
+			continue;
+		}
+		if (!populated(sub))
+			continue;
+		log_warnx("cgroup: %s: killing what an earlier actord left "
+		    "there (%zu processes, and any below)", sub,
+		    count_procs(sub));
+		kill_leaf(sub);
+	}
+	closedir(d);
+}
+
+/*
+ * At start, before any worker: an earlier actord killed with SIGKILL
+ * leaves in its cgroups what escaped its workers' process groups; none of
+ * it may run beside the new tree.
+ */
+void
+cgroup_sweep(const char *base)
+{
+	char own[PATH_MAX], real[PATH_MAX];
+
+	if (realpath(base, real) == NULL)
+		return;
+	if (own_cgroup(base, own, sizeof(own)) == -1) {
+		log_warnx("cgroup: cannot tell actord's own cgroup: what an "
+		    "earlier actord left under %s is not looked for", base);
+		return;
+	}
+	sweep(real, own, 0);
 }
 
 void

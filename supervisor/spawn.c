@@ -6,11 +6,13 @@
  * credentials, environment.  Everything that may allocate or read files
  * (getpwnam, getgrouplist, the environment array) happens in the parent
  * before fork, so the child only makes system calls: a program child is
- * started with vfork, a function child with fork.  A step that fails in the
- * child is reported through a close-on-exec pipe as {stage, errno}: the
- * parent reads EOF when execve succeeded, or the exact error otherwise, so
- * a missing program is logged as "exec /usr/bin/nope: No such file or
- * directory", never as a mysterious exit 127.  It must never touch the tree.
+ * started with vfork, a function child with fork.  The parent-death signal
+ * is armed last, after the credential change that would clear it.  A step
+ * that fails in the child is reported through a close-on-exec pipe as
+ * {stage, errno}: the parent reads EOF when execve succeeded, or the exact
+ * error otherwise, so a missing program is logged as "exec /usr/bin/nope:
+ * No such file or directory", never as a mysterious exit 127.  It must
+ * never touch the tree.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -316,14 +318,6 @@ child_exec(struct node *n, const struct spawn_fds *fds,
 	/* Into its cgroup before it can fork anything that could escape. */
 	if (fds->cgroup != -1 && write(fds->cgroup, "0", 1) != 1)
 		child_fail(efd, STAGE_CGROUP);
-	/*
-	 * Die with actord.  If actord died between fork and prctl, the
-	 * signal was never armed: getppid() tells, and we leave at once.
-	 */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
-		child_fail(efd, STAGE_PDEATHSIG);
-	if (getppid() != parent)
-		_exit(127);
 	child_signals();
 	child_fds(fds, exec);
 	if (exec)
@@ -349,6 +343,15 @@ child_exec(struct node *n, const struct spawn_fds *fds,
 	}
 	if (cr->set_uid && setresuid(cr->uid, cr->uid, cr->uid) == -1)
 		child_fail(efd, STAGE_SETUID);
+	/*
+	 * Die with actord.  Armed after the credential change, which clears
+	 * it (prctl(2)); and if actord died before it was armed, the signal
+	 * never comes: getppid() tells, and we leave at once.
+	 */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
+		child_fail(efd, STAGE_PDEATHSIG);
+	if (getppid() != parent)
+		_exit(127);
 	sigemptyset(&empty);
 	if (!exec) {
 		/* A function child: same code, no exec.  Its env is set here. */

@@ -154,7 +154,11 @@ a_spawn(struct node *n)
 	fds.out = out_w;
 	fds.notify = notify_w;
 	fds.exec_err = ep[1];
-	fds.arena = n->ad->arena_fd;
+	/*
+	 * The arena only to an actor: a worker without a mailbox has no use
+	 * for it, and what it forks would keep (and could write) it.
+	 */
+	fds.arena = n->mbox >= 0 ? n->ad->arena_fd : -1;
 	pid = spawn_child(n, &fds, err, sizeof(err));
 	if (cg_fd != -1)
 		close(cg_fd);
@@ -169,6 +173,7 @@ a_spawn(struct node *n)
 	if (pid == -1)
 		goto fail;
 	n->pid = pid;
+	warden_add(n->ad, pid);		/* its group, if actord dies first */
 	n->state = NS_STARTING;
 	output_forked(n);
 	mailboxes_state(n, NS_STARTING);
