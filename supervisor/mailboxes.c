@@ -65,7 +65,7 @@ static void	widen(struct shm_mailbox_layout *,
 static bool	fits(const struct shm_mailbox_layout *,
 		    const struct shm_mailbox_layout *);
 static void	configure(struct actord *, uint32_t, const char *,
-		    const struct mailbox_spec *);
+		    const struct mailbox_spec *, uint32_t);
 static int	self_setup(struct actord *, uint32_t, char *, size_t);
 static int	take_spare(struct actord *, const struct mailbox_spec *);
 static int	drop_cb(void *, enum shm_lane, const struct shm_msg *,
@@ -104,8 +104,9 @@ fill(struct shm_mailbox_layout *l, const struct mailbox_spec *ms)
 	    ms->capacity : REPLY_LANE_CELLS);
 	l->overflow = (enum shm_overflow)ms->overflow;
 	l->block_timeout_ms = ms->block_timeout;
-	/* libactor's region: policies, watchers, two snapshots. */
-	l->state_size = (uint32_t)actor_region_size(ms->state, ms->watchers);
+	/* libactor's region: policies, watchers, reply slots, snapshots. */
+	l->state_size = (uint32_t)actor_region_size(ms->state, ms->watchers,
+	    l->reply_capacity);
 }
 
 /* w grows to hold l's geometry (not its policies). */
@@ -136,11 +137,13 @@ fits(const struct shm_mailbox_layout *have,
 	    have->state_size >= want->state_size;
 }
 
+/* asks: its reply slots, as fill() sized them (0: its reply lane's). */
 static void
 configure(struct actord *ad, uint32_t idx, const char *path,
-    const struct mailbox_spec *ms)
+    const struct mailbox_spec *ms, uint32_t asks)
 {
 	struct actor_policy pol;
+	struct shm_mailbox_layout l;
 
 	if (shm_actor_set_path(ad->arena, idx, path) < 0)
 		log_warnx("%s: cannot name its mailbox", path);
@@ -148,6 +151,11 @@ configure(struct actord *ad, uint32_t idx, const char *path,
 	pol.on_down = (enum actor_on_down)ms->on_down;
 	pol.while_down = (enum actor_while_down)ms->while_down;
 	pol.watchers = ms->watchers;
+	if (asks == 0) {
+		fill(&l, ms);
+		asks = l.reply_capacity;
+	}
+	pol.asks = asks;
 	if (actor_configure(ad->arena, idx, &pol) < 0)
 		log_warnx("%s: cannot configure its mailbox", path);
 }
@@ -159,7 +167,7 @@ self_setup(struct actord *ad, uint32_t idx, char *err, size_t errlen)
 	struct mailbox_spec ms;
 
 	spec_mailbox_init(&ms);
-	configure(ad, idx, ASKS_SELF_PATH, &ms);
+	configure(ad, idx, ASKS_SELF_PATH, &ms, SELF_REPLY_CELLS);
 	(void)actor_prepare_start(ad->arena, idx);
 	shm_actor_set_pid(ad->arena, idx, getpid());
 	shm_actor_set_state(ad->arena, idx, SHM_ACTOR_UP);
@@ -205,7 +213,7 @@ mailboxes_setup(struct actord *ad, char *err, size_t errlen)
 	mb[count].reply_capacity = SELF_REPLY_CELLS;
 	mb[count].overflow = SHM_OVERFLOW_REJECT;
 	mb[count].state_size = (uint32_t)actor_region_size(0,
-	    DEFAULT_WATCHERS);
+	    DEFAULT_WATCHERS, SELF_REPLY_CELLS);
 	for (i = 0; i < nspare; i++) {
 		mb[count + 1 + i] = spare;
 		/* No memory until a child takes it (mailboxes_assign). */
@@ -228,9 +236,9 @@ mailboxes_setup(struct actord *ad, char *err, size_t errlen)
 	for (n = ad->all; n != NULL; n = n->next_all)
 		if (n->mbox >= 0)
 			configure(ad, (uint32_t)n->mbox, n->path,
-			    &n->cs->mailbox);
+			    &n->cs->mailbox, 0);
 	for (i = 0; i < nspare; i++)
-		configure(ad, count + 1 + i, "", &defaults);
+		configure(ad, count + 1 + i, "", &defaults, 0);
 	timer_init(&ad->reap_timer, on_reap_retry, ad);
 	timer_init(&ad->owed_timer, on_owed_retry, ad);
 	if ((ad->reap_pending = calloc(REAP_ROOM, sizeof(*ad->reap_pending)))
@@ -299,7 +307,7 @@ mailboxes_assign(struct node *n)
 	}
 	n->mbox = idx;
 	(void)shm_mailbox_prepare(ad->arena, (uint32_t)idx);
-	configure(ad, (uint32_t)idx, n->path, &n->cs->mailbox);
+	configure(ad, (uint32_t)idx, n->path, &n->cs->mailbox, 0);
 	log_info("%s: spare mailbox %d", n->path, idx);
 	return 0;
 }

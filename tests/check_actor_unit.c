@@ -39,7 +39,7 @@ arena_reply(uint32_t n, enum shm_overflow ov, uint32_t cap, uint32_t rcap)
 		mb[i].overflow = ov;
 		mb[i].block_timeout_ms = 10;
 		/* Room for 256 watchers, should a test configure them. */
-		mb[i].state_size = (uint32_t)actor_region_size(256, 256);
+		mb[i].state_size = (uint32_t)actor_region_size(256, 256, rcap);
 	}
 	memset(&l, 0, sizeof(l));
 	l.nmailboxes = n;
@@ -371,7 +371,7 @@ START_TEST(while_down_policies)
 {
 	struct shm_arena *ar = arena(3, SHM_OVERFLOW_BLOCK, 16);
 	struct actor_policy rej = { 3, ACTOR_ON_DOWN_KEEP,
-	    ACTOR_WHILE_DOWN_REJECT, 0 };
+	    ACTOR_WHILE_DOWN_REJECT, 0, 0 };
 	struct actor *c = open_(ar, 2);
 	struct actor_ref q = { 0, ACTOR_ANY }, r = { 1, ACTOR_ANY };
 	struct actor_msg m;
@@ -717,7 +717,7 @@ START_TEST(error_answer_owed_when_reply_lane_full)
 {
 	struct shm_arena *ar = arena_reply(2, SHM_OVERFLOW_BLOCK, 16, 64);
 	struct actor_policy fail = { 3, ACTOR_ON_DOWN_FAIL,
-	    ACTOR_WHILE_DOWN_QUEUE, 0 };
+	    ACTOR_WHILE_DOWN_QUEUE, 0, 0 };
 	struct actor *c = open_(ar, 0);
 	struct actor_ref to = { 1, ACTOR_ANY };
 	struct actor_owed *owed = NULL;
@@ -816,14 +816,14 @@ START_TEST(watcher_set_sized_by_config)
 {
 	struct shm_arena *ar = arena(3, SHM_OVERFLOW_BLOCK, 16);
 	struct actor_policy many = { 3, ACTOR_ON_DOWN_KEEP,
-	    ACTOR_WHILE_DOWN_QUEUE, 200 };
+	    ACTOR_WHILE_DOWN_QUEUE, 200, 0 };
 	struct actor *w = open_(ar, 0);
 	struct actor_ref dflt = { 1, ACTOR_ANY }, big = { 2, ACTOR_ANY };
 	size_t len = 0;
 	uint32_t i;
 
 	ck_assert_ptr_nonnull(shm_state(ar, 2, &len));
-	ck_assert_uint_ge(len, actor_region_size(0, 200));
+	ck_assert_uint_ge(len, actor_region_size(0, 200, 2048));
 	ck_assert_int_eq(actor_configure(ar, 2, &many), 0);
 	for (i = 0; i < ACTOR_WATCHERS; i++)
 		ck_assert_int_eq(actor_watch(w, dflt), 0);
@@ -848,7 +848,7 @@ END_TEST
  */
 START_TEST(asks_in_flight_bounded_by_reply_lane)
 {
-	struct shm_arena *ar = arena_reply(2, SHM_OVERFLOW_BLOCK, 16, 64);
+	struct shm_arena *ar = arena_reply(2, SHM_OVERFLOW_BLOCK, 256, 64);
 	struct actor *c, *s;
 	struct actor_ref to = { 1, ACTOR_ANY };
 	struct actor_msg m;
@@ -858,21 +858,121 @@ START_TEST(asks_in_flight_bounded_by_reply_lane)
 
 	c = open_(ar, 0);
 	s = open_(ar, 1);
-	for (i = 0; i < 64; i++) {
+	/* 64 unanswered: a slot each, and no 65th. */
+	for (i = 0; i < 64; i++)
 		ck_assert_int_eq(actor_ask_send(c, to, 1, &i, sizeof(i),
 		    10000000000LL, &corr), 0);
-		ck_assert_int_eq(actor_recv(s, &m, 0), 0);
-		ck_assert_int_eq(actor_reply(s, 2, m.data, m.len), 0);
-	}
 	ck_assert_int_eq(actor_ask_send(c, to, 1, &i, sizeof(i),
 	    10000000000LL, &corr), ACTOR_EFULL);
 	ck_assert_int_eq(actor_ask(c, to, 1, &i, sizeof(i), 1000000000LL,
 	    &m), ACTOR_EFULL);
-	ck_assert_int_eq(actor_ask_next(c, &m, 0, &corr), 0);
+	/* Answered, in the lane: the next ask takes them off, and goes. */
+	for (i = 0; i < 64; i++) {
+		ck_assert_int_eq(actor_recv(s, &m, 0), 0);
+		ck_assert_int_eq(actor_reply(s, 2, m.data, m.len), 0);
+	}
 	ck_assert_int_eq(actor_ask_send(c, to, 1, &i, sizeof(i),
 	    10000000000LL, &corr), 0);
+	for (i = 0; i < 64; i++)
+		ck_assert_int_eq(actor_ask_next(c, &m, 0, &corr), 0);
+	ck_assert_uint_eq(actor_asks_pending(c), 1);
 	actor_dl_counters(ar, &dl);
 	ck_assert_uint_eq(dl.total, 0);
+	actor_close(s);
+	actor_close(c);
+	shm_detach(ar);
+}
+END_TEST
+
+/*
+ * Late answers never crowd out live ones: 64 asks time out, 64 more go
+ * out, the callee answers all 128 on a 64-cell reply lane: the 64 that
+ * matter are all there (the late ones are dropped before they take a
+ * cell), and none is a dead letter.
+ */
+START_TEST(late_answers_never_crowd_out_live_ones)
+{
+	struct shm_arena *ar = arena_reply(2, SHM_OVERFLOW_BLOCK, 256, 64);
+	struct actor *c = open_(ar, 0), *s = open_(ar, 1);
+	struct actor_ref to = { 1, ACTOR_ANY };
+	struct actor_dl_counters dl;
+	struct actor_stats st;
+	struct actor_msg m;
+	uint64_t corr;
+	uint32_t i, v;
+
+	for (i = 0; i < 64; i++)
+		ck_assert_int_eq(actor_ask_send(c, to, 1, &i, sizeof(i), 1000,
+		    &corr), 0);
+	for (i = 0; i < 64; i++)
+		ck_assert_int_eq(actor_ask_next(c, &m, ACTOR_FOREVER, &corr),
+		    ACTOR_ETIMEDOUT);
+	for (i = 64; i < 128; i++)
+		ck_assert_int_eq(actor_ask_send(c, to, 1, &i, sizeof(i),
+		    10000000000LL, &corr), 0);
+	for (i = 0; i < 128; i++) {
+		ck_assert_int_eq(actor_recv(s, &m, 0), 0);
+		ck_assert_int_eq(actor_reply(s, 1, m.data, m.len), 0);
+	}
+	for (i = 64; i < 128; i++) {
+		ck_assert_int_eq(actor_ask_next(c, &m, 0, &corr), 0);
+		memcpy(&v, m.data, sizeof(v));
+		ck_assert_uint_ge(v, 64);
+	}
+	ck_assert_int_eq(actor_ask_next(c, &m, 0, &corr), ACTOR_EEMPTY);
+	ck_assert_int_eq(actor_stats(ar, 0, &st), 0);
+	ck_assert_uint_eq(st.late_replies, 64);
+	actor_dl_counters(ar, &dl);
+	ck_assert_uint_eq(dl.total, 0);
+	actor_close(s);
+	actor_close(c);
+	shm_detach(ar);
+}
+END_TEST
+
+/*
+ * A ghost (an ask that timed out after its answer was claimed) keeps its
+ * slot while the answer may still come, and is freed once its replier
+ * is seen dead; the next incarnation of the asker frees what still waits.
+ */
+START_TEST(ghost_slots_are_reclaimed)
+{
+	struct shm_arena *ar = arena_reply(3, SHM_OVERFLOW_BLOCK, 256, 64);
+	struct actor *c = open_(ar, 0), *s = open_(ar, 1);
+	struct actor_ref to = { 1, ACTOR_ANY };
+	struct actor_msg m;
+	struct shm_msg ask;
+	uint64_t corr;
+	uint32_t i;
+
+	for (i = 0; i < 64; i++)
+		ck_assert_int_eq(actor_ask_send(c, to, 1, &i, sizeof(i), 1000,
+		    &corr), 0);
+	/* Mailbox 2 claims every answer, and never sends one. */
+	for (i = 0; i < 64; i++) {
+		ck_assert_int_eq(actor_recv(s, &m, 0), 0);
+		memset(&ask, 0, sizeof(ask));
+		ask.sender.index = m.sender.index;
+		ask.sender.incarnation = m.sender.incarnation;
+		ask.corr = m.corr;
+		ask.flags = SHM_MSG_ASK;
+		ck_assert(slot_claim(ar, &ask, 2, shm_actor_incarnation(ar,
+		    2)));
+	}
+	for (i = 0; i < 64; i++)
+		ck_assert_int_eq(actor_ask_next(c, &m, ACTOR_FOREVER, &corr),
+		    ACTOR_ETIMEDOUT);
+	ck_assert_uint_eq(c->nslots, 64);
+	ck_assert_int_eq(actor_ask_send(c, to, 1, &i, sizeof(i),
+	    10000000000LL, &corr), ACTOR_EFULL);
+	shm_actor_set_state(ar, 2, SHM_ACTOR_DOWN);
+	ck_assert_int_eq(actor_ask_send(c, to, 1, &i, sizeof(i),
+	    10000000000LL, &corr), 0);
+	ck_assert_uint_eq(c->nslots, 1);
+	/* The next incarnation: the ask still waiting is nobody's now. */
+	actor_close(c);
+	c = open_(ar, 0);
+	ck_assert_uint_eq(c->nslots, 0);
 	actor_close(s);
 	actor_close(c);
 	shm_detach(ar);
@@ -904,6 +1004,8 @@ unit_suite(void)
 	tcase_add_test(tc, owed_dropped_when_watcher_dies);
 	tcase_add_test(tc, watch_of_the_dead_with_full_lane);
 	tcase_add_test(tc, asks_in_flight_bounded_by_reply_lane);
+	tcase_add_test(tc, late_answers_never_crowd_out_live_ones);
+	tcase_add_test(tc, ghost_slots_are_reclaimed);
 	tcase_add_test(tc, watches_of_dead_watchers_are_reclaimed);
 	tcase_add_test(tc, watcher_set_sized_by_config);
 	tcase_add_test(tc, error_answer_owed_when_reply_lane_full);

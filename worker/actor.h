@@ -11,6 +11,7 @@
  *   recv.c       receive (in-hand slot, redelivery), the run loop, stop
  *   send.c       lookup, tell, reply, the incarnation check of a receiver
  *   ask.c        ask: correlation ids, the pending table, late answers
+ *   replyslots.c the reply slots: one answer cell held per ask in flight
  *   watch.c      death watch: watch, unwatch, Terminated
  *   reaped.c     actord's side: what happens when an actor is reaped
  *   snapshot.c   committed state snapshots, CRC32C
@@ -49,6 +50,7 @@
 #define ACTOR_MAX_ATTEMPTS_DEFAULT 3
 #define ACTOR_WATCHERS		64	/* default watch entries per actor */
 #define ACTOR_WATCHERS_MAX	65536	/* watcher indexes have 16 bits */
+#define ACTOR_ASKS		64	/* default reply slots: asks in flight */
 #define ACTOR_HIST_BUCKETS	40	/* log2 buckets of ns: [2^i, 2^(i+1)) */
 
 enum actor_err {
@@ -147,6 +149,7 @@ struct actor_policy {
 	enum actor_on_down on_down;
 	enum actor_while_down while_down;
 	uint32_t	 watchers;	/* watches on it at a time; 0: default */
+	uint32_t	 asks;		/* its asks in flight; 0: reply lane cells */
 };
 
 /* Per-actor counters kept in the arena (libactor's, beside shm's). */
@@ -274,7 +277,8 @@ void	 actor_dl_counters(struct shm_arena *, struct actor_dl_counters *);
 int	 actor_stats(struct shm_arena *, uint32_t idx, struct actor_stats *);
 
 /* region.c: actord's side, at arena creation and before each spawn */
-size_t	 actor_region_size(uint32_t state_bytes, uint32_t watchers);
+size_t	 actor_region_size(uint32_t state_bytes, uint32_t watchers,
+	    uint32_t asks);
 int	 actor_configure(struct shm_arena *, uint32_t idx,
 	    const struct actor_policy *);
 uint32_t actor_prepare_start(struct shm_arena *, uint32_t idx);

@@ -7,7 +7,9 @@
  * The libactor region of actor i (shm_state(arena, i)):
  *
  *   struct ar_hdr      policies, in-hand bookkeeping, last death, counters,
- *                      the watcher set, the two snapshot headers
+ *                      the two snapshot headers
+ *   watchers           watch_cap entries (watch.c)
+ *   reply slots        ask_cap entries (replyslots.c)
  *   slot 0, slot 1     snapshot data, snap_cap bytes each (64-aligned)
  *
  * The in-hand slot (shm_inhand(arena, i)), one cell long:
@@ -80,6 +82,7 @@ struct ar_hdr {
 	uint32_t	 while_down;
 	uint32_t	 snap_cap;	/* bytes of each snapshot slot */
 	uint32_t	 watch_cap;	/* entries of the watcher set */
+	uint32_t	 ask_cap;	/* reply slots, a power of two */
 	_Atomic uint32_t launched;	/* incarnation last given a process */
 	_Atomic uint32_t last_dead;	/* incarnation that died last */
 	_Atomic int32_t	 last_wstatus;
@@ -104,6 +107,11 @@ struct ar_hdr {
 	struct ar_snap	 snap[2];
 	/* Then: the watcher set (watch_cap entries), the snapshot slots. */
 };
+
+/* A reply slot as its asker sees it (replyslots.c). */
+#define SLOT_FREE		0
+#define SLOT_ASK		1	/* an ask in flight waits in it */
+#define SLOT_GHOST		2	/* timed out; its answer still to come */
 
 /* One ask in flight (process-local). */
 struct pending {
@@ -145,7 +153,9 @@ struct actor {
 	struct pending	*pend;
 	uint32_t	 pend_cap;	/* a power of two */
 	uint32_t	 npend;
-	uint32_t	 reply_cap;	/* answers the reply lane holds */
+	uint32_t	 reply_cap;	/* reply slots: asks in flight at most */
+	uint8_t		*slot_st;	/* SLOT_* of each reply slot */
+	uint32_t	 nslots;	/* slots not free */
 	uint32_t	 ndone;		/* answered, not yet returned */
 	int64_t		 min_deadline;	/* <= every pending deadline */
 	unsigned char	*rbuf;		/* a reply being read */
@@ -192,7 +202,22 @@ extern const struct client_transport client_local;
 struct ar_hdr	*ar_hdr(struct shm_arena *, uint32_t idx);
 unsigned char	*ar_snapdata(struct ar_hdr *, int slot);
 _Atomic uint64_t *ar_watchers(struct ar_hdr *);	/* watch_cap entries */
+_Atomic uint64_t *ar_asks(struct ar_hdr *);	/* ask_cap reply slots */
 bool	 ar_stale(struct shm_arena *, uint32_t idx, uint64_t corr);
+
+/* ask.c */
+void	 ask_drain(struct actor *);
+
+/* replyslots.c */
+int	 slots_init(struct actor *);
+int	 slot_take(struct actor *, uint64_t *id);
+void	 slot_unsend(struct actor *, uint64_t corr);
+void	 slot_expire(struct actor *, uint64_t corr);
+int	 slot_answered(struct actor *, const struct shm_msg *);
+int	 slots_reclaim(struct actor *);
+bool	 slot_claim(struct shm_arena *, const struct shm_msg *ask,
+	    uint32_t who, uint32_t inc);
+void	 slot_unclaim(struct shm_arena *, const struct shm_msg *ask);
 
 /* send.c */
 int	 send_error_reply(struct shm_producer *, struct shm_arena *,

@@ -10,10 +10,11 @@
  * the asks a dying actor held or had queued (reaped.c), so none waits for
  * its timeout because of a death.
  *
- * A caller has at most as many asks in flight as its reply lane holds
- * answers (reply_cap): one more is refused (ACTOR_EFULL) before it is
- * sent, because its answer could find the lane full, become a dead letter
- * and leave the ask to wait for its timeout.
+ * A caller has at most as many asks in flight as it has reply slots
+ * (replyslots.c, never more than its reply lane holds answers): one more
+ * is refused (ACTOR_EFULL) before it is sent.  An ask that timed out
+ * keeps its slot until its late answer, if one was sent, is off the lane,
+ * so late answers never crowd out live ones.
  *
  * Owns: the process-local table of asks in flight (open addressing, keyed
  * by corr) and the queue of answers taken early.  Must never block past
@@ -24,7 +25,6 @@
 
 #include "worker/actor_impl.h"
 
-static uint64_t	 next_corr(struct actor *);
 static struct pending *find(struct actor *, uint64_t);
 static int	 make_room(struct actor *);
 static void	 insert(struct actor *, uint64_t, int64_t);
@@ -40,15 +40,6 @@ static void	 to_user(const struct shm_msg *, const void *,
 		    struct actor_msg *);
 static int	 stash(struct actor *, const struct shm_msg *);
 static int64_t	 earliest(const struct actor *);
-
-static uint64_t
-next_corr(struct actor *a)
-{
-	a->corr_next = (a->corr_next + 1) & CORR_ID_MASK;
-	if (a->corr_next == 0)
-		a->corr_next = 1;
-	return a->corr_next;
-}
 
 static uint32_t
 slot_of(uint64_t corr, uint32_t cap)
@@ -217,8 +208,6 @@ actor_ask_send(struct actor *a, struct actor_ref ref, uint32_t tag,
 
 	if (a->idx < 0)
 		return ACTOR_ENOMAILBOX;
-	if (a->npend >= a->reply_cap)
-		return ACTOR_EFULL;	/* its answer might find no room */
 	if ((rc = make_room(a)) < 0)
 		return rc;
 	if ((rc = ask_post(a, ref, tag, data, len, timeout_ns, &c,
@@ -242,23 +231,28 @@ ask_post(struct actor *a, struct actor_ref ref, uint32_t tag,
     int64_t *deadline)
 {
 	struct shm_msg m;
-	uint64_t started;
+	uint64_t started, id;
 	int rc;
 
 	if (a->idx < 0)
 		return ACTOR_ENOMAILBOX;
 	if (timeout_ns < 0 || len > UINT32_MAX || (data == NULL && len > 0))
 		return ACTOR_EINVAL;
+	/* A slot first: its answer will have a cell (replyslots.c). */
+	if ((rc = slot_take(a, &id)) < 0)
+		return rc;
 	memset(&m, 0, sizeof(m));
 	m.tag = tag;
 	m.len = (uint32_t)len;
 	m.sender = (struct shm_ref){ (uint32_t)a->idx, a->incarnation };
 	m.flags = SHM_MSG_ASK;
-	m.corr = next_corr(a) | (uint64_t)(ref.incarnation & CORR_INC_MASK)
-	    << CORR_INC_SHIFT;
+	m.corr = id | (uint64_t)(ref.incarnation & CORR_INC_MASK) <<
+	    CORR_INC_SHIFT;
 	if ((rc = send_stamped(a, ref, SHM_LANE_MAIN, &m, data, timeout_ns,
-	    &started)) < 0)
+	    &started)) < 0) {
+		slot_unsend(a, m.corr);
 		return rc;
+	}
 	*corr = m.corr;
 	*deadline = (int64_t)started + timeout_ns;
 	return 0;
@@ -284,6 +278,7 @@ expired(struct actor *a, int64_t now, uint64_t *corr)
 			continue;
 		if (corr != NULL)
 			*corr = a->pend[i].corr;
+		slot_expire(a, a->pend[i].corr);
 		remove_at(a, &a->pend[i]);
 		return 1;
 	}
@@ -303,13 +298,17 @@ earliest(const struct actor *a)
 	return d;
 }
 
-/* An answer that is not for the ask we wait on: keep it, or drop it late. */
+/*
+ * An answer that is not for the ask we wait on: keep it for its ask, or
+ * drop it late.  Its slot is free again either way.
+ */
 static int
 stash(struct actor *a, const struct shm_msg *m)
 {
-	struct pending *p = find(a, m->corr);
+	struct pending *p;
 
-	if (p == NULL || p->done) {
+	if (!slot_answered(a, m) || (p = find(a, m->corr)) == NULL ||
+	    p->done) {
 		atomic_fetch_add(&a->hdr->late_replies, 1);
 		return 0;
 	}
@@ -351,8 +350,10 @@ actor_ask_next(struct actor *a, struct actor_msg *reply, int64_t timeout_ns,
 	for (;;) {
 		if (a->npend == 0) {
 			/* Answers nobody waits for: dropped and counted. */
-			while (take_reply(a, &m) == 0)
+			while (take_reply(a, &m) == 0) {
+				(void)slot_answered(a, &m);
 				atomic_fetch_add(&a->hdr->late_replies, 1);
+			}
 			return ACTOR_EEMPTY;
 		}
 		for (i = 0; a->ndone > 0 && i < a->pend_cap; i++) {
@@ -369,7 +370,8 @@ actor_ask_next(struct actor *a, struct actor_msg *reply, int64_t timeout_ns,
 			return rc;
 		}
 		while (take_reply(a, &m) == 0) {
-			if ((p = find(a, m.corr)) == NULL || p->done) {
+			if (!slot_answered(a, &m) ||
+			    (p = find(a, m.corr)) == NULL || p->done) {
 				atomic_fetch_add(&a->hdr->late_replies, 1);
 				continue;
 			}
@@ -413,8 +415,6 @@ actor_ask(struct actor *a, struct actor_ref ref, uint32_t tag,
 	int64_t deadline, now;
 	int rc;
 
-	if (a->idx >= 0 && a->npend >= a->reply_cap)
-		return ACTOR_EFULL;	/* its answer might find no room */
 	if ((rc = ask_post(a, ref, tag, data, len, timeout_ns, &corr,
 	    &deadline)) < 0)
 		return rc;
@@ -424,12 +424,15 @@ actor_ask(struct actor *a, struct actor_ref ref, uint32_t tag,
 				(void)stash(a, &m);
 				continue;
 			}
+			(void)slot_answered(a, &m);
 			to_user(&m, a->rbuf, reply);
 			return reply_rc(&m, a->rbuf);
 		}
 		now = (int64_t)shm_clock_ns(a->arena);
-		if (now >= deadline)
+		if (now >= deadline) {
+			slot_expire(a, corr);
 			return ACTOR_ETIMEDOUT;
+		}
 		rc = shm_wait(a->arena, (uint32_t)a->idx,
 		    SHM_LANE_BIT(SHM_LANE_REPLY), (enum shm_wait_mode)a->wait,
 		    a->spin_ns, deadline - now);
@@ -456,4 +459,18 @@ unsigned
 actor_asks_pending(const struct actor *a)
 {
 	return a->npend;
+}
+
+/*
+ * Every answer on the reply lane, now: kept for its ask if it is still
+ * waiting, else dropped late (replyslots.c, when it needs the slots of
+ * answers that are in the lane).
+ */
+void
+ask_drain(struct actor *a)
+{
+	struct shm_msg m;
+
+	while (take_reply(a, &m) == 0)
+		(void)stash(a, &m);
 }

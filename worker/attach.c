@@ -82,7 +82,10 @@ init(struct actor *a, struct shm_arena *arena, int32_t idx, char *err,
 			    shm_strerror(rc));
 			return rc;
 		}
-		a->reply_cap = lay.reply_capacity;
+		if ((rc = slots_init(a)) < 0) {
+			snprintf(err, errlen, "malloc: %s", strerror(errno));
+			return rc;
+		}
 		a->rbuf_len = shm_payload_max(arena, (uint32_t)idx);
 		if ((a->rbuf = malloc(a->rbuf_len + 1)) == NULL) {
 			snprintf(err, errlen, "malloc: %s", strerror(errno));
@@ -205,6 +208,7 @@ actor_close(struct actor *a)
 	(void)owed_flush(a->prod, a->arena, &a->owed);
 	owed_abandon(a->arena, &a->owed);
 	free(a->rbuf);
+	free(a->slot_st);
 	free(a->shard.idx);
 	if (a->prod != NULL)
 		shm_producer_close(a->prod);

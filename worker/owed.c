@@ -42,6 +42,21 @@ static bool	 still_for(struct shm_arena *, const struct owed_msg *);
 static bool	 queued_for(const struct actor_owed *, size_t, uint32_t,
 		    uint32_t);
 static int	 owe(struct actor_owed **, const struct owed_msg *);
+static void	 unclaim(struct shm_arena *, const struct owed_msg *);
+
+/* An answer that is not sent gives its reply slot back (replyslots.c). */
+static void
+unclaim(struct shm_arena *a, const struct owed_msg *e)
+{
+	struct shm_msg ask;
+
+	if (e->lane != SHM_LANE_REPLY)
+		return;
+	memset(&ask, 0, sizeof(ask));
+	ask.sender.index = e->to;
+	ask.corr = e->m.corr;
+	slot_unclaim(a, &ask);
+}
 
 /* Is the recipient still the incarnation the message is for? */
 static bool
@@ -141,6 +156,7 @@ owed_flush(struct shm_producer *p, struct shm_arena *a,
 		if (!still_for(a, e)) {
 			shm_dl_put(a, e->to, (enum shm_lane)e->lane,
 			    SHM_DL_STALE_REF, &e->m, e->payload);
+			unclaim(a, e);
 			continue;
 		}
 		if (p == NULL || queued_for(o, kept, e->to, e->lane) ||
@@ -167,6 +183,7 @@ owed_abandon(struct shm_arena *a, struct actor_owed **op)
 		e = &(*op)->v[i];
 		shm_dl_put(a, e->to, (enum shm_lane)e->lane, SHM_DL_FULL,
 		    &e->m, e->payload);
+		unclaim(a, e);
 	}
 	actor_owed_free(op);
 }

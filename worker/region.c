@@ -5,7 +5,8 @@
  * the counters as read by anyone.
  *
  * A region is the header, the watcher set (as many entries as the
- * mailbox's `watchers` key says) and two snapshot slots.
+ * mailbox's `watchers` key says), the reply slots (one per ask the actor
+ * may have in flight, replyslots.c) and two snapshot slots.
  *
  * Owns: struct ar_hdr's policies and the `launched` incarnation.  Must never
  * trust a size read from the arena: every header is checked against the
@@ -17,6 +18,8 @@
 
 static size_t	 hdr_size(void);
 static size_t	 watchers_size(uint32_t);
+static size_t	 asks_size(uint32_t);
+static uint32_t	 pow2_floor(uint32_t);
 
 static size_t
 hdr_size(void)
@@ -30,16 +33,35 @@ watchers_size(uint32_t n)
 	return AR_ALIGN((size_t)n * sizeof(uint64_t));
 }
 
+static size_t
+asks_size(uint32_t n)
+{
+	return AR_ALIGN((size_t)n * sizeof(uint64_t));
+}
+
+static uint32_t
+pow2_floor(uint32_t v)
+{
+	uint32_t p = 1;
+
+	while (p <= v / 2)
+		p <<= 1;
+	return p;
+}
+
 /*
  * The bytes of state region actord must give a mailbox with `state` bytes
- * of committed state and `watchers` watch entries (0: ACTOR_WATCHERS).
+ * of committed state, `watchers` watch entries (0: ACTOR_WATCHERS) and
+ * `asks` reply slots (0: ACTOR_ASKS), the asks it may have in flight.
  */
 size_t
-actor_region_size(uint32_t state_bytes, uint32_t watchers)
+actor_region_size(uint32_t state_bytes, uint32_t watchers, uint32_t asks)
 {
 	if (watchers == 0)
 		watchers = ACTOR_WATCHERS;
-	return hdr_size() + watchers_size(watchers) +
+	if (asks == 0)
+		asks = ACTOR_ASKS;
+	return hdr_size() + watchers_size(watchers) + asks_size(asks) +
 	    2 * AR_ALIGN((size_t)state_bytes);
 }
 
@@ -58,11 +80,20 @@ ar_hdr(struct shm_arena *a, uint32_t idx)
 	if (atomic_load_explicit(&h->magic, memory_order_acquire) != AR_MAGIC)
 		return NULL;
 	if (h->snap_cap % 64 != 0 || h->watch_cap == 0 ||
-	    h->watch_cap > ACTOR_WATCHERS_MAX ||
-	    hdr_size() + watchers_size(h->watch_cap) +
+	    h->watch_cap > ACTOR_WATCHERS_MAX || h->ask_cap == 0 ||
+	    (h->ask_cap & (h->ask_cap - 1)) != 0 ||
+	    h->ask_cap > SHM_CAPACITY_MAX ||
+	    hdr_size() + watchers_size(h->watch_cap) + asks_size(h->ask_cap) +
 	    2 * (size_t)h->snap_cap > len)
 		return NULL;
 	return h;
+}
+
+_Atomic uint64_t *
+ar_asks(struct ar_hdr *h)
+{
+	return (_Atomic uint64_t *)(void *)((unsigned char *)h + hdr_size() +
+	    watchers_size(h->watch_cap));
 }
 
 _Atomic uint64_t *
@@ -75,7 +106,7 @@ unsigned char *
 ar_snapdata(struct ar_hdr *h, int slot)
 {
 	return (unsigned char *)h + hdr_size() + watchers_size(h->watch_cap) +
-	    (size_t)slot * h->snap_cap;
+	    asks_size(h->ask_cap) + (size_t)slot * h->snap_cap;
 }
 
 /* A main-lane message addressed to an incarnation that is not the live one. */
@@ -87,17 +118,25 @@ ar_stale(struct shm_arena *a, uint32_t idx, uint64_t corr)
 	return to != 0 && to != (shm_actor_incarnation(a, idx) & CORR_INC_MASK);
 }
 
-/* actord, once per mailbox after shm_create: the policies of the config. */
+/*
+ * actord, once per mailbox after shm_create (and again when a spare is
+ * given to a child): the policies of the config.  The reply slots are as
+ * many as the policy's asks (0: the reply lane's cells), rounded down to
+ * a power of two and never more than the reply lane holds, so that every
+ * answer a slot lets through finds a cell.
+ */
 int
 actor_configure(struct shm_arena *a, uint32_t idx,
     const struct actor_policy *p)
 {
+	struct shm_mailbox_layout lay;
 	struct ar_hdr *h;
 	_Atomic uint64_t *set;
-	size_t len = 0;
-	uint32_t watchers, i;
+	size_t len = 0, fixed;
+	uint32_t watchers, asks, i;
 
-	if (a == NULL || idx >= shm_nmailboxes(a))
+	if (a == NULL || idx >= shm_nmailboxes(a) ||
+	    shm_mailbox_layout(a, idx, &lay) < 0)
 		return ACTOR_EBADINDEX;
 	h = shm_state(a, idx, &len);
 	if (h == NULL || len < hdr_size())
@@ -107,7 +146,12 @@ actor_configure(struct shm_arena *a, uint32_t idx,
 	    p->watchers > ACTOR_WATCHERS_MAX))
 		return ACTOR_EINVAL;
 	watchers = p != NULL && p->watchers > 0 ? p->watchers : ACTOR_WATCHERS;
-	if (len < hdr_size() + watchers_size(watchers))
+	asks = p != NULL && p->asks > 0 ? p->asks : lay.reply_capacity;
+	if (asks > lay.reply_capacity)
+		asks = lay.reply_capacity;
+	asks = pow2_floor(asks);
+	fixed = hdr_size() + watchers_size(watchers) + asks_size(asks);
+	if (len < fixed)
 		return ACTOR_EINVAL;
 	memset(h, 0, sizeof(*h));
 	h->max_attempts = p != NULL && p->max_attempts > 0 ?
@@ -116,11 +160,14 @@ actor_configure(struct shm_arena *a, uint32_t idx,
 	h->while_down = p != NULL ? (uint32_t)p->while_down :
 	    ACTOR_WHILE_DOWN_QUEUE;
 	h->watch_cap = watchers;
+	h->ask_cap = asks;
 	set = ar_watchers(h);
 	for (i = 0; i < watchers; i++)
 		atomic_store_explicit(&set[i], 0, memory_order_relaxed);
-	h->snap_cap = (uint32_t)(((len - hdr_size() -
-	    watchers_size(h->watch_cap)) / 2) & ~(size_t)63);
+	set = ar_asks(h);
+	for (i = 0; i < asks; i++)
+		atomic_store_explicit(&set[i], 0, memory_order_relaxed);
+	h->snap_cap = (uint32_t)(((len - fixed) / 2) & ~(size_t)63);
 	atomic_store_explicit(&h->magic, AR_MAGIC, memory_order_release);
 	return 0;
 }

@@ -143,12 +143,18 @@ actor_tell_path(struct actor *a, const char *path, uint32_t tag,
 	return actor_tell(a, ref, tag, data, len);
 }
 
-/* An answer on the asker's reply lane, if that asker still lives. */
+/*
+ * An answer on the asker's reply lane, if that asker still lives and its
+ * ask still waits: the answer takes a cell only once it claimed the ask's
+ * reply slot (replyslots.c); one for an ask that is over is dropped and
+ * counted late there.  m->sender names the replier.
+ */
 static int
 reply_to(struct shm_producer *p, struct shm_arena *arena,
     const struct shm_msg *ask, struct shm_msg *m, const void *data)
 {
 	uint32_t to = ask->sender.index;
+	int rc;
 
 	m->corr = ask->corr;
 	if (to >= shm_nmailboxes(arena) ||
@@ -157,7 +163,11 @@ reply_to(struct shm_producer *p, struct shm_arena *arena,
 		    data);
 		return ACTOR_ESTALE;
 	}
-	return shm_send(p, to, SHM_LANE_REPLY, m, data, 0);
+	if (!slot_claim(arena, ask, m->sender.index, m->sender.incarnation))
+		return 0;
+	if ((rc = shm_send(p, to, SHM_LANE_REPLY, m, data, 0)) < 0)
+		slot_unclaim(arena, ask);
+	return rc;
 }
 
 /*
@@ -175,6 +185,7 @@ send_error_reply(struct shm_producer *p, struct shm_arena *arena,
 	struct shm_msg m;
 	uint32_t to = ask->sender.index;
 	size_t len, max;
+	int rc;
 
 	if ((ask->flags & SHM_MSG_ASK) == 0)
 		return ACTOR_ENOTASK;
@@ -198,8 +209,12 @@ send_error_reply(struct shm_producer *p, struct shm_arena *arena,
 	    shm_actor_incarnation(arena, to) != ask->sender.incarnation)
 		return reply_to(p, arena, ask, &m, &er);
 	m.corr = ask->corr;
-	return owed_send(p, to, ask->sender.incarnation, UINT32_MAX,
-	    SHM_LANE_REPLY, &m, &er, owed);
+	if (!slot_claim(arena, ask, 0, 0))
+		return 0;		/* the ask is over: nobody waits */
+	if ((rc = owed_send(p, to, ask->sender.incarnation, UINT32_MAX,
+	    SHM_LANE_REPLY, &m, &er, owed)) < 0)
+		slot_unclaim(arena, ask);
+	return rc;
 }
 
 int

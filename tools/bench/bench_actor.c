@@ -166,7 +166,7 @@ arena_new(struct bench *b)
 		mb[i].reply_capacity = 1024;
 		mb[i].overflow = SHM_OVERFLOW_BLOCK;
 		mb[i].block_timeout_ms = 1000;
-		mb[i].state_size = (uint32_t)actor_region_size(0, 0);
+		mb[i].state_size = (uint32_t)actor_region_size(0, 0, 1024);
 	}
 	memset(&l, 0, sizeof(l));
 	l.nmailboxes = 2;
