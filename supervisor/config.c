@@ -26,6 +26,7 @@
 
 #include "supervisor/config.h"
 #include "supervisor/spec.h"
+#include "worker/remote.h"
 
 #define CONFIG_FILE_MAX		(1024 * 1024)	/* bytes of actord.conf */
 #define KEYPATH_MAX		512	/* supervisor.children[1].env.PATH */
@@ -56,6 +57,7 @@ struct parser {
 	const char	*file;
 	char		*err;
 	size_t		 errlen;
+	bool		 internal;	/* the gateway's own text: groups too */
 };
 
 /* A child being parsed, and the siblings before it (for duplicates). */
@@ -185,6 +187,46 @@ static void	 cut(char *, size_t, int);
 static size_t	 edit_distance(const char *, const char *);
 static bool	 name_ok(const char *);
 static bool	 env_name_ok(const char *);
+static int	 key_top_node(struct parser *, const config_setting_t *,
+		    const char *, void *);
+static int	 parse_node(struct parser *, const config_setting_t *,
+		    const char *, struct node_spec *);
+static int	 get_node_name(struct parser *, const config_setting_t *,
+		    const char *, char **);
+static int	 key_node_name(struct parser *, const config_setting_t *,
+		    const char *, void *);
+static int	 key_peer_name(struct parser *, const config_setting_t *,
+		    const char *, void *);
+static int	 key_endpoint(struct parser *, const config_setting_t *,
+		    const char *, void *);
+static int	 key_listen(struct parser *, const config_setting_t *,
+		    const char *, void *);
+static int	 key_public_key(struct parser *, const config_setting_t *,
+		    const char *, void *);
+static int	 key_peers(struct parser *, const config_setting_t *,
+		    const char *, void *);
+static int	 key_clients(struct parser *, const config_setting_t *,
+		    const char *, void *);
+static int	 parse_peers(struct parser *, const config_setting_t *,
+		    const char *, struct node_spec *, bool);
+static int	 key_node_mailbox(struct parser *, const config_setting_t *,
+		    const char *, void *);
+static int	 key_groups(struct parser *, const config_setting_t *,
+		    const char *, void *);
+static int	 key_nodes(struct parser *, const config_setting_t *,
+		    const char *, void *);
+static int	 key_group_nodes(struct parser *, const config_setting_t *,
+		    const char *, void *);
+static int	 get_names(struct parser *, const config_setting_t *,
+		    const char *, char ***, size_t *);
+static int	 check_endpoint(struct parser *, const config_setting_t *,
+		    const char *, bool, const char **);
+static int	 node_check(struct parser *, const config_setting_t *,
+		    struct actord_spec *);
+static int	 check_nodes(struct parser *, const struct actord_spec *,
+		    const struct sup_spec *, const char *);
+static const struct peer_spec *name_taken(const struct node_spec *,
+		    const char *, const struct peer_spec *);
 
 static const struct enum_name restart_names[] = {
 	{ "permanent", RESTART_PERMANENT },
@@ -253,6 +295,7 @@ static const struct key top_keys[] = {
 	KSTR("control_group", struct actord_spec, control_group, 0),
 	KPATH("cgroup", struct actord_spec, cgroup, 0),
 	KSTR("metrics_listen", struct actord_spec, metrics_listen, 0),
+	KFN("node", key_top_node, 0),
 	KFN("supervisor", key_top_supervisor, 0),
 	KEND
 };
@@ -287,6 +330,7 @@ static const struct key child_keys[] = {
 	KFN("log", key_child_log, KEY_WORKER),
 	KU32("instances", struct child_spec, instances, 1, SPEC_INSTANCES_MAX,
 	    KEY_WORKER),
+	KFN("nodes", key_nodes, KEY_WORKER),
 	KLATER("supervisor"),
 	KEND
 };
@@ -304,6 +348,52 @@ static const struct key mailbox_keys[] = {
 	    while_down_names, 0),
 	KU32("state", struct mailbox_spec, state, 0, STATE_MAX, 0),
 	KU32("watchers", struct mailbox_spec, watchers, 1, WATCHERS_MAX, 0),
+	KEND
+};
+
+static const struct key node_keys[] = {
+	KFN("name", key_node_name, 0),
+	KFN("listen", key_listen, 0),
+	KPATH("secret_key_file", struct node_spec, secret_key_file, 0),
+	KFN("peers", key_peers, 0),
+	KFN("clients", key_clients, 0),
+	KU32("heartbeat", struct node_spec, heartbeat, HEARTBEAT_MIN,
+	    HEARTBEAT_MAX, 0),
+	KU32("heartbeat_timeout", struct node_spec, heartbeat_timeout,
+	    HEARTBEAT_MIN, HEARTBEAT_TIMEOUT_MAX, 0),
+	KU32("send_queue", struct node_spec, send_queue, 0, SEND_QUEUE_MAX,
+	    0),
+	KU32("max_frame", struct node_spec, max_frame, MAX_FRAME_MIN,
+	    MAX_FRAME_MAX, 0),
+	KU32("bad_frames", struct node_spec, bad_frames, 1, BAD_FRAMES_MAX,
+	    0),
+	KFN("mailbox", key_node_mailbox, 0),
+	KPATH("gateway", struct node_spec, gateway, 0),
+	KSTR("user", struct node_spec, user, 0),
+	KSTR("group", struct node_spec, group, 0),
+	KFN("groups", key_groups, 0),
+	KEND
+};
+
+static const struct key peer_keys[] = {
+	KFN("name", key_peer_name, 0),
+	KFN("endpoint", key_endpoint, 0),
+	KFN("public_key", key_public_key, 0),
+	KEND
+};
+
+static const struct key client_keys[] = {
+	KFN("name", key_peer_name, 0),
+	KFN("public_key", key_public_key, 0),
+	KEND
+};
+
+/* The gateway's own text (node_spec_format): a group spanning nodes. */
+static const struct key group_keys[] = {
+	KSTR("path", struct group_spec, path, 0),
+	KU32("instances", struct group_spec, instances, 1,
+	    SPEC_INSTANCES_MAX, 0),
+	KFN("nodes", key_group_nodes, 0),
 	KEND
 };
 
@@ -342,7 +432,7 @@ __lsan_default_suppressions(void)
 struct actord_spec *
 config_load(const char *path, char *err, size_t errlen)
 {
-	struct parser		 p = { path, err, errlen };
+	struct parser		 p = { path, err, errlen, false };
 	struct actord_spec	*spec;
 	FILE			*fp;
 	char			*text;
@@ -400,7 +490,7 @@ struct actord_spec *
 config_parse_string(const char *text, const char *name, char *err,
     size_t errlen)
 {
-	struct parser		 p = { name, err, errlen };
+	struct parser		 p = { name, err, errlen, false };
 	struct actord_spec	*spec;
 
 	if (err != NULL && errlen > 0)
@@ -443,6 +533,8 @@ parse_text(struct parser *p, const char *text, struct actord_spec *spec)
 	}
 	rc = walk_group(p, config_root_setting(&cfg), "", top_keys, spec, spec,
 	    false);
+	if (rc == 0)
+		rc = node_check(p, config_root_setting(&cfg), spec);
 	config_destroy(&cfg);
 	free(wide);
 	return rc;
@@ -1488,4 +1580,501 @@ env_name_ok(const char *s)
 		    !(s[i] >= '0' && s[i] <= '9') && s[i] != '_')
 			return false;
 	return i > 0;
+}
+
+/* --- the node block ------------------------------------------------------ */
+
+static int
+key_top_node(struct parser *p, const config_setting_t *s, const char *path,
+    void *ctx)
+{
+	struct actord_spec *spec = ctx;
+
+	if (spec->node != NULL)
+		node_spec_free(spec->node);
+	if ((spec->node = node_spec_new()) == NULL)
+		return fail_line(p, 0, NULL, "out of memory");
+	spec->node->line = config_setting_source_line(s);
+	return parse_node(p, s, path, spec->node);
+}
+
+/* The node's own keys, then what needs them all. */
+static int
+parse_node(struct parser *p, const config_setting_t *g, const char *keypath,
+    struct node_spec *ns)
+{
+	const struct peer_spec	*peer;
+	const config_setting_t	*m;
+	char			 path[KEYPATH_MAX];
+
+	if (!config_setting_is_group(g))
+		return expected(p, g, keypath, "a group such as { name = "
+		    "\"a\"; listen = \"tcp://0.0.0.0:7400\"; ... }");
+	if (walk_group(p, g, keypath, node_keys, ns, ns, false) == -1)
+		return -1;
+	if (ns->name == NULL)
+		return fail(p, g, keypath, "missing required key \"name\"");
+	if (ns->listen == NULL)
+		return fail(p, g, keypath, "missing required key \"listen\"");
+	if (ns->secret_key_file == NULL)
+		return fail(p, g, keypath,
+		    "missing required key \"secret_key_file\"");
+	m = config_setting_get_member(g, "secret_key_file");
+	ns->key_line = config_setting_source_line(m);
+	if ((peer = name_taken(ns, ns->name, NULL)) != NULL) {
+		m = config_setting_get_member(g, "name");
+		keypath_join(path, sizeof(path), keypath, "name");
+		return fail(p, m, path, "\"%s\" is also the name of the peer "
+		    "or client at line %u", ns->name, peer->line);
+	}
+	if (ns->heartbeat_timeout <= ns->heartbeat) {
+		if ((m = config_setting_get_member(g, "heartbeat_timeout"))
+		    != NULL) {
+			keypath_join(path, sizeof(path), keypath,
+			    "heartbeat_timeout");
+			return fail(p, m, path, "expected an integer > "
+			    "heartbeat (%" PRIu32 "), got %" PRIu32,
+			    ns->heartbeat, ns->heartbeat_timeout);
+		}
+		m = config_setting_get_member(g, "heartbeat");
+		keypath_join(path, sizeof(path), keypath, "heartbeat");
+		return fail(p, m, path, "expected an integer < "
+		    "heartbeat_timeout (%" PRIu32 "), got %" PRIu32,
+		    ns->heartbeat_timeout, ns->heartbeat);
+	}
+	return 0;
+}
+
+/* A node's, a peer's or a client's name: [A-Za-z0-9_-], at most 32. */
+static int
+get_node_name(struct parser *p, const config_setting_t *s, const char *path,
+    char **dst)
+{
+	const char	*str = NULL, *what;
+
+	what = "a name of letters, digits, \"_\" and \"-\" (at most 32)";
+	if (get_string(p, s, path, what, &str) == -1)
+		return -1;
+	if (strlen(str) > SPEC_NODE_NAME_MAX || !name_ok(str) ||
+	    strchr(str, '.') != NULL)
+		return expected(p, s, path, what);
+	free(*dst);
+	*dst = NULL;
+	return dup_string(p, dst, str);
+}
+
+static int
+key_node_name(struct parser *p, const config_setting_t *s, const char *path,
+    void *ctx)
+{
+	struct node_spec *ns = ctx;
+
+	return get_node_name(p, s, path, &ns->name);
+}
+
+static int
+key_peer_name(struct parser *p, const config_setting_t *s, const char *path,
+    void *ctx)
+{
+	struct peer_spec *ps = ctx;
+
+	return get_node_name(p, s, path, &ps->name);
+}
+
+/* tcp://HOST:PORT, HOST a name, an IPv4 address, * or [IPv6]. */
+static int
+check_endpoint(struct parser *p, const config_setting_t *s,
+    const char *path, bool listen, const char **out)
+{
+	const char	*str = NULL, *host, *colon, *what;
+	char		*end;
+	unsigned long	 port;
+
+	what = listen ? "an endpoint such as \"tcp://0.0.0.0:7400\"" :
+	    "an endpoint such as \"tcp://10.0.0.2:7400\"";
+	if (get_string(p, s, path, what, &str) == -1)
+		return -1;
+	if (strncmp(str, "tcp://", 6) != 0 || strlen(str) > 255)
+		return expected(p, s, path, what);
+	host = str + 6;
+	if ((colon = strrchr(host, ':')) == NULL || colon == host)
+		return expected(p, s, path, what);
+	if (!listen && colon - host == 1 && host[0] == '*')
+		return expected(p, s, path, what);
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (errno != 0 || *end != '\0' || colon[1] == '\0' ||
+	    port > 65535 || (port == 0 && !listen))
+		return expected(p, s, path, what);
+	*out = str;
+	return 0;
+}
+
+static int
+key_listen(struct parser *p, const config_setting_t *s, const char *path,
+    void *ctx)
+{
+	struct node_spec	*ns = ctx;
+	const char		*str = NULL;
+
+	if (check_endpoint(p, s, path, true, &str) == -1)
+		return -1;
+	free(ns->listen);
+	ns->listen = NULL;
+	return dup_string(p, &ns->listen, str);
+}
+
+static int
+key_endpoint(struct parser *p, const config_setting_t *s, const char *path,
+    void *ctx)
+{
+	struct peer_spec	*ps = ctx;
+	const char		*str = NULL;
+
+	if (check_endpoint(p, s, path, false, &str) == -1)
+		return -1;
+	free(ps->endpoint);
+	ps->endpoint = NULL;
+	return dup_string(p, &ps->endpoint, str);
+}
+
+static int
+key_public_key(struct parser *p, const config_setting_t *s,
+    const char *path, void *ctx)
+{
+	struct peer_spec	*ps = ctx;
+	const char		*str = NULL, *what;
+
+	what = "a public key: 40 Z85 characters, as actorctl keygen prints";
+	if (get_string(p, s, path, what, &str) == -1)
+		return -1;
+	if (!key_z85_valid(str))
+		return expected(p, s, path, what);
+	free(ps->public_key);
+	ps->public_key = NULL;
+	return dup_string(p, &ps->public_key, str);
+}
+
+static int
+key_peers(struct parser *p, const config_setting_t *s, const char *path,
+    void *ctx)
+{
+	return parse_peers(p, s, path, ctx, true);
+}
+
+static int
+key_clients(struct parser *p, const config_setting_t *s, const char *path,
+    void *ctx)
+{
+	return parse_peers(p, s, path, ctx, false);
+}
+
+/* The peer or client named name, other than self; NULL if none. */
+static const struct peer_spec *
+name_taken(const struct node_spec *ns, const char *name,
+    const struct peer_spec *self)
+{
+	size_t i;
+
+	for (i = 0; i < ns->npeers; i++)
+		if (&ns->peers[i] != self && ns->peers[i].name != NULL &&
+		    strcmp(ns->peers[i].name, name) == 0)
+			return &ns->peers[i];
+	for (i = 0; i < ns->nclients; i++)
+		if (&ns->clients[i] != self && ns->clients[i].name != NULL &&
+		    strcmp(ns->clients[i].name, name) == 0)
+			return &ns->clients[i];
+	return NULL;
+}
+
+/* peers = ( { name; endpoint; public_key; }, ... ), or clients. */
+static int
+parse_peers(struct parser *p, const config_setting_t *s, const char *keypath,
+    struct node_spec *ns, bool peers)
+{
+	struct peer_spec	**list = peers ? &ns->peers : &ns->clients;
+	size_t			*nlist = peers ? &ns->npeers : &ns->nclients;
+	struct peer_spec	*ps;
+	const struct peer_spec	*other;
+	const config_setting_t	*e, *m;
+	char			 path[KEYPATH_MAX], kpath[KEYPATH_MAX];
+	size_t			 j;
+	int			 i, n;
+
+	n = config_setting_length(s);
+	if (config_setting_is_array(s) && n == 0)
+		return 0;
+	if (!config_setting_is_list(s))
+		return expected(p, s, keypath, peers ?
+		    "a list such as ( { name = \"b\"; endpoint = ...; "
+		    "public_key = ...; }, ... )" :
+		    "a list such as ( { name = \"app\"; public_key = ...; } )");
+	if (n > SPEC_PEERS_MAX)
+		return fail(p, s, keypath, "expected at most %d, got %d",
+		    SPEC_PEERS_MAX, n);
+	if (n == 0)
+		return 0;
+	if (*list != NULL)
+		return fail(p, s, keypath, "given twice");
+	if ((*list = calloc((size_t)n, sizeof(**list))) == NULL)
+		return fail_line(p, 0, NULL, "out of memory");
+	for (i = 0; i < n; i++) {
+		e = config_setting_get_elem(s, i);
+		keypath_index(path, sizeof(path), keypath, i);
+		ps = &(*list)[i];
+		*nlist = (size_t)i + 1;
+		if (!config_setting_is_group(e))
+			return expected(p, e, path, peers ? "a group such as "
+			    "{ name = \"b\"; endpoint = ...; public_key = ...; }"
+			    : "a group such as { name = \"app\"; "
+			    "public_key = ...; }");
+		ps->line = config_setting_source_line(e);
+		if (walk_group(p, e, path, peers ? peer_keys : client_keys, ps,
+		    ps, false) == -1)
+			return -1;
+		if (ps->name == NULL)
+			return fail(p, e, path, "missing required key "
+			    "\"name\"");
+		if (peers && ps->endpoint == NULL)
+			return fail(p, e, path, "missing required key "
+			    "\"endpoint\"");
+		if (ps->public_key == NULL)
+			return fail(p, e, path, "missing required key "
+			    "\"public_key\"");
+		m = config_setting_get_member(e, "name");
+		keypath_join(kpath, sizeof(kpath), path, "name");
+		if ((other = name_taken(ns, ps->name, ps)) != NULL)
+			return fail(p, m, kpath, "duplicate name \"%s\" (first "
+			    "at line %u)", ps->name, other->line);
+		for (j = 0; j < ns->npeers + ns->nclients; j++) {
+			other = j < ns->npeers ? &ns->peers[j] :
+			    &ns->clients[j - ns->npeers];
+			if (other == ps || other->public_key == NULL ||
+			    strcmp(other->public_key, ps->public_key) != 0)
+				continue;
+			m = config_setting_get_member(e, "public_key");
+			keypath_join(kpath, sizeof(kpath), path, "public_key");
+			return fail(p, m, kpath, "the public key of \"%s\" "
+			    "(line %u) too", other->name, other->line);
+		}
+	}
+	return 0;
+}
+
+static int
+key_node_mailbox(struct parser *p, const config_setting_t *s,
+    const char *path, void *ctx)
+{
+	struct node_spec *ns = ctx;
+
+	if (!config_setting_is_group(s))
+		return expected(p, s, path,
+		    "a group such as { capacity = 4096; cell = 1024; }");
+	return walk_group(p, s, path, mailbox_keys, &ns->mailbox,
+	    &ns->mailbox, false);
+}
+
+/* Only in the gateway's own text, which actord writes. */
+static int
+key_groups(struct parser *p, const config_setting_t *s, const char *path,
+    void *ctx)
+{
+	struct node_spec	*ns = ctx;
+	struct group_spec	*gs;
+	const config_setting_t	*e;
+	char			 epath[KEYPATH_MAX];
+	int			 i, n;
+
+	if (!p->internal)
+		return fail(p, s, path, "unknown key \"groups\"");
+	n = config_setting_length(s);
+	if (n == 0 && (config_setting_is_list(s) ||
+	    config_setting_is_array(s)))
+		return 0;
+	if (!config_setting_is_list(s))
+		return expected(p, s, path, "a list of groups");
+	if ((ns->groups = calloc((size_t)n, sizeof(*ns->groups))) == NULL)
+		return fail_line(p, 0, NULL, "out of memory");
+	for (i = 0; i < n; i++) {
+		e = config_setting_get_elem(s, i);
+		keypath_index(epath, sizeof(epath), path, i);
+		gs = &ns->groups[i];
+		ns->ngroups = (size_t)i + 1;
+		if (!config_setting_is_group(e))
+			return expected(p, e, epath, "a group");
+		if (walk_group(p, e, epath, group_keys, gs, gs, false) == -1)
+			return -1;
+		if (gs->path == NULL || gs->path[0] != '/' ||
+		    gs->instances == 0 || gs->nnodes == 0)
+			return fail(p, e, epath, "expected path, instances "
+			    "and nodes");
+	}
+	return 0;
+}
+
+/* nodes = ["a", "b", "c"]: names, each once. */
+static int
+get_names(struct parser *p, const config_setting_t *s, const char *path,
+    char ***out, size_t *nout)
+{
+	const config_setting_t	*e;
+	const char		*str, *what;
+	char			 epath[KEYPATH_MAX];
+	int			 i, j, n;
+
+	what = "a non-empty array of node names such as [\"a\", \"b\"]";
+	n = config_setting_length(s);
+	if ((!config_setting_is_array(s) && !config_setting_is_list(s)) ||
+	    n <= 0 || n > SPEC_PEERS_MAX + 1)
+		return expected(p, s, path, what);
+	for (i = 0; i < n; i++) {
+		e = config_setting_get_elem(s, i);
+		keypath_index(epath, sizeof(epath), path, i);
+		if (config_setting_type(e) != CONFIG_TYPE_STRING)
+			return expected(p, e, epath, "a node name");
+		str = config_setting_get_string(e);
+		for (j = 0; j < i; j++)
+			if (strcmp(config_setting_get_string(
+			    config_setting_get_elem(s, j)), str) == 0)
+				return fail(p, e, epath, "\"%s\" is listed "
+				    "twice", str);
+	}
+	if ((*out = calloc((size_t)n + 1, sizeof(**out))) == NULL)
+		return fail_line(p, 0, NULL, "out of memory");
+	for (i = 0; i < n; i++) {
+		*nout = (size_t)i + 1;
+		if (dup_string(p, &(*out)[i], config_setting_get_string(
+		    config_setting_get_elem(s, i))) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+key_nodes(struct parser *p, const config_setting_t *s, const char *path,
+    void *ctx)
+{
+	struct child_spec *c = ((struct node *)ctx)->c;
+
+	if (c->nodes != NULL)
+		return fail(p, s, path, "given twice");
+	c->nodes_line = config_setting_source_line(s);
+	return get_names(p, s, path, &c->nodes, &c->nnodes);
+}
+
+static int
+key_group_nodes(struct parser *p, const config_setting_t *s,
+    const char *path, void *ctx)
+{
+	struct group_spec *gs = ctx;
+
+	if (gs->nodes != NULL)
+		return fail(p, s, path, "given twice");
+	return get_names(p, s, path, &gs->nodes, &gs->nnodes);
+}
+
+/*
+ * Once the whole file is read: every group's nodes are this node or its
+ * peers, the secret key is there and protected, and the gateway joins
+ * the tree (nodespec.c).
+ */
+static int
+node_check(struct parser *p, const config_setting_t *root,
+    struct actord_spec *spec)
+{
+	const config_setting_t	*node;
+	char			 key[KEY_Z85_LEN + 1], err[512];
+	int			 rc;
+
+	if ((rc = check_nodes(p, spec, &spec->root, "supervisor")) != 0)
+		return rc;
+	if (spec->node == NULL || p->internal)
+		return 0;
+	node = config_setting_get_member(root, "node");
+	if (key_file_read(spec->node->secret_key_file, true, key, err,
+	    sizeof(err)) == -1)
+		return fail_line(p, spec->node->key_line,
+		    "node.secret_key_file", "%s", err);
+	explicit_bzero(key, sizeof(key));
+	if (node_spec_finish(spec, err, sizeof(err)) == -1)
+		return fail(p, node, "node", "%s", err);
+	return 0;
+}
+
+/* A child's nodes name this node or its peers, and it has instances. */
+static int
+check_nodes(struct parser *p, const struct actord_spec *spec,
+    const struct sup_spec *ss, const char *keypath)
+{
+	const struct child_spec	*c;
+	const struct node_spec	*ns = spec->node;
+	char			 path[KEYPATH_MAX], cpath[KEYPATH_MAX];
+	size_t			 i, j, k;
+
+	for (i = 0; i < ss->nchildren; i++) {
+		c = &ss->children[i];
+		keypath_join(cpath, sizeof(cpath), keypath, "children");
+		keypath_index(path, sizeof(path), cpath, (int)i);
+		if (c->sup != NULL) {
+			keypath_join(cpath, sizeof(cpath), path, "supervisor");
+			if (check_nodes(p, spec, c->sup, cpath) != 0)
+				return -1;
+			continue;
+		}
+		if (c->nodes == NULL)
+			continue;
+		keypath_join(cpath, sizeof(cpath), path, "nodes");
+		if (ns == NULL)
+			return fail_line(p, c->nodes_line, cpath, "a group "
+			    "spanning nodes needs a node block");
+		if (c->instances == 0)
+			return fail_line(p, c->nodes_line, cpath, "a group "
+			    "spanning nodes needs instances");
+		for (j = 0; j < c->nnodes; j++) {
+			if (strcmp(c->nodes[j], ns->name) == 0)
+				continue;
+			for (k = 0; k < ns->npeers; k++)
+				if (strcmp(c->nodes[j], ns->peers[k].name) ==
+				    0)
+					break;
+			if (k == ns->npeers) {
+				keypath_index(path, sizeof(path), cpath,
+				    (int)j);
+				return fail_line(p, c->nodes_line, path,
+				    "\"%s\" is neither this node (\"%s\") nor "
+				    "one of its peers", c->nodes[j], ns->name);
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * The gateway's own text, as node_spec_format wrote it: the node block
+ * with its groups.  NULL with one line in err.
+ */
+struct node_spec *
+config_parse_node(const char *text, const char *name, char *err,
+    size_t errlen)
+{
+	struct parser		 p = { name, err, errlen, true };
+	struct actord_spec	*spec;
+	struct node_spec	*ns;
+
+	if (err != NULL && errlen > 0)
+		err[0] = '\0';
+	if ((spec = spec_new()) == NULL) {
+		fail_line(&p, 0, NULL, "out of memory");
+		return NULL;
+	}
+	if (parse_text(&p, text, spec) == -1 || spec->node == NULL) {
+		if (spec->node == NULL && (err == NULL || err[0] == '\0'))
+			fail_line(&p, 0, NULL, "no node block");
+		spec_free(spec);
+		return NULL;
+	}
+	ns = spec->node;
+	spec->node = NULL;
+	spec_free(spec);
+	return ns;
 }

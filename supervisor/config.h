@@ -40,6 +40,26 @@
 #define DEFAULT_LOG_MAX_SIZE		10485760	/* bytes, then rotate */
 #define DEFAULT_LOG_KEEP		5
 
+/* The node block (actord.conf(5), NODES). */
+#define DEFAULT_HEARTBEAT		1000	/* ms */
+#define DEFAULT_HEARTBEAT_TIMEOUT	5000	/* ms */
+#define DEFAULT_SEND_QUEUE		100000	/* messages per peer */
+#define DEFAULT_MAX_FRAME		1048576	/* bytes */
+#define DEFAULT_BAD_FRAMES		10	/* then the connection closes */
+#define DEFAULT_GATEWAY_CAPACITY	4096	/* its mailbox, cells */
+#define DEFAULT_GATEWAY_CELL		1024	/* bytes */
+#define DEFAULT_GATEWAY_STATE		65536	/* bytes of committed state */
+#define HEARTBEAT_MIN			10
+#define HEARTBEAT_MAX			60000
+#define HEARTBEAT_TIMEOUT_MAX		600000
+#define SEND_QUEUE_MAX			10000000
+#define MAX_FRAME_MIN			4096
+#define MAX_FRAME_MAX			67108864
+#define BAD_FRAMES_MAX			1000000
+#define GATEWAY_NAME			"@gateway"	/* no configured name has @ */
+#define GATEWAY_PROGRAM			"actord-gateway"
+#define GATEWAY_ENV_NODE		"ACTORD_NODE"	/* node_spec_format's text */
+
 /*
  * config.c: a new spec, or NULL with one line in err (err may be NULL):
  * "FILE:LINE: KEYPATH: expected WHAT, got VALUE", "FILE:LINE: syntax
@@ -48,6 +68,10 @@
  */
 struct actord_spec *config_load(const char *path, char *err, size_t errlen);
 struct actord_spec *config_parse_string(const char *text, const char *name,
+		    char *err, size_t errlen);
+
+/* config.c: the gateway's ACTORD_NODE text into a node spec. */
+struct node_spec *config_parse_node(const char *text, const char *name,
 		    char *err, size_t errlen);
 
 /* spec.c */
@@ -62,5 +86,20 @@ int	 spec_child_copy(struct child_spec *dst, const struct child_spec *src);
 /* All that a reload must restart for, supervisors recursively; not line. */
 bool	 spec_child_equal(const struct child_spec *, const struct child_spec *);
 const char *spec_default_runtime_dir(void);	/* static storage */
+
+/* spec.c: the node block's memory and defaults */
+struct node_spec *node_spec_new(void);
+void	 node_spec_free(struct node_spec *);
+
+/*
+ * nodespec.c: once a whole file is read, node_spec_finish() lists the
+ * groups spanning nodes and adds the gateway to the tree (the last child
+ * of the root supervisor, named GATEWAY_NAME); node_spec_format() writes
+ * the text the gateway reads.
+ */
+int	 node_spec_finish(struct actord_spec *, char *err, size_t errlen);
+int	 node_spec_format(const struct node_spec *, char **out);
+bool	 node_spec_local(const struct node_spec *, const char *group_path,
+	    const struct child_spec *, unsigned instance);
 
 #endif /* ACTORD_CONFIG_H */

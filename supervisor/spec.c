@@ -37,6 +37,8 @@ static bool	 mailbox_equal(const struct mailbox_spec *,
 		    const struct mailbox_spec *);
 static bool	 log_equal(const struct log_spec *, const struct log_spec *);
 static void	 log_init_spec(struct log_spec *);
+static void	 peers_free(struct peer_spec *, size_t);
+static void	 names_free(char **, size_t);
 
 const char *
 spec_default_runtime_dir(void)
@@ -78,6 +80,7 @@ spec_free(struct actord_spec *spec)
 	free(spec->cgroup);
 	free(spec->metrics_listen);
 	free(spec->log.path);
+	node_spec_free(spec->node);
 	sup_clear(&spec->root);
 	free(spec);
 }
@@ -148,6 +151,11 @@ spec_child_clear(struct child_spec *c)
 	free(c->limits);
 	free(c->success_exit);
 	free(c->log.path);
+	if (c->nodes != NULL) {
+		for (i = 0; i < c->nnodes; i++)
+			free(c->nodes[i]);
+		free(c->nodes);
+	}
 	if (c->sup != NULL) {
 		sup_clear(c->sup);
 		free(c->sup);
@@ -177,6 +185,8 @@ spec_child_copy(struct child_spec *dst, const struct child_spec *src)
 	dst->nsuccess_exit = 0;
 	dst->log.path = NULL;
 	dst->sup = NULL;
+	dst->nodes = NULL;
+	dst->nnodes = 0;
 
 	if (strdup_opt(&dst->name, src->name) == -1 ||
 	    strdup_opt(&dst->cwd, src->cwd) == -1 ||
@@ -222,6 +232,16 @@ spec_child_copy(struct child_spec *dst, const struct child_spec *src)
 		    src->nsuccess_exit * sizeof(*dst->success_exit));
 		dst->nsuccess_exit = src->nsuccess_exit;
 	}
+	if (src->nnodes > 0) {
+		if ((dst->nodes = calloc(src->nnodes + 1,
+		    sizeof(*dst->nodes))) == NULL)
+			goto fail;
+		for (i = 0; i < src->nnodes; i++) {
+			if ((dst->nodes[i] = strdup(src->nodes[i])) == NULL)
+				goto fail;
+			dst->nnodes++;
+		}
+	}
 	if (src->sup != NULL) {
 		if ((dst->sup = calloc(1, sizeof(*dst->sup))) == NULL)
 			goto fail;
@@ -263,6 +283,8 @@ spec_child_equal(const struct child_spec *a, const struct child_spec *b)
 	    (a->has_mailbox && !mailbox_equal(&a->mailbox, &b->mailbox)))
 		return false;
 	if (!log_equal(&a->log, &b->log) || a->instances != b->instances)
+		return false;
+	if (!argv_equal(a->nodes, b->nodes))
 		return false;
 	if ((a->sup == NULL) != (b->sup == NULL))
 		return false;
@@ -454,4 +476,73 @@ log_init_spec(struct log_spec *l)
 	l->path = NULL;
 	l->max_size = DEFAULT_LOG_MAX_SIZE;
 	l->keep = DEFAULT_LOG_KEEP;
+}
+
+/* --- the node block ------------------------------------------------------ */
+
+struct node_spec *
+node_spec_new(void)
+{
+	struct node_spec *ns;
+
+	if ((ns = calloc(1, sizeof(*ns))) == NULL)
+		return NULL;
+	ns->heartbeat = DEFAULT_HEARTBEAT;
+	ns->heartbeat_timeout = DEFAULT_HEARTBEAT_TIMEOUT;
+	ns->send_queue = DEFAULT_SEND_QUEUE;
+	ns->max_frame = DEFAULT_MAX_FRAME;
+	ns->bad_frames = DEFAULT_BAD_FRAMES;
+	spec_mailbox_init(&ns->mailbox);
+	ns->mailbox.capacity = DEFAULT_GATEWAY_CAPACITY;
+	ns->mailbox.cell = DEFAULT_GATEWAY_CELL;
+	ns->mailbox.state = DEFAULT_GATEWAY_STATE;
+	return ns;
+}
+
+static void
+peers_free(struct peer_spec *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(p[i].name);
+		free(p[i].endpoint);
+		free(p[i].public_key);
+	}
+	free(p);
+}
+
+static void
+names_free(char **names, size_t n)
+{
+	size_t i;
+
+	if (names == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+void
+node_spec_free(struct node_spec *ns)
+{
+	size_t i;
+
+	if (ns == NULL)
+		return;
+	free(ns->name);
+	free(ns->listen);
+	free(ns->secret_key_file);
+	peers_free(ns->peers, ns->npeers);
+	peers_free(ns->clients, ns->nclients);
+	free(ns->gateway);
+	free(ns->user);
+	free(ns->group);
+	for (i = 0; i < ns->ngroups; i++) {
+		free(ns->groups[i].path);
+		names_free(ns->groups[i].nodes, ns->groups[i].nnodes);
+	}
+	free(ns->groups);
+	free(ns);
 }

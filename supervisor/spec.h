@@ -60,6 +60,8 @@ enum while_down {
 #define SPEC_PATH_MAX		256	/* a full path (/web/frontend/3) and its NUL */
 #define SPEC_RUNTIME_DIR_MAX	80	/* leaves room in sun_path for a socket name */
 #define SPEC_INSTANCES_MAX	1024	/* the largest "instances" */
+#define SPEC_NODE_NAME_MAX	32	/* a node's name, without the NUL */
+#define SPEC_PEERS_MAX		256	/* peers, and clients, of a node */
 
 struct env_var {
 	char		*name;
@@ -125,6 +127,9 @@ struct child_spec {
 	struct mailbox_spec mailbox;
 	struct log_spec	 log;
 	unsigned	 instances;	/* 0: one child; N: a group name/0 .. name/N-1 */
+	char		**nodes;	/* a group spanning nodes: their names */
+	size_t		 nnodes;	/* 0: every instance runs here */
+	unsigned	 nodes_line;
 
 	/* CHILD_SUPERVISOR */
 	struct sup_spec	*sup;
@@ -141,6 +146,46 @@ struct sup_spec {
 	size_t		 nchildren;
 };
 
+/* A peer node, or an outside client (endpoint NULL), of this node. */
+struct peer_spec {
+	char		*name;
+	char		*endpoint;	/* tcp://host:port; NULL for a client */
+	char		*public_key;	/* Z85, 40 characters */
+	unsigned	 line;
+};
+
+/* A shard group spanning nodes, as the gateway needs to know it. */
+struct group_spec {
+	char		*path;		/* /counter */
+	unsigned	 instances;
+	char		**nodes;
+	size_t		 nnodes;
+};
+
+/* The node block: this actord as one node of several (nodespec.c). */
+struct node_spec {
+	char		*name;
+	char		*listen;	/* tcp://host:port */
+	char		*secret_key_file;
+	struct peer_spec *peers;
+	size_t		 npeers;
+	struct peer_spec *clients;
+	size_t		 nclients;
+	uint32_t	 heartbeat;	/* ms between pings */
+	uint32_t	 heartbeat_timeout;	/* ms of silence: node down */
+	uint32_t	 send_queue;	/* messages kept per peer while down */
+	uint32_t	 max_frame;	/* bytes of one frame on the wire */
+	uint32_t	 bad_frames;	/* bad frames before a connection closes */
+	struct mailbox_spec mailbox;	/* the gateway's */
+	char		*gateway;	/* the gateway program */
+	char		*user;		/* the gateway's credentials */
+	char		*group;
+	struct group_spec *groups;	/* groups spanning nodes */
+	size_t		 ngroups;
+	unsigned	 line;
+	unsigned	 key_line;	/* of secret_key_file, for its errors */
+};
+
 struct actord_spec {
 	char		*file;		/* where it was read from, or NULL */
 	char		*runtime_dir;
@@ -151,6 +196,7 @@ struct actord_spec {
 	uint32_t	 shutdown_timeout;	/* ms for the whole tree */
 	uint32_t	 spare_mailboxes;	/* arena slots for late children */
 	struct log_spec	 log;
+	struct node_spec *node;		/* NULL: not a node */
 	struct sup_spec	 root;
 };
 

@@ -45,6 +45,9 @@ void	 actorctl_status_counts(const struct ctl_response *, unsigned c[5]);
 int	 actorctl_hot_shard(const struct ctl_shard_group *);
 void	 actorctl_fmt_us(char *, size_t, uint64_t);
 
+/* actorctl_keygen.c: a CurveZMQ key pair into two files */
+int	 actorctl_keygen(struct actorctl *, int argc, char **argv);
+
 /* actorctl_top.c: the live view */
 int	 actorctl_top(struct actorctl *, int argc, char **argv);
 

@@ -67,6 +67,7 @@ static const struct command commands[] = {
 	{ "top", actorctl_top, "[-n count]", "a live view, q quits" },
 	{ "log", cmd_log, "[-f] path", "a child's captured output" },
 	{ "shutdown", cmd_plain, "", "stop the tree and actord" },
+	{ "keygen", actorctl_keygen, "file", "a key pair for a node or client" },
 	{ "help", cmd_help, "", "this list" },
 };
 
