@@ -113,7 +113,7 @@ TLIB_O	    = $(call obj,$(TLIB_SRC))
 BINS	= $(if $(wildcard supervisor/actord_main.c),$(ACTORD)) \
 	  $(if $(wildcard tools/actorctl_main.c),$(ACTORCTL)) $(WMAINS)
 
-.PHONY: all check bench fuzz run install clean lint-man
+.PHONY: all check soak bench fuzz run install clean lint-man
 all: $(LIBACTOR_A) $(LIBACTOR_SO) $(LIBACTORD_A) $(BINS) $(EXAMPLES) \
 	$(BUILD)/libactor.pc
 
@@ -180,6 +180,25 @@ $(BUILD)/libactor.pc: Makefile
 check: all $(TESTS) $(PROGS) lint-man
 	BUILD=$(BUILD) FUZZ_SECONDS=10 tests/fuzz/run $(FUZZ_SRC)
 	BUILD=$(BUILD) SAN=$(SAN) tests/run $(TESTS) $(SH_TESTS)
+
+# --- soak: long randomized runs, one target each in SOAK_RUNS --------------------
+# make soak runs every soak-NAME of the list; a new soak run adds its name
+# to SOAK_RUNS and its own soak-NAME rule.  soak-sim: the deterministic
+# simulator of the supervision core over 1,000,000 seeds (make check runs
+# 2,000), in SOAK_JOBS processes of consecutive seeds.
+SOAK_RUNS  += sim
+SOAK_SEEDS ?= 1000000
+SOAK_JOBS  ?= 2
+soak: $(addprefix soak-,$(SOAK_RUNS))
+
+soak-sim: all $(BUILD)/tests/check_sup_sim
+	@per=$$(( ($(SOAK_SEEDS) + $(SOAK_JOBS) - 1) / $(SOAK_JOBS) )); \
+	pids=""; for j in $$(seq 0 $$(($(SOAK_JOBS) - 1))); do \
+	  CK_FORK=no SIM_SEEDS=$$per SIM_FIRST=$$((1 + j * per)) \
+	    $(BUILD)/tests/check_sup_sim > $(BUILD)/tests/soak-sim.$$j.log 2>&1 & \
+	  pids="$$pids $$!"; done; rc=0; \
+	for p in $$pids; do wait $$p || rc=1; done; \
+	grep -h '^sim: ' $(BUILD)/tests/soak-sim.*.log; exit $$rc
 
 lint-man:
 	@if [ -n "$(MANS)" ]; then \

@@ -55,10 +55,16 @@ struct loop {
 	size_t		 nheap;
 	size_t		 heapcap;
 	uint64_t	 armed;		/* deadline the timerfd holds; 0: none */
+	bool		 simulated;	/* tests/sim: no fds, the clock is sim_now */
+	uint64_t	 sim_now;	/* ms, the simulated clock */
 };
 
 uint64_t now_ms(void);
+uint64_t loop_now(const struct loop *);
 int	 loop_init(struct loop *);
+void	 loop_init_sim(struct loop *, uint64_t now);
+uint64_t loop_sim_next(const struct loop *);
+void	 loop_sim_fire(struct loop *);
 void	 loop_close(struct loop *);
 int	 loop_add(struct loop *, struct ev *, int fd, uint32_t events,
 	    ev_fn, void *arg);
@@ -284,6 +290,9 @@ enum wev {
 	WEV_TIMER,
 	WEV__COUNT
 };
+
+/* tests/sim: simulated processes in place of worker.c's (struct actord). */
+typedef void (*sim_proc_fn)(struct node *, enum wev, void *arg);
 
 void	 worker_event(struct node *, enum wev);
 void	 worker_drain(struct node *);
@@ -533,6 +542,8 @@ struct actord {
 	void		*event_arg;
 	void		(*on_output)(struct actord *, struct node *, void *);
 	void		*output_arg;	/* on_output: a node printed a line */
+	sim_proc_fn	 sim_proc;	/* tests/sim: takes every worker event */
+	void		*sim_arg;
 };
 
 struct actord *actord_new(struct actord_spec *, char *err, size_t errlen);

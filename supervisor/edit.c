@@ -59,6 +59,9 @@ edit_reorder(struct node *s, struct node **order, size_t n)
 /*
  * A new node built from k->pending_cs in the place of k (stopped), then
  * started if its supervisor wants it.  Reload rebuilds groups this way.
+ * The new node is in the tree before k goes: taking k out may end its
+ * supervisor's plan, and that may remove the supervisor itself (a reload
+ * that drops it), which must take the new node with it.
  */
 void
 edit_replace(struct node *k)
@@ -68,14 +71,18 @@ edit_replace(struct node *k)
 	size_t at = node_index(k);
 
 	k->pending_cs = NULL;
-	edit_remove(k);
 	if ((nk = node_new_child(s, cs, cs->name)) == NULL ||
-	    edit_insert(s, nk, at) == -1) {
+	    edit_insert(s, nk, at + 1) == -1) {
 		log_warnx("%s/%s: cannot rebuild", s->parent == NULL ? "" :
 		    s->path, cs->name);
 		if (nk != NULL)
 			node_free(nk);
+		edit_remove(k);
 		return;
 	}
-	(void)sup_adopt(nk);
+	plan_forget(&s->plan, k);
+	node_unlink(k);
+	node_free(k);
+	if (!sup_adopt(nk) && s->plan.kind != PLAN_NONE)
+		sup_run(s);
 }

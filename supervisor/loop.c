@@ -5,6 +5,10 @@
  * It owns the epoll and timerfd descriptors and the heap.  It must never
  * sleep, poll or wake up on its own: with no fd ready and no deadline,
  * epoll_wait blocks for ever, so an idle actord makes no system call.
+ *
+ * A simulated loop (loop_init_sim, for the deterministic simulator in
+ * tests/sim) has no descriptor: its clock is a number the simulator
+ * moves, and loop_sim_fire runs the timers that are due.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -31,6 +35,42 @@ now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The loop's clock: the monotonic clock, or the simulated one. */
+uint64_t
+loop_now(const struct loop *l)
+{
+	return l->simulated ? l->sim_now : now_ms();
+}
+
+void
+loop_init_sim(struct loop *l, uint64_t now)
+{
+	memset(l, 0, sizeof(*l));
+	l->epfd = l->tfd = -1;
+	l->simulated = true;
+	l->sim_now = now;
+}
+
+/* The earliest deadline of a simulated loop, or 0 when none. */
+uint64_t
+loop_sim_next(const struct loop *l)
+{
+	return l->nheap > 0 ? l->heap[0]->when : 0;
+}
+
+/* Run the timers of a simulated loop that are due at sim_now. */
+void
+loop_sim_fire(struct loop *l)
+{
+	struct timer *t;
+
+	while (l->nheap > 0 && l->heap[0]->when <= l->sim_now) {
+		t = l->heap[0];
+		timer_cancel(l, t);
+		t->fn(t->arg);
+	}
 }
 
 int
@@ -154,6 +194,8 @@ rearm(struct loop *l)
 	struct itimerspec its;
 	uint64_t when;
 
+	if (l->simulated)
+		return;
 	when = l->nheap > 0 ? l->heap[0]->when : 0;
 	if (when == l->armed)
 		return;
@@ -196,7 +238,7 @@ timer_at(struct loop *l, struct timer *t, uint64_t when)
 void
 timer_after(struct loop *l, struct timer *t, uint64_t ms)
 {
-	timer_at(l, t, now_ms() + ms);
+	timer_at(l, t, loop_now(l) + ms);
 }
 
 void

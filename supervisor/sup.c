@@ -32,6 +32,7 @@ static void	sup_boot(struct node *);
 static void	sup_stop(struct node *);
 static void	plan_stop_all(struct node *, enum plan_kind);
 static void	plan_restart(struct node *, struct node *, const char *);
+static void	restart(struct node *, struct node *, const char *);
 static bool	run_step(struct node *);
 static bool	stop_step(struct node *);
 static bool	start_step(struct node *);
@@ -114,7 +115,8 @@ sup_decisions_in_period(struct node *s)
 {
 	if (s->ss == NULL)
 		return 0;
-	s->ndecisions = window_prune(s->decisions, s->ndecisions, now_ms(),
+	s->ndecisions = window_prune(s->decisions, s->ndecisions,
+	    loop_now(&s->ad->loop),
 	    (uint64_t)s->ss->period * 1000);
 	return s->ndecisions;
 }
@@ -338,7 +340,7 @@ start_done(struct node *s)
 	plan_clear(&s->plan);
 	s->state = NS_RUNNING;
 	if (s->started_ms == 0)
-		s->started_ms = now_ms();
+		s->started_ms = loop_now(&s->ad->loop);
 	if (report) {
 		s->started_at = time(NULL);
 		log_debug("%s: running", s->path);
@@ -525,6 +527,7 @@ plan_restart(struct node *s, struct node *c, const char *cause)
 	timer_cancel(&s->ad->loop, &s->op_timer);
 	for (i = from; i < s->nkids; i++) {
 		k = s->kids[i];
+		end_restarting(k);	/* a one_for_one backoff of before */
 		if (!node_is_down(k))
 			plan_add(&p->stop, k);
 		if (k->cs != NULL && k->cs->restart == RESTART_TEMPORARY) {
@@ -552,7 +555,7 @@ plan_restart(struct node *s, struct node *c, const char *cause)
 static bool
 decide(struct node *s)
 {
-	uint64_t now = now_ms(), *d;
+	uint64_t now = loop_now(&s->ad->loop), *d;
 
 	s->ndecisions = window_prune(s->decisions, s->ndecisions, now,
 	    (uint64_t)s->ss->period * 1000);
@@ -669,10 +672,7 @@ child_started(struct node *s, struct node *c, bool ok, const char *cause)
 			giveup(s, c, failed);
 			return;
 		}
-		if (why == WHY_RESTART)
-			schedule_restart(s, c);
-		else
-			plan_restart(s, c, failed);
+		restart(s, c, failed);
 		return;
 	}
 	if (p->kind != PLAN_NONE)
@@ -742,7 +742,7 @@ child_exited(struct node *s, struct node *c, bool clean, const char *cause)
 	}
 	/* Backoff starts over after the child stayed up min_uptime. */
 	if (c->started_ms != 0 &&
-	    now_ms() - c->started_ms >= s->ss->min_uptime)
+	    loop_now(&s->ad->loop) - c->started_ms >= s->ss->min_uptime)
 		c->backoff_attempt = 0;
 	c->started_ms = 0;
 	/*
@@ -767,10 +767,23 @@ child_exited(struct node *s, struct node *c, bool clean, const char *cause)
 		giveup(s, c, cause);
 		return;
 	}
+	restart(s, c, cause);
+}
+
+/*
+ * A decided restart of c, by the strategy s has now (a reload may have
+ * changed it since c's loop began): c alone after its backoff, or a set.
+ */
+static void
+restart(struct node *s, struct node *c, const char *cause)
+{
 	if (s->kind == NODE_GROUP || s->ss->strategy == STRATEGY_ONE_FOR_ONE) {
+		plan_del(&s->plan.start, c);
 		schedule_restart(s, c);
-		if (p->kind != PLAN_NONE)
+		if (s->plan.kind != PLAN_NONE)
 			sup_run(s);
-	} else
+	} else {
+		end_restarting(c);
 		plan_restart(s, c, cause);
+	}
 }

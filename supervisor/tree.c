@@ -349,7 +349,7 @@ walk(struct node *n, unsigned depth, walk_fn fn, void *arg)
 	st.depth = depth;
 	st.mbox = n->mbox;
 	if (n->state == NS_RUNNING && n->started_ms != 0)
-		st.uptime_ms = now_ms() - n->started_ms;
+		st.uptime_ms = loop_now(&n->ad->loop) - n->started_ms;
 	if (n->kind != NODE_WORKER) {
 		st.restarts_in_period = sup_decisions_in_period(n);
 		st.strategy = n->ss->strategy;

@@ -69,6 +69,11 @@ worker_event(struct node *n, enum wev ev)
 {
 	if (n->kind != NODE_WORKER || ev >= WEV__COUNT)
 		return;
+	/* The deterministic simulator (tests/sim) plays the processes. */
+	if (n->ad->sim_proc != NULL) {
+		n->ad->sim_proc(n, ev, n->ad->sim_arg);
+		return;
+	}
 	wtable[n->state][ev](n);
 }
 

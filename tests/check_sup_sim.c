@@ -1,0 +1,1130 @@
+/*
+ * check_sup_sim.c: the deterministic simulator of the supervision core.
+ *
+ * The core (sup.c, plan.c, edit.c, api.c, reload.c, tree.c, policy.c) runs
+ * against a simulated clock (a simulated loop: loop_init_sim) and
+ * simulated processes (struct actord's sim_proc takes every worker event
+ * in place of worker.c): no fork, no sleep, no signal.  A seeded random
+ * schedule of events drives it: crash, clean exit, exit during start,
+ * ready, ready timeout, start failure, SIGKILL, stop completion, time
+ * passing, API start/stop/restart/kill/add/remove, reload (children
+ * added, removed, reordered, changed, nested supervisors), shutdown.
+ *
+ * After every event the invariants are checked (check_tree):
+ *   - every node is stable, or has exactly one pending timer or event that
+ *     will move it (a backoff, a supervisor's plan step, a simulated
+ *     process that will become ready or exit);
+ *   - plans name live children of their supervisor only;
+ *   - restart order and sets match the reference model (model_*): stops
+ *     last first, starts in order, and the set a death decides is OTP's
+ *     (the dead child under one_for_one, every child under one_for_all,
+ *     the dead child and those after it under rest_for_one);
+ *   - intensity: the model counts the decisions with its own window and
+ *     says when the supervisor must give up; the core must agree.
+ * After the schedule the tree must settle within a bounded simulated
+ * time, then shut down cleanly.
+ *
+ * A failure prints the seed and the event list.  SIM_SEED=n reruns one
+ * seed (SIM_VERBOSE=1 prints its events); SIM_SEEDS=n runs n seeds from
+ * SIM_FIRST (default 1).  make check runs 2,000 seeds, make soak 1,000,000.
+ */
+#include <check.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "supervisor/actord.h"
+#include "supervisor/log.h"
+#include "tests/lib/tcheck.h"
+#include "tests/lib/tsup.h"
+
+#define SIM_EVENTS	160		/* events in one schedule */
+#define SIM_IDS		4096		/* node ids one run may use */
+#define SIM_SETTLE_MS	600000		/* bound on settling, simulated ms */
+#define SIM_PID_BASE	0x40000000	/* fake pids: never a real process */
+#define DESC_MAX	48		/* nodes of a tree description */
+#define DESC_KIDS	5
+
+/* --- a tree description: what the random specs are built from ------------- */
+
+enum dkind { D_WORKER, D_SUP, D_GROUP };
+
+struct dnode {
+	char		 name[12];
+	enum dkind	 kind;
+	enum restart_type restart;
+	enum strategy	 strategy;
+	unsigned	 intensity;
+	int		 shutdown;	/* a change of it is a changed child */
+	unsigned	 instances;
+	int		 kids[DESC_KIDS];
+	int		 nkids;
+};
+
+struct desc {
+	struct dnode	 n[DESC_MAX];
+	int		 count;
+	int		 names;		/* next fresh name */
+};
+
+/* --- the simulator's state ----------------------------------------------------- */
+
+struct sproc {
+	bool		 alive;		/* a simulated process exists */
+	bool		 start_failing;	/* a ready timeout: fails once down */
+	bool		 fail_next;	/* its next spawn fails */
+};
+
+struct smodel {
+	uint64_t	 times[64];	/* the model's decision times */
+	size_t		 n;
+	uint64_t	 incarnation;	/* of the supervisor it counts for */
+	bool		 giveup;	/* the model says: it must give up */
+	bool		 decided;	/* a decision this event */
+	struct node	*dead;		/* whose death decided it */
+	uint64_t	 set[DESC_MAX * 4];	/* ids of the set it decided */
+	size_t		 nset;
+};
+
+struct sim {
+	uint64_t	 seed;
+	uint64_t	 rng;
+	struct actord	*ad;
+	struct desc	 desc;
+	uint64_t	 next_pid;
+	struct sproc	 proc[SIM_IDS];
+	struct smodel	 model[SIM_IDS];
+	char		*events;	/* the event list, one per line */
+	size_t		 elen, ecap;
+	char		 fail[1024];	/* the first broken invariant */
+	bool		 verbose;
+	bool		 shutdown;
+	unsigned	 nevents;
+};
+
+static struct sim *S;		/* the run in progress, for the hooks */
+
+static uint32_t	rnd(struct sim *, uint32_t);
+static void	note(struct sim *, const char *, ...)
+		    __attribute__((format(printf, 2, 3)));
+static void	broken(struct sim *, const char *, ...)
+		    __attribute__((format(printf, 2, 3)));
+static int	sim_fn(void *);
+
+static uint32_t
+rnd(struct sim *sim, uint32_t n)
+{
+	return n == 0 ? 0 : rng_next(&sim->rng) % n;
+}
+
+static void
+note(struct sim *sim, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	size_t len;
+	int k;
+
+	k = snprintf(line, sizeof(line), "%6u t=%" PRIu64 " ", sim->nevents,
+	    sim->ad != NULL ? sim->ad->loop.sim_now : 0);
+	va_start(ap, fmt);
+	vsnprintf(line + k, sizeof(line) - (size_t)k, fmt, ap);
+	va_end(ap);
+	len = strlen(line);
+	if (sim->elen + len + 2 > sim->ecap) {
+		sim->ecap = (sim->ecap + len + 2) * 2;
+		sim->events = realloc(sim->events, sim->ecap);
+		ck_assert_ptr_nonnull(sim->events);
+	}
+	memcpy(sim->events + sim->elen, line, len);
+	sim->elen += len;
+	sim->events[sim->elen++] = '\n';
+	sim->events[sim->elen] = '\0';
+	if (sim->verbose)
+		fprintf(stderr, "%s\n", line);
+}
+
+static void
+broken(struct sim *sim, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (sim->fail[0] != '\0')
+		return;
+	va_start(ap, fmt);
+	vsnprintf(sim->fail, sizeof(sim->fail), fmt, ap);
+	va_end(ap);
+}
+
+static int
+sim_fn(void *arg)
+{
+	(void)arg;
+	return 0;	/* never run: the simulator plays the processes */
+}
+
+/* --- descriptions and specs ------------------------------------------------------ */
+
+static int
+desc_new(struct sim *sim, enum dkind kind, int depth)
+{
+	struct desc *d = &sim->desc;
+	struct dnode *n;
+	int i, k, want;
+
+	if (d->count >= DESC_MAX)
+		return -1;
+	k = d->count++;
+	n = &d->n[k];
+	memset(n, 0, sizeof(*n));
+	snprintf(n->name, sizeof(n->name), "%c%d", kind == D_SUP ? 's' :
+	    kind == D_GROUP ? 'g' : 'w', d->names++);
+	n->kind = kind;
+	n->restart = (enum restart_type)rnd(sim, 3);
+	if (rnd(sim, 2) == 0)
+		n->restart = RESTART_PERMANENT;
+	n->strategy = (enum strategy)rnd(sim, 3);
+	n->intensity = rnd(sim, 6);
+	n->shutdown = (int)rnd(sim, 3) * 100;
+	n->instances = 1 + rnd(sim, 3);
+	if (kind == D_SUP) {
+		want = 1 + (int)rnd(sim, depth < 2 ? 4 : 2);
+		for (i = 0; i < want; i++) {
+			int c = desc_new(sim, depth < 2 && rnd(sim, 4) == 0 ?
+			    D_SUP : rnd(sim, 5) == 0 ? D_GROUP : D_WORKER,
+			    depth + 1);
+
+			if (c >= 0 && d->n[k].nkids < DESC_KIDS)
+				d->n[k].kids[d->n[k].nkids++] = c;
+		}
+	}
+	return k;
+}
+
+static void
+spec_from(struct sim *sim, struct sup_spec *ss, int k)
+{
+	struct dnode *n = &sim->desc.n[k], *c;
+	struct child_spec *cs;
+	struct sup_spec *sub;
+	int i;
+
+	ss->strategy = n->strategy;
+	ss->intensity = n->intensity;
+	ss->period = 5;
+	ss->backoff_min = 10;
+	ss->backoff_max = 200;
+	ss->min_uptime = 1000;
+	for (i = 0; i < n->nkids; i++) {
+		c = &sim->desc.n[n->kids[i]];
+		if (c->kind == D_SUP) {
+			sub = ts_add_sup(ss, c->name, c->strategy);
+			ss->children[ss->nchildren - 1].restart = c->restart;
+			spec_from(sim, sub, n->kids[i]);
+			continue;
+		}
+		cs = ts_add_fn(ss, c->name, sim_fn, NULL);
+		cs->restart = c->restart;
+		cs->shutdown = c->shutdown;
+		if (c->kind == D_GROUP)
+			cs->instances = c->instances;
+	}
+}
+
+static struct actord_spec *
+build_spec(struct sim *sim)
+{
+	struct actord_spec *spec = spec_new();
+
+	ck_assert_ptr_nonnull(spec);
+	spec->shutdown_timeout = 5000;
+	spec_from(sim, &spec->root, 0);
+	spec->root.intensity = 3 + sim->desc.n[0].intensity;
+	return spec;
+}
+
+/* A reload's changes: add, remove, reorder, change, in nested ones too. */
+static void
+desc_mutate(struct sim *sim)
+{
+	struct desc *d = &sim->desc;
+	struct dnode *s;
+	int k, i, j, t, tries;
+
+	for (tries = 0; tries < 3; tries++) {
+		/* A supervisor of the description, at random. */
+		do
+			k = (int)rnd(sim, (uint32_t)d->count);
+		while (d->n[k].kind != D_SUP);
+		s = &d->n[k];
+		switch (rnd(sim, 5)) {
+		case 0:		/* add */
+			if (s->nkids < DESC_KIDS && (i = desc_new(sim,
+			    rnd(sim, 4) == 0 ? D_GROUP : D_WORKER, 2)) >= 0)
+				s->kids[s->nkids++] = i;
+			break;
+		case 1:		/* remove */
+			if (s->nkids > 1) {
+				i = (int)rnd(sim, (uint32_t)s->nkids);
+				memmove(&s->kids[i], &s->kids[i + 1],
+				    (size_t)(s->nkids - i - 1) * sizeof(int));
+				s->nkids--;
+			}
+			break;
+		case 2:		/* reorder */
+			if (s->nkids > 1) {
+				i = (int)rnd(sim, (uint32_t)s->nkids);
+				j = (int)rnd(sim, (uint32_t)s->nkids);
+				t = s->kids[i];
+				s->kids[i] = s->kids[j];
+				s->kids[j] = t;
+			}
+			break;
+		case 3:		/* change a child */
+			if (s->nkids > 0) {
+				i = s->kids[rnd(sim, (uint32_t)s->nkids)];
+				d->n[i].shutdown += 100;
+				d->n[i].instances = 1 + rnd(sim, 3);
+				d->n[i].restart = (enum restart_type)rnd(sim, 3);
+			}
+			break;
+		default:	/* the supervisor's own settings */
+			s->intensity = rnd(sim, 6);
+			s->strategy = (enum strategy)rnd(sim, 3);
+			break;
+		}
+	}
+}
+
+/* --- simulated processes ------------------------------------------------------- */
+
+static struct sproc *
+proc_of(struct sim *sim, const struct node *n)
+{
+	if (n->id >= SIM_IDS) {
+		broken(sim, "more than %d nodes in one run", SIM_IDS);
+		return &sim->proc[0];
+	}
+	return &sim->proc[n->id];
+}
+
+static bool
+stop_kind(enum plan_kind k)
+{
+	return k == PLAN_STOP || k == PLAN_BOOTFAIL || k == PLAN_GIVEUP;
+}
+
+/* The reference model's intensity rule, as supervisor.erl's add_restart. */
+static void
+model_decision(struct sim *sim, struct node *s, struct node *dead)
+{
+	struct smodel *m = &sim->model[s->id % SIM_IDS];
+	uint64_t now = sim->ad->loop.sim_now;
+
+	m->n = window_prune(m->times, m->n, now, (uint64_t)s->ss->period * 1000);
+	m->decided = true;
+	m->dead = dead;
+	/* OTP's set, in the order of the tree when it decides. */
+	if (s->kind != NODE_GROUP && s->ss->strategy != STRATEGY_ONE_FOR_ONE) {
+		size_t i = s->ss->strategy == STRATEGY_ONE_FOR_ALL ? 0 :
+		    node_index(dead);
+
+		for (; i < s->nkids && m->nset < DESC_MAX * 4; i++)
+			m->set[m->nset++] = s->kids[i]->id;
+	}
+	if (sim->verbose)
+		note(sim, "model: %s decides for %s (%zu in the period)",
+		    s->path, dead->path, m->n);
+	if (m->n + 1 > s->ss->intensity) {
+		m->giveup = true;
+		return;
+	}
+	if (m->n < sizeof(m->times) / sizeof(m->times[0]))
+		m->times[m->n++] = now;
+}
+
+/* A child's exit, as the model sees it before the core does. */
+static void
+model_exit(struct sim *sim, struct node *c, bool clean)
+{
+	struct node *s = c->parent;
+
+	if (stop_kind(s->plan.kind) || plan_has(&s->plan.stop, c))
+		return;		/* going down anyway: no decision */
+	if (!restart_wanted(c->cs->restart, clean))
+		return;
+	model_decision(sim, s, c);
+}
+
+/* A failed start, as the model sees it (why: the start's cause). */
+static void
+model_start_failed(struct sim *sim, struct node *c, enum start_why why)
+{
+	struct node *s = c->parent;
+
+	if (s == NULL || stop_kind(s->plan.kind))
+		return;
+	if (why == WHY_RESTART || (why == WHY_PLAN &&
+	    s->plan.kind == PLAN_RESTART))
+		model_decision(sim, s, c);
+}
+
+/* Stops are made last first, starts in order (for a plan's own steps). */
+static void
+model_order(struct sim *sim, struct node *n, enum wev ev)
+{
+	struct node *s = n->parent;
+	const struct plan *p;
+	size_t i, at;
+
+	if (s == NULL)
+		return;
+	p = &s->plan;
+	at = node_index(n);
+	if (ev == WEV_START && n->why == WHY_PLAN) {
+		for (i = 0; i < p->start.n; i++)
+			if (node_index(p->start.v[i].n) < at &&
+			    p->start.v[i].n->state != NS_RUNNING)
+				broken(sim, "%s started before %s", n->path,
+				    p->start.v[i].n->path);
+	}
+	if (ev == WEV_STOP && p->in_stop && !p->parallel &&
+	    plan_has(&p->stop, n)) {
+		for (i = 0; i < p->stop.n; i++)
+			if (node_index(p->stop.v[i].n) > at &&
+			    !node_is_down(p->stop.v[i].n))
+				broken(sim, "%s stopped before %s", n->path,
+				    p->stop.v[i].n->path);
+	}
+}
+
+/* struct actord's sim_proc: worker.c's table, played without processes. */
+static void
+sim_proc(struct node *n, enum wev ev, void *arg)
+{
+	struct sim *sim = arg;
+	struct sproc *sp = proc_of(sim, n);
+	enum start_why why;
+
+	model_order(sim, n, ev);
+	switch (ev) {
+	case WEV_START:
+		if (n->state != NS_STOPPED && n->state != NS_FAILED &&
+		    n->state != NS_RESTARTING)
+			return;
+		n->incarnation++;
+		if (sp->fail_next) {
+			sp->fail_next = false;
+			why = n->why;
+			n->state = NS_FAILED;
+			snprintf(n->last_exit, sizeof(n->last_exit),
+			    "exec: simulated failure");
+			model_start_failed(sim, n, why);
+			node_started(n, false, "exec: simulated failure");
+			return;
+		}
+		n->pid = (pid_t)(SIM_PID_BASE + sim->next_pid++);
+		n->state = NS_STARTING;
+		sp->alive = true;
+		sp->start_failing = false;
+		return;
+	case WEV_STOP:
+		switch (n->state) {
+		case NS_STARTING:
+		case NS_RUNNING:
+			n->we_signalled = true;
+			n->state = NS_STOPPING;
+			return;
+		case NS_STOPPING:
+			return;
+		default:
+			node_stopped(n);
+			return;
+		}
+	default:
+		return;		/* a kill timer: the exit comes as an event */
+	}
+}
+
+/* --- the events a process can have ---------------------------------------------- */
+
+static void
+ev_ready(struct sim *sim, struct node *n)
+{
+	note(sim, "ready %s", n->path);
+	n->state = NS_RUNNING;
+	n->started_ms = sim->ad->loop.sim_now;
+	node_started(n, true, NULL);
+}
+
+static void
+ev_exit_in_start(struct sim *sim, struct node *n)
+{
+	enum start_why why = n->why;
+
+	note(sim, "exit during start %s", n->path);
+	proc_of(sim, n)->alive = false;
+	n->pid = 0;
+	n->state = NS_FAILED;
+	snprintf(n->last_exit, sizeof(n->last_exit), "exited 1 before it was "
+	    "ready");
+	model_start_failed(sim, n, why);
+	node_started(n, false, "exited 1 before it was ready");
+}
+
+static void
+ev_exit(struct sim *sim, struct node *n, bool clean, const char *what)
+{
+	note(sim, "%s %s", what, n->path);
+	proc_of(sim, n)->alive = false;
+	n->pid = 0;
+	n->state = NS_STOPPED;
+	snprintf(n->last_exit, sizeof(n->last_exit), "%s", clean ?
+	    "exited 0" : "exited 1");
+	model_exit(sim, n, clean);
+	node_exited(n, clean, n->last_exit);
+}
+
+static void
+ev_stopped(struct sim *sim, struct node *n)
+{
+	struct sproc *sp = proc_of(sim, n);
+	enum start_why why = n->why;
+
+	note(sim, "stop done %s", n->path);
+	sp->alive = false;
+	n->pid = 0;
+	if (sp->start_failing) {
+		sp->start_failing = false;
+		n->state = NS_FAILED;
+		snprintf(n->last_exit, sizeof(n->last_exit), "not ready");
+		model_start_failed(sim, n, why);
+		node_started(n, false, "not ready within 1 ms");
+		return;
+	}
+	n->state = NS_STOPPED;
+	snprintf(n->last_exit, sizeof(n->last_exit), "killed by signal 15");
+	node_stopped(n);
+}
+
+/* SIGKILL from outside: whatever the process was doing ends. */
+static void
+ev_sigkill(struct sim *sim, struct node *n)
+{
+	switch (n->state) {
+	case NS_STARTING:
+		ev_exit_in_start(sim, n);
+		break;
+	case NS_RUNNING:
+		ev_exit(sim, n, false, "SIGKILL");
+		break;
+	case NS_STOPPING:
+		ev_stopped(sim, n);
+		break;
+	default:
+		break;
+	}
+}
+
+/* --- invariants ----------------------------------------------------------------- */
+
+static bool
+plan_moves(const struct node *s)
+{
+	const struct plan *p = &s->plan;
+	size_t i;
+
+	switch (p->phase) {
+	case PH_WAIT:
+		return timer_pending(&s->op_timer);
+	case PH_STOP:
+		for (i = 0; i < p->stop.n; i++)
+			if (p->stop.v[i].n->state == NS_STOPPING)
+				return true;
+		return false;
+	case PH_START:
+		for (i = 0; i < p->start.n; i++)
+			if (p->start.v[i].n->state == NS_STARTING ||
+			    p->start.v[i].n->state == NS_STOPPING)
+				return true;
+		return false;
+	}
+	return false;
+}
+
+static void
+check_list(struct sim *sim, const struct node *s, const struct plan_list *l,
+    const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (!plan_ref_live(&l->v[i]) || l->v[i].n->parent != s)
+			broken(sim, "%s: %s list names a child that is not "
+			    "its", s->path, what);
+}
+
+static void
+check_node(struct sim *sim, struct node *n)
+{
+	struct sproc *sp = proc_of(sim, n);
+	bool in_plan, backoff = timer_pending(&n->backoff);
+	size_t i;
+
+	in_plan = n->parent != NULL && n->parent->plan.kind == PLAN_RESTART &&
+	    plan_has(&n->parent->plan.start, n);
+	if (backoff && n->state != NS_RESTARTING)
+		broken(sim, "%s: a backoff timer while %s", n->path,
+		    node_state_name(n->state));
+	if (n->state == NS_RESTARTING && backoff == in_plan)
+		broken(sim, "%s: restarting with %s", n->path, backoff ?
+		    "both a backoff and a plan" : "nothing to restart it");
+	if (n->kind == NODE_WORKER) {
+		bool up = n->state == NS_STARTING || n->state == NS_RUNNING ||
+		    n->state == NS_STOPPING;
+
+		if (up != sp->alive)
+			broken(sim, "%s: %s but its process is %s", n->path,
+			    node_state_name(n->state), sp->alive ? "alive" :
+			    "gone");
+		return;
+	}
+	if (n->plan.in_run)
+		broken(sim, "%s: its plan still runs between events", n->path);
+	check_list(sim, n, &n->plan.stop, "stop");
+	check_list(sim, n, &n->plan.start, "start");
+	if (n->plan.kind == PLAN_NONE) {
+		if (timer_pending(&n->op_timer))
+			broken(sim, "%s: a timer and no plan", n->path);
+		if (n->state == NS_STARTING || n->state == NS_STOPPING)
+			broken(sim, "%s: %s with no plan", n->path,
+			    node_state_name(n->state));
+	} else {
+		if (!plan_moves(n))
+			broken(sim, "%s: %s plan in phase %d that nothing moves",
+			    n->path, plan_kind_name(n->plan.kind),
+			    (int)n->plan.phase);
+		if (n->plan.kind == PLAN_BOOT && n->state != NS_STARTING)
+			broken(sim, "%s: boot while %s", n->path,
+			    node_state_name(n->state));
+		if (stop_kind(n->plan.kind) && n->state != NS_STOPPING)
+			broken(sim, "%s: %s while %s", n->path,
+			    plan_kind_name(n->plan.kind),
+			    node_state_name(n->state));
+	}
+	for (i = 0; i < n->nkids; i++) {
+		if (n->kids[i]->parent != n)
+			broken(sim, "%s: a child with another parent", n->path);
+		check_node(sim, n->kids[i]);
+	}
+}
+
+/* The model's verdict on intensity, for every supervisor that decided. */
+/*
+ * A decision the model cannot see: a nested supervisor that gave up or
+ * failed to start, inside the core.  Its parent's count is taken over.
+ */
+static bool
+unseen(struct sim *sim, const struct node *s)
+{
+	const struct node *k;
+	size_t i;
+
+	for (i = 0; i < s->nkids; i++) {
+		k = s->kids[i];
+		if (k->kind != NODE_WORKER && (k->state == NS_FAILED ||
+		    k->state == NS_RESTARTING ||
+		    sim->model[k->id % SIM_IDS].incarnation != k->incarnation))
+			return true;
+	}
+	return false;
+}
+
+static void
+check_model(struct sim *sim, struct node *s, const struct node *keep)
+{
+	struct smodel *m = &sim->model[s->id % SIM_IDS];
+	size_t i, from;
+	uint64_t core;
+
+	if (s->kind == NODE_WORKER)
+		return;
+	if (m->incarnation != s->incarnation) {
+		memset(m, 0, sizeof(*m));	/* a new boot starts afresh */
+		m->incarnation = s->incarnation;
+	}
+	if (m->giveup) {
+		/* Gave up: still stopping, failed, or already restarting. */
+		if (s->plan.kind != PLAN_GIVEUP && (strncmp(s->last_exit,
+		    "gave up", 7) != 0 || s->state == NS_RUNNING ||
+		    s->state == NS_STARTING) && s != keep)
+			broken(sim, "%s: the model gives up (more than %u in "
+			    "%u s), the core did not", s->path,
+			    s->ss->intensity, s->ss->period);
+		memset(m, 0, sizeof(*m));
+		m->incarnation = s->incarnation;
+	} else if (unseen(sim, s)) {
+		m->n = sup_decisions_in_period(s);
+		if (m->n > sizeof(m->times) / sizeof(m->times[0]))
+			m->n = sizeof(m->times) / sizeof(m->times[0]);
+		if (m->n > 0)
+			memcpy(m->times, s->decisions, m->n *
+			    sizeof(*m->times));
+	} else if (m->decided && s->plan.kind != PLAN_GIVEUP &&
+	    s->state != NS_FAILED) {
+		core = sup_decisions_in_period(s);
+		m->n = window_prune(m->times, m->n, sim->ad->loop.sim_now,
+		    (uint64_t)s->ss->period * 1000);
+		if (core != m->n)
+			broken(sim, "%s: %" PRIu64 " decisions in the period, "
+			    "the model counts %zu (event %u)", s->path, core,
+			    m->n, sim->nevents);
+		/* The set the death decided (OTP's rules per strategy). */
+		/* Unless the same cascade stopped s since. */
+		if (stop_kind(s->plan.kind) || s->state == NS_STOPPED)
+			;
+		else if (m->dead != NULL && m->dead->parent == s &&
+		    m->nset > 0) {
+			for (i = 0; i < s->nkids; i++) {
+				struct node *k = s->kids[i];
+
+				for (from = 0; from < m->nset; from++)
+					if (m->set[from] == k->id)
+						break;
+				if (from < m->nset &&
+				    k->cs->restart != RESTART_TEMPORARY &&
+				    k->after_stop == AFTER_NONE &&
+				    !plan_has(&s->plan.start, k))
+					broken(sim, "%s: %s is not in the "
+					    "restart that %s decided", s->path,
+					    k->path, m->dead->path);
+			}
+		} else if (m->dead != NULL && m->dead->parent == s &&
+		    m->dead->state != NS_RESTARTING)
+			broken(sim, "%s: one_for_one left %s %s", s->path,
+			    m->dead->path, node_state_name(m->dead->state));
+	}
+	m->decided = false;
+	m->dead = NULL;
+	m->nset = 0;
+	for (i = 0; i < s->nkids; i++)
+		check_model(sim, s->kids[i], keep);
+}
+
+/* Every node actord knows is in the tree: none outlives its place. */
+static void
+check_all(struct sim *sim)
+{
+	const struct node *n, *k;
+
+	for (n = sim->ad->all; n != NULL; n = n->next_all) {
+		for (k = n; k->parent != NULL; k = k->parent)
+			if (node_index(k) >= k->parent->nkids)
+				break;
+		if (k != sim->ad->root)
+			broken(sim, "%s: a node out of the tree", n->path);
+	}
+}
+
+static void
+check_tree(struct sim *sim)
+{
+	if (sim->ad->root == NULL)
+		return;
+	check_all(sim);
+	check_node(sim, sim->ad->root);
+	check_model(sim, sim->ad->root, NULL);
+}
+
+/* --- picking targets ---------------------------------------------------------------- */
+
+struct pick {
+	struct node	*v[SIM_IDS];
+	size_t		 n;
+};
+
+static void
+collect(struct node *n, struct pick *p, int kind, int state)
+{
+	size_t i;
+
+	if ((kind < 0 || (int)n->kind == kind) &&
+	    (state < 0 || (int)n->state == state) && p->n < SIM_IDS)
+		p->v[p->n++] = n;
+	for (i = 0; i < n->nkids; i++)
+		collect(n->kids[i], p, kind, state);
+}
+
+static struct node *
+pick(struct sim *sim, int kind, int state)
+{
+	static struct pick p;
+
+	p.n = 0;
+	collect(sim->ad->root, &p, kind, state);
+	return p.n == 0 ? NULL : p.v[rnd(sim, (uint32_t)p.n)];
+}
+
+/* --- the schedule ---------------------------------------------------------------- */
+
+static void
+api_done(void *arg, int error, const char *msg)
+{
+	(void)arg;
+	(void)error;
+	(void)msg;
+}
+
+static void
+advance(struct sim *sim, uint64_t ms)
+{
+	uint64_t next = loop_sim_next(&sim->ad->loop);
+
+	if (ms == 0) {
+		if (next == 0)
+			return;
+		sim->ad->loop.sim_now = next > sim->ad->loop.sim_now ? next :
+		    sim->ad->loop.sim_now;
+	} else
+		sim->ad->loop.sim_now += ms;
+	note(sim, "time -> %" PRIu64, sim->ad->loop.sim_now);
+	loop_sim_fire(&sim->ad->loop);
+}
+
+static void
+do_reload(struct sim *sim)
+{
+	struct actord_spec *spec;
+	char err[256];
+
+	desc_mutate(sim);
+	spec = build_spec(sim);
+	note(sim, "reload");
+	if (actord_reload(sim->ad, spec, err, sizeof(err)) != 0)
+		spec_free(spec);
+}
+
+static void
+do_api(struct sim *sim)
+{
+	struct node *n = pick(sim, -1, -1), *g;
+	char path[SPEC_PATH_MAX], np[SPEC_PATH_MAX];
+	int e = 0;
+
+	if (n == NULL || n->parent == NULL)
+		return;
+	snprintf(path, sizeof(path), "%s", n->path);
+	switch (rnd(sim, 6)) {
+	case 0:
+		e = actord_start_node(sim->ad, path, api_done, NULL);
+		note(sim, "api start %s: %d", path, e);
+		break;
+	case 1:
+		e = actord_stop_node(sim->ad, path, api_done, NULL);
+		note(sim, "api stop %s: %d", path, e);
+		break;
+	case 2:
+		e = actord_restart_node(sim->ad, path, api_done, NULL);
+		note(sim, "api restart %s: %d", path, e);
+		break;
+	case 3:
+		e = actord_remove_node(sim->ad, path);
+		note(sim, "api remove %s: %d", path, e);
+		break;
+	case 4:
+		if ((g = pick(sim, NODE_GROUP, -1)) == NULL)
+			break;
+		snprintf(path, sizeof(path), "%s", g->path);
+		e = actord_add_instance(sim->ad, path, api_done, NULL, np,
+		    sizeof(np));
+		note(sim, "api add %s: %d", path, e);
+		break;
+	default:
+		/* actorctl kill: a signal to the process, as from outside. */
+		if (n->kind == NODE_WORKER && n->pid > 0) {
+			note(sim, "api kill %s", path);
+			if (rnd(sim, 2) == 0)
+				ev_sigkill(sim, n);
+			else if (n->state == NS_RUNNING)
+				ev_exit(sim, n, true, "SIGTERM from outside");
+		}
+		break;
+	}
+	if (e == 0 || e == ENOENT || e == EINVAL || e == EALREADY ||
+	    e == EINPROGRESS || e == EBUSY || e == EAGAIN || e == ESHUTDOWN)
+		return;
+	broken(sim, "api on %s: unexpected error %d", path, e);
+}
+
+static void
+one_event(struct sim *sim)
+{
+	struct node *n;
+	uint32_t r = rnd(sim, 100);
+
+	/* Most boots succeed, so that most schedules test a running tree. */
+	if (!sim->ad->booted && rnd(sim, 10) != 0)
+		r = 0;
+
+	if (r < 14) {
+		if ((n = pick(sim, NODE_WORKER, NS_STARTING)) != NULL)
+			ev_ready(sim, n);
+	} else if (r < 24) {
+		if ((n = pick(sim, NODE_WORKER, NS_RUNNING)) != NULL)
+			ev_exit(sim, n, false, "crash");
+	} else if (r < 29) {
+		if ((n = pick(sim, NODE_WORKER, NS_RUNNING)) != NULL)
+			ev_exit(sim, n, true, "clean exit");
+	} else if (r < 33) {
+		if ((n = pick(sim, NODE_WORKER, NS_STARTING)) != NULL)
+			ev_exit_in_start(sim, n);
+	} else if (r < 36) {
+		if ((n = pick(sim, NODE_WORKER, NS_STARTING)) != NULL) {
+			note(sim, "ready timeout %s", n->path);
+			proc_of(sim, n)->start_failing = true;
+			n->state = NS_STOPPING;
+		}
+	} else if (r < 40) {
+		if ((n = pick(sim, NODE_WORKER, -1)) != NULL) {
+			note(sim, "next start fails %s", n->path);
+			proc_of(sim, n)->fail_next = true;
+		}
+	} else if (r < 44) {
+		if ((n = pick(sim, NODE_WORKER, -1)) != NULL &&
+		    proc_of(sim, n)->alive) {
+			note(sim, "SIGKILL %s", n->path);
+			ev_sigkill(sim, n);
+		}
+	} else if (r < 58) {
+		if ((n = pick(sim, NODE_WORKER, NS_STOPPING)) != NULL)
+			ev_stopped(sim, n);
+	} else if (r < 72) {
+		advance(sim, rnd(sim, 3) == 0 ? 0 : 1 + rnd(sim, 300));
+	} else if (r < 92) {
+		do_api(sim);
+	} else if (r < 99) {
+		do_reload(sim);
+	} else if (!sim->shutdown && rnd(sim, 4) == 0) {
+		note(sim, "shutdown");
+		sim->shutdown = true;
+		actord_shutdown(sim->ad);
+	}
+}
+
+/* Once the schedule ends: processes behave, time passes, nothing wedges. */
+static bool
+settle(struct sim *sim)
+{
+	uint64_t end = sim->ad->loop.sim_now + SIM_SETTLE_MS;
+	struct node *n;
+	unsigned i;
+
+	for (i = 0; i < SIM_IDS; i++)
+		sim->proc[i].fail_next = false;
+	for (i = 0; i < 200000 && sim->fail[0] == '\0'; i++) {
+		if ((n = pick(sim, NODE_WORKER, NS_STOPPING)) != NULL)
+			ev_stopped(sim, n);
+		else if ((n = pick(sim, NODE_WORKER, NS_STARTING)) != NULL)
+			ev_ready(sim, n);
+		else if (loop_sim_next(&sim->ad->loop) != 0)
+			advance(sim, 0);
+		else
+			return sim->ad->loop.sim_now <= end;
+		sim->nevents++;
+		tree_release(sim->ad);
+		check_tree(sim);
+		if (sim->ad->loop.sim_now > end)
+			break;
+	}
+	return false;
+}
+
+static void
+check_settled(struct sim *sim, struct node *n)
+{
+	size_t i;
+
+	if (n->state == NS_STARTING || n->state == NS_STOPPING ||
+	    n->state == NS_RESTARTING || n->plan.kind != PLAN_NONE)
+		broken(sim, "%s: still %s after settling", n->path,
+		    node_state_name(n->state));
+	for (i = 0; i < n->nkids; i++)
+		check_settled(sim, n->kids[i]);
+}
+
+/* The tree as the failure left it, for the report. */
+static void
+dump(const struct node *n, int depth)
+{
+	size_t i;
+
+	fprintf(stderr, "sim: %*s%s %s%s", depth * 2, "", n->path[0] != '\0' ?
+	    n->path : "/", node_state_name(n->state),
+	    timer_pending(&n->backoff) ? " (backoff)" : "");
+	if (n->kind != NODE_WORKER) {
+		fprintf(stderr, " plan %s phase %d stop [",
+		    plan_kind_name(n->plan.kind), (int)n->plan.phase);
+		for (i = 0; i < n->plan.stop.n; i++)
+			fprintf(stderr, " %s", n->plan.stop.v[i].n->name);
+		fprintf(stderr, " ] start [");
+		for (i = 0; i < n->plan.start.n; i++)
+			fprintf(stderr, " %s", n->plan.start.v[i].n->name);
+		fprintf(stderr, " ]%s", timer_pending(&n->op_timer) ?
+		    " (timer)" : "");
+	}
+	fprintf(stderr, "\n");
+	for (i = 0; i < n->nkids; i++)
+		dump(n->kids[i], depth + 1);
+}
+
+static void
+sim_free(struct sim *sim)
+{
+	struct actord *ad = sim->ad;
+	size_t i;
+
+	if (ad == NULL)
+		return;
+	if (ad->root != NULL)
+		node_free(ad->root);
+	ad->root = NULL;
+	tree_release(ad);
+	loop_close(&ad->loop);
+	spec_free(ad->spec);
+	for (i = 0; i < ad->nretired; i++)
+		spec_free(ad->retired[i]);
+	free(ad->retired);
+	free(ad);
+	sim->ad = NULL;
+}
+
+static void
+on_shutdown_timeout(void *arg)
+{
+	struct actord *ad = arg;
+	struct node *n;
+
+	/* actord_shutdown's deadline: SIGKILL to what is left. */
+	ad->kill_all = true;
+	for (n = ad->all; n != NULL; n = n->next_all)
+		if (n->kind == NODE_WORKER && S->proc[n->id % SIM_IDS].alive)
+			ev_sigkill(S, n);
+}
+
+/* One seed: 0 when every invariant held, else the failure is printed. */
+static int
+sim_run(uint64_t seed, bool verbose)
+{
+	static struct sim sim;
+	struct actord *ad;
+	unsigned i;
+	int rc = 0;
+
+	free(sim.events);
+	memset(&sim, 0, sizeof(sim));
+	S = &sim;
+	sim.seed = seed;
+	sim.rng = seed * 0x9e3779b97f4a7c15ULL + 1;
+	sim.verbose = verbose;
+	desc_new(&sim, D_SUP, 0);
+	if ((ad = calloc(1, sizeof(*ad))) == NULL)
+		return -1;
+	sim.ad = ad;
+	loop_init_sim(&ad->loop, 1000000);
+	ad->sigfd = ad->notify_sock = ad->arena_fd = ad->bell_fd = -1;
+	ad->self_mbox = -1;
+	ad->log_ev.fd = -1;
+	ad->rng = seed;
+	ad->sim_proc = sim_proc;
+	ad->sim_arg = &sim;
+	timer_init(&ad->shutdown_timer, on_shutdown_timeout, ad);
+	ad->spec = build_spec(&sim);
+	if ((ad->root = tree_build(ad, ad->spec)) == NULL)
+		return -1;
+	note(&sim, "boot");
+	actord_boot(ad);
+	check_tree(&sim);
+	for (i = 0; i < SIM_EVENTS && sim.fail[0] == '\0' && !ad->done; i++) {
+		sim.nevents++;
+		one_event(&sim);
+		tree_release(ad);
+		check_tree(&sim);
+	}
+	if (sim.fail[0] == '\0' && !settle(&sim))
+		broken(&sim, "the tree did not settle within %d simulated ms",
+		    SIM_SETTLE_MS);
+	if (sim.fail[0] == '\0' && !ad->done) {
+		check_settled(&sim, ad->root);
+		if (!sim.shutdown) {
+			note(&sim, "shutdown");
+			sim.shutdown = true;
+			actord_shutdown(ad);
+			if (!settle(&sim) || !ad->done)
+				broken(&sim, "shutdown did not finish");
+			else if (ad->status != ACTORD_EXIT_OK)
+				broken(&sim, "shutdown ended with status %d: %s",
+				    ad->status, ad->message);
+		}
+	}
+	if (sim.fail[0] != '\0') {
+		fprintf(stderr, "sim: seed %" PRIu64 " failed: %s\n"
+		    "sim: rerun with SIM_SEED=%" PRIu64 " SIM_VERBOSE=1\n"
+		    "sim: events:\n%s", seed, sim.fail, seed,
+		    sim.events != NULL ? sim.events : "");
+		if (ad->root != NULL)
+			dump(ad->root, 0);
+		rc = 1;
+	}
+	sim_free(&sim);
+	return rc;
+}
+
+START_TEST(seeds)
+{
+	const char *one = getenv("SIM_SEED"), *many = getenv("SIM_SEEDS");
+	const char *first = getenv("SIM_FIRST");
+	uint64_t from = first != NULL ? strtoull(first, NULL, 10) : 1;
+	uint64_t n = many != NULL ? strtoull(many, NULL, 10) : 2000, s;
+	unsigned failed = 0;
+	clock_t t0 = clock();
+
+	if (one != NULL) {
+		ck_assert_int_eq(sim_run(strtoull(one, NULL, 10),
+		    getenv("SIM_VERBOSE") != NULL), 0);
+		return;
+	}
+	for (s = from; s < from + n && failed < 3; s++)
+		if (sim_run(s, false) != 0)
+			failed++;
+	fprintf(stderr, "sim: %" PRIu64 " seeds from %" PRIu64 ", %u failed, "
+	    "%.1f s of CPU\n", s - from, from, failed,
+	    (double)(clock() - t0) / CLOCKS_PER_SEC);
+	ck_assert_msg(failed == 0, "%u seeds failed (see above)", failed);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("sup_sim");
+	TCase *tc = tcase_create("sim");
+
+	tcase_set_timeout(tc, 120);	/* 2,000 seeds take seconds; soak: CK_FORK=no */
+	tcase_add_test(tc, seeds);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	/* The core logs what it does: nobody reads it here. */
+	log_init("sim", -1);
+	if (getenv("SIM_LOG") == NULL && log_open_file("/dev/null") == -1)
+		return 1;
+	return tcheck_run(suite());
+}
