@@ -685,7 +685,8 @@ check_model(struct sim *sim, struct node *s, const struct node *keep)
 			    m->n, sim->nevents);
 		/* The set the death decided (OTP's rules per strategy). */
 		/* Unless the same cascade stopped s since. */
-		if (stop_kind(s->plan.kind) || s->state == NS_STOPPED)
+		if (stop_kind(s->plan.kind) || s->state == NS_STOPPED ||
+		    s->state == NS_RESTARTING)
 			;
 		else if (m->dead != NULL && m->dead->parent == s &&
 		    m->nset > 0) {
