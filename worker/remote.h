@@ -6,6 +6,7 @@
  * Who owns what:
  *   keys.c       key files and their Z85 text
  *   placement.c  which node runs a shard of a group spanning nodes
+ *   wire.c       the frames on the wire (actord-wire(7))
  */
 #ifndef ACTORD_REMOTE_H
 #define ACTORD_REMOTE_H
@@ -30,5 +31,151 @@ uint64_t placement_weight(const char *group, uint32_t shard,
 	    const char *node);
 size_t	 placement_node(const char *group, uint32_t shard,
 	    char *const *nodes, size_t n);
+
+/*
+ * wire.c: the frames of actord-wire(7).  Integers little-endian.
+ *
+ * Header (16 bytes): 'A' 'W', version, type, u32 body length, 8 reserved
+ * zero bytes.  Bodies:
+ *   HELLO, WELCOME  u64 epoch, u64 session, u32 max_frame, u8 n, name[n]
+ *   PING, PONG      u64 nonce
+ *   BATCH           u64 receiver's epoch (0: any), u32 count, messages
+ *   ERROR           u32 code, text (no NUL)
+ * A message of a batch (WIRE_MSG_HDR bytes, then path, then payload):
+ *   u8 kind, u8 flags, u16 path length, u32 tag, u32 to_index,
+ *   u32 to_inc, u32 from_index, u32 from_inc, u64 corr, u32 length
+ */
+#define WIRE_MAGIC0		'A'
+#define WIRE_MAGIC1		'W'
+#define WIRE_VERSION		1
+#define WIRE_HDR		16
+#define WIRE_MSG_HDR		36
+#define WIRE_NAME_MAX		32
+#define WIRE_PATH_MAX		255
+#define WIRE_TEXT_MAX		1024
+#define WIRE_FRAME_MIN		4096	/* the least max_frame anyone offers */
+#define WIRE_INDEX_MAX		65535	/* mailbox indexes are below it */
+#define WIRE_NOBODY		0xffffffffu	/* from_index of a client */
+#define WIRE_TERMINATED_LEN	24
+
+enum wire_type {
+	WIRE_HELLO = 1,		/* connector -> listener, first */
+	WIRE_WELCOME = 2,	/* listener -> connector, the answer */
+	WIRE_PING = 3,		/* connector -> listener */
+	WIRE_PONG = 4,		/* listener -> connector, the same nonce */
+	WIRE_BATCH = 5,		/* actor messages, either way */
+	WIRE_ERROR = 6		/* listener -> connector: why it refuses */
+};
+
+enum wire_kind {
+	WK_TELL = 1,
+	WK_ASK = 2,
+	WK_REPLY = 3,		/* to the asker: to_index, to_inc; corr */
+	WK_WATCH = 4,
+	WK_UNWATCH = 5,
+	WK_TERMINATED = 6,	/* to the watcher; payload: wire_terminated */
+	WK_LOOKUP = 7		/* by path; answered by a REPLY */
+};
+
+#define WF_PATH			0x01	/* the target is the path */
+#define WF_ERROR		0x02	/* a REPLY that is an error */
+#define WF_ALL			0x03
+
+/* ERROR codes. */
+#define WIRE_ERR_BAD_FRAME	1	/* a frame was refused */
+#define WIRE_ERR_VERSION	2	/* no common version */
+#define WIRE_ERR_NAME		3	/* HELLO's name is not the key's */
+#define WIRE_ERR_NO_HELLO	4	/* a frame before HELLO */
+
+/* Decoding errors: the frame is refused whole. */
+#define WIRE_EMAGIC		(-1)
+#define WIRE_EVERSION		(-2)
+#define WIRE_ETYPE		(-3)
+#define WIRE_ELENGTH		(-4)
+#define WIRE_ETOOBIG		(-5)
+#define WIRE_ERESERVED		(-6)
+#define WIRE_ECOUNT		(-7)
+#define WIRE_EKIND		(-8)
+#define WIRE_EFLAGS		(-9)
+#define WIRE_EPATH		(-10)
+#define WIRE_EINDEX		(-11)
+#define WIRE_ENAME		(-12)
+#define WIRE_ETRAILING		(-13)
+
+struct wire_hello {
+	uint64_t	 epoch;		/* 0: a client */
+	uint64_t	 session;	/* grows with each connection */
+	uint32_t	 max_frame;	/* the largest frame it accepts */
+	char		 name[WIRE_NAME_MAX + 1];
+};
+
+struct wire_msg {
+	uint8_t		 kind;		/* enum wire_kind */
+	uint8_t		 flags;		/* WF_* */
+	uint16_t	 path_len;
+	uint32_t	 tag;
+	uint32_t	 to_index;	/* on the receiver */
+	uint32_t	 to_inc;	/* 0: any */
+	uint32_t	 from_index;	/* on the sender; WIRE_NOBODY */
+	uint32_t	 from_inc;
+	uint64_t	 corr;
+	uint32_t	 len;
+	const char	*path;		/* path_len bytes, no NUL */
+	const void	*data;		/* len bytes */
+};
+
+struct wire_terminated {
+	uint32_t	 index;		/* who died, on the sender */
+	uint32_t	 incarnation;
+	int32_t		 wstatus;
+	int32_t		 exit_status;
+	int32_t		 signal;
+	uint32_t	 reason;	/* 0: it died */
+};
+
+struct wire_frame {
+	uint8_t		 type;
+	union {
+		struct wire_hello hello;
+		uint64_t	 nonce;
+		struct {
+			uint64_t	 epoch;
+			uint32_t	 count;
+			const uint8_t	*next;
+			const uint8_t	*end;
+		} batch;
+		struct {
+			uint32_t	 code;
+			const char	*text;
+			size_t		 text_len;
+		} error;
+	} u;
+};
+
+struct wire_buf {
+	uint8_t		*p;
+	size_t		 len;
+	size_t		 cap;
+	uint32_t	 count;		/* messages in the batch */
+};
+
+bool	 wire_name_ok(const char *, size_t);
+bool	 wire_path_ok(const char *, size_t);
+int	 wire_decode(const void *, size_t, size_t max_frame,
+	    struct wire_frame *);
+int	 wire_next(struct wire_frame *, struct wire_msg *);
+const char *wire_strerror(int);
+int	 wire_hello(struct wire_buf *, uint8_t type, const struct wire_hello *);
+int	 wire_ping(struct wire_buf *, uint8_t type, uint64_t nonce);
+int	 wire_error(struct wire_buf *, uint32_t code, const char *text);
+int	 wire_batch_begin(struct wire_buf *, uint64_t epoch);
+int	 wire_batch_add(struct wire_buf *, const struct wire_msg *);
+void	 wire_batch_end(struct wire_buf *);
+size_t	 wire_msg_size(const struct wire_msg *);
+void	 wire_buf_free(struct wire_buf *);
+void	 wire_put_terminated(uint8_t out[WIRE_TERMINATED_LEN],
+	    const struct wire_terminated *);
+void	 wire_get_terminated(const uint8_t in[WIRE_TERMINATED_LEN],
+	    struct wire_terminated *);
 
 #endif /* ACTORD_REMOTE_H */
