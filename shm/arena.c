@@ -292,6 +292,7 @@ shm_create(const struct shm_layout *l, const char *name,
 	place(h, d);
 	calibrate(h);
 	h->checksum = header_sum(h, d);
+	a->creator = true;
 	if ((rc = localize(a, err, errlen)) < 0) {
 		shm_detach(a);
 		return rc;
@@ -327,6 +328,14 @@ init_arena(struct shm_arena *a, const struct shm_layout *layout)
 	atomic_thread_fence(memory_order_seq_cst);
 }
 
+/*
+ * The owner (the process that created the arena) gives a mailbox its
+ * starting state: empty lanes at position 0, every cell free for its
+ * position.  While it does, "prepared" says no, so that a send fails at
+ * once (SHM_ENOTREADY) instead of claiming a cell being reset; a send
+ * made before, to a spare nobody prepared, failed the same way.  Any
+ * other process may only ask: SHM_EINVAL if the mailbox is not prepared.
+ */
 int
 shm_mailbox_prepare(struct shm_arena *a, uint32_t idx)
 {
@@ -338,10 +347,26 @@ shm_mailbox_prepare(struct shm_arena *a, uint32_t idx)
 	if (idx >= a->n)
 		return SHM_EBADINDEX;
 	m = a->mb[idx].m;
-	if (atomic_load_explicit(&m->prepared, memory_order_acquire))
+	if (!a->creator)
+		return atomic_load_explicit(&m->prepared, memory_order_acquire) ?
+		    0 : SHM_EINVAL;
+	if (a->mb[idx].prepared) {
+		/* Ours to say: what a worker wrote there does not count. */
+		if (atomic_load_explicit(&m->prepared, memory_order_relaxed) != 1)
+			atomic_store_explicit(&m->prepared, 1,
+			    memory_order_release);
 		return 0;
+	}
+	atomic_store_explicit(&m->prepared, 0, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
 	for (k = 0; k < SHM_NLANES; k++) {
 		l = &a->mb[idx].lane[k];
+		atomic_store_explicit(&l->ctl->tail, 0, memory_order_relaxed);
+		atomic_store_explicit(&l->ctl->head, 0, memory_order_relaxed);
+		atomic_store_explicit(&l->ctl->dequeued, 0,
+		    memory_order_relaxed);
+		atomic_store_explicit(&l->ctl->depth_hwm, 0,
+		    memory_order_relaxed);
 		for (p = 0; p < l->cap; p++)
 			atomic_store_explicit(&lane_cell(l, p)->seq, p,
 			    memory_order_relaxed);
@@ -349,14 +374,19 @@ shm_mailbox_prepare(struct shm_arena *a, uint32_t idx)
 	/* The sequence numbers are visible before "prepared" is. */
 	atomic_thread_fence(memory_order_seq_cst);
 	atomic_store_explicit(&m->prepared, 1, memory_order_release);
+	a->mb[idx].prepared = true;
 	return 0;
 }
 
+/* The creator knows; any other process can only believe the arena. */
 bool
 shm_mailbox_prepared(const struct shm_arena *a, uint32_t idx)
 {
-	return idx < a->n &&
-	    atomic_load_explicit(&a->mb[idx].m->prepared,
+	if (idx >= a->n)
+		return false;
+	if (a->creator)
+		return a->mb[idx].prepared;
+	return atomic_load_explicit(&a->mb[idx].m->prepared,
 	    memory_order_acquire) != 0;
 }
 

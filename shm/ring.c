@@ -70,17 +70,22 @@
 #define STEAL_OK	0
 #define STEAL_RETRY	1
 #define STEAL_WAIT	2
+#define STEAL_SPINS	8	/* races with a freeing consumer, yielded */
 #define COPYBUF_STACK	4096
 #define SPACE_SLICE_NS	1000000		/* a blocked sender looks every 1 ms */
 #define CLOCK_EVERY	64	/* takes timed against one clock reading */
 #define WAKE_EVERY	32	/* cells freed between looks for senders */
+
+struct room_wait;
 
 static int	 claim(struct shm_producer *, struct shm_mbox_local *,
 		    unsigned, const struct shm_msg *, const void *, int64_t,
 		    uint64_t *, int64_t *);
 static int	 overflow(struct shm_producer *, struct shm_mbox_local *,
 		    unsigned, uint64_t, const struct shm_msg *, const void *,
-		    int64_t, int64_t *, int64_t *);
+		    int64_t, struct room_wait *);
+static int	 drop_newest(struct shm_arena *, struct shm_mbox_local *,
+		    unsigned, const struct shm_msg *, const void *);
 static int	 steal(struct shm_producer *, struct shm_mbox_local *);
 static int	 wait_space(struct shm_producer *, struct shm_mbox_local *,
 		    struct shm_lane_local *, uint64_t, int64_t);
@@ -112,6 +117,13 @@ static void	 wake_blocked(struct shm_mbox_local *, struct shm_lane_local *,
 
 static const unsigned lane_order[SHM_NLANES] = {
 	SHM_LANE_SYSTEM, SHM_LANE_REPLY, SHM_LANE_MAIN
+};
+
+/* A sender's wait for room, across the retries of one claim. */
+struct room_wait {
+	int64_t		 deadline;	/* CLOCK_MONOTONIC ns; 0: not started */
+	int64_t		 since;		/* arena clock: when the wait began */
+	unsigned	 races;		/* drop_oldest: steals that lost a race */
 };
 
 struct copy_arg {
@@ -224,6 +236,16 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 		return SHM_EOVERSIZE;
 	}
 	/*
+	 * A spare nobody prepared has cells whose numbers mean nothing: a
+	 * claim there would wedge the lane.  The word shares the line of
+	 * "sleeping", read below anyway.
+	 */
+	if (__builtin_expect(!atomic_load_explicit(&mb->m->prepared,
+	    memory_order_acquire), 0)) {
+		shm_dl_put(a, idx, lane, SHM_DL_NO_ACTOR, msg, payload);
+		return SHM_ENOTREADY;
+	}
+	/*
 	 * A consumer that sleeps after every message (fence_mode) and is
 	 * asleep on this lane is woken before the claim and the copy: its
 	 * wake-up takes microseconds, and the cache misses of the claim and
@@ -289,8 +311,9 @@ claim(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 	struct shm_lane_local *l = &mb->lane[lane];
 	struct shm_slot	*slot = p->slot;
 	uint64_t	 intent = l->ring_id << 2 | REC_INTENT;
+	struct room_wait w = { 0, 0, 0 };
 	uint64_t	 pos, seq, again;
-	int64_t		 diff, deadline = 0;
+	int64_t		 diff;
 	uint32_t	 lim;
 	int		 rc, waited = 0;
 
@@ -319,6 +342,7 @@ claim(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 			if (atomic_compare_exchange_weak(&l->ctl->tail, &pos,
 			    pos + 1)) {
 				*posp = pos;
+				*waited_from = w.since;
 				return waited;
 			}
 			continue;
@@ -337,8 +361,7 @@ claim(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 			continue;
 		}
 		atomic_store_explicit(&slot->rec_ring, 0, memory_order_release);
-		rc = overflow(p, mb, lane, pos, msg, payload, timeout_ns,
-		    &deadline, waited_from);
+		rc = overflow(p, mb, lane, pos, msg, payload, timeout_ns, &w);
 		if (rc < 0)
 			return rc;
 		waited = 1;
@@ -346,14 +369,32 @@ claim(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 	}
 }
 
+/* drop_newest, or a drop_oldest sender out of time: this message goes. */
+static int
+drop_newest(struct shm_arena *a, struct shm_mbox_local *mb, unsigned lane,
+    const struct shm_msg *msg, const void *payload)
+{
+	atomic_fetch_add(&mb->m->dropped, 1);
+	shm_dl_put(a, (uint32_t)(mb - a->mb), lane, SHM_DL_DROPPED_NEWEST, msg,
+	    payload);
+	return SHM_EDROPPED;
+}
+
 /*
  * The lane looked full at pos.  Returns 0 to retry the claim, or the error
  * to give the sender (with the dead letter written).
+ *
+ * A drop_oldest sender that finds no head cell it may take (a consumer is
+ * handing it over, or freeing it, or another sender is dropping it) waits
+ * like a blocked sender: yields for a few races that end at once, then
+ * sleeps a slice at a time until room appears or its deadline passes, and
+ * then drops its own message.  Spinning instead would burn a CPU for as
+ * long as the consumer stays stopped between its steps, deadline or not.
  */
 static int
 overflow(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
     uint64_t pos, const struct shm_msg *msg, const void *payload,
-    int64_t timeout_ns, int64_t *deadline, int64_t *waited_from)
+    int64_t timeout_ns, struct room_wait *w)
 {
 	struct shm_arena *a = p->a;
 	uint32_t	 idx = (uint32_t)(mb - a->mb);
@@ -366,46 +407,40 @@ overflow(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 	/* The policies as configured now (arena.c, shm_mailbox_configure). */
 	pol = lane == SHM_LANE_MAIN ? (enum shm_overflow)atomic_load_explicit(
 	    &mb->m->cfg_overflow, memory_order_acquire) : SHM_OVERFLOW_REJECT;
-	if (*deadline == 0) {
+	if (w->deadline == 0) {
 		if (timeout_ns == SHM_TIMEOUT_DEFAULT)
 			timeout_ns = (int64_t)atomic_load_explicit(
 			    &mb->m->cfg_timeout_ms, memory_order_relaxed) *
 			    1000000;
 		/* For shm_send_stamped, in the arena clock like enq_ns. */
-		*waited_from = (int64_t)shm_clock(a);
-		*deadline = timeout_ns < 0 ? INT64_MAX :
+		w->since = (int64_t)shm_clock(a);
+		w->deadline = timeout_ns < 0 ? INT64_MAX :
 		    (int64_t)shm_now_ns() + timeout_ns;
 	}
 	switch (pol) {
 	case SHM_OVERFLOW_DROP_NEWEST:
-		atomic_fetch_add(&mb->m->dropped, 1);
-		shm_dl_put(a, idx, lane, SHM_DL_DROPPED_NEWEST, msg, payload);
-		return SHM_EDROPPED;
+		return drop_newest(a, mb, lane, msg, payload);
 	case SHM_OVERFLOW_DROP_OLDEST:
 		rc = steal(p, mb);
 		if (rc == STEAL_OK)
 			return 0;
-		if (rc == STEAL_RETRY) {
+		if (rc == STEAL_RETRY && ++w->races <= STEAL_SPINS) {
 			sched_yield();
 			return 0;
 		}
-		/* The head cell is still being written: wait a little. */
+		/* No head cell to take now: wait, within the deadline. */
 		now = (int64_t)shm_now_ns();
-		if (now >= *deadline) {
-			atomic_fetch_add(&mb->m->dropped, 1);
-			shm_dl_put(a, idx, lane, SHM_DL_DROPPED_NEWEST, msg,
-			    payload);
-			return SHM_EDROPPED;
-		}
-		rem = *deadline - now;
-		wait_space(p, mb, &mb->lane[lane], pos, rem < 1000000 ? rem :
-		    1000000);
+		if (now >= w->deadline)
+			return drop_newest(a, mb, lane, msg, payload);
+		rem = w->deadline - now;
+		wait_space(p, mb, &mb->lane[lane], pos, rem < SPACE_SLICE_NS ?
+		    rem : SPACE_SLICE_NS);
 		return 0;
 	case SHM_OVERFLOW_BLOCK:
 		now = (int64_t)shm_now_ns();
-		if (now < *deadline) {
+		if (now < w->deadline) {
 			wait_space(p, mb, &mb->lane[lane], pos,
-			    *deadline == INT64_MAX ? -1 : *deadline - now);
+			    w->deadline == INT64_MAX ? -1 : w->deadline - now);
 			return 0;
 		}
 		/* FALLTHROUGH */

@@ -10,6 +10,7 @@
  *   producer.c  producer slots, claim records, shm_reap()
  *   deadletter.c the dead-letter ring
  *   counters.c  per-mailbox counters, the wait histogram
+ *   repair.c    a dead consumer's mailbox made whole again
  *   shm_err.c   error and reason names
  *
  * Nothing here logs, allocates on the hot path, takes a lock or makes a
@@ -39,7 +40,41 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
+
+/*
+ * The read-once rule.  On actord's side (and in any process that must
+ * survive what others write), every value of the arena that a worker can
+ * write is read exactly once, into a local, with SHM_ONCE (or an atomic
+ * load); the local is checked, and only the local is used afterwards.  A
+ * second read of the same field may see another value than the one
+ * checked: a length checked against a bound and then read again to copy
+ * is the bug this rule exists to prevent.  SHM_ONCE_COPY does the same
+ * for a struct (a message header, a snapshot header).  The compiler may
+ * not read the field again in place of the local: the read is volatile,
+ * and the copy is followed by a compiler barrier.  Files that read the
+ * arena on actord's side say so at their top.
+ */
+#define SHM_ONCE(x) \
+	(*(const volatile __typeof__((void)0, (x)) *)(uintptr_t)&(x))
+#define SHM_ONCE_COPY(dst, src) do {					\
+	_Static_assert(sizeof(dst) == sizeof(src), "SHM_ONCE_COPY");	\
+	memcpy(&(dst), (const void *)(uintptr_t)&(src), sizeof(dst));	\
+	__asm__ __volatile__("" ::: "memory");				\
+} while (0)
+
+/*
+ * a + b, or UINT64_MAX where that would wrap: every sum of counters that a
+ * worker can write (it may set any of them to 2^64 - 1) saturates instead.
+ */
+static inline uint64_t
+shm_sat_add(uint64_t a, uint64_t b)
+{
+	uint64_t s;
+
+	return __builtin_add_overflow(a, b, &s) ? UINT64_MAX : s;
+}
 
 #define SHM_MAGIC		0x4d52414452544341ULL	/* "ACTRDARM" */
 #define SHM_VERSION		1
@@ -72,7 +107,8 @@ enum shm_err {
 	SHM_EINVAL	= -11,	/* bad argument (layout, path, ...) */
 	SHM_EDROPPED	= -12,	/* drop_newest: this message was dropped */
 	SHM_ENOENT	= -13,	/* no actor has that path */
-	SHM_ELOST	= -14	/* reserved: a claim released before publish */
+	SHM_ELOST	= -14,	/* reserved: a claim released before publish */
+	SHM_ENOTREADY	= -15	/* a spare mailbox not prepared: no actor */
 };
 
 /*
@@ -376,12 +412,17 @@ int	 shm_consumer_recover(struct shm_arena *, uint32_t idx);
 /*
  * A mailbox laid out lazy (a spare actord keeps for children added later)
  * costs no memory until it is prepared: its cells are not touched, so the
- * memfd's pages are never allocated.  shm_mailbox_prepare gives its cells
- * their starting sequence numbers; it is idempotent, and must run before
- * any process sends to or receives from that mailbox (actord calls it when
- * it hands the spare to a child, before the child starts).  Until then the
- * rings look full to a sender, never corrupt.  Eager mailboxes are
- * prepared by shm_create.
+ * memfd's pages are never allocated.  shm_mailbox_prepare gives its lanes
+ * their start (empty, every cell free for its position); only the process
+ * that created the arena may do it (another gets SHM_EINVAL unless it is
+ * already prepared), and it must run before any process receives from
+ * that mailbox (actord calls it when it hands the spare to a child, before
+ * the child starts).  Until then a send to it fails at once with
+ * SHM_ENOTREADY and a dead letter "no such actor".  The creator keeps its
+ * own word of which mailboxes it prepared: a worker that writes
+ * "prepared" in the arena neither skips a preparation nor undoes one
+ * (shm_mailbox_repair restores it).  Eager mailboxes are prepared by
+ * shm_create.
  */
 int	 shm_mailbox_prepare(struct shm_arena *, uint32_t idx);
 bool	 shm_mailbox_prepared(const struct shm_arena *, uint32_t idx);
@@ -404,6 +445,29 @@ int	 shm_doorbell_open(struct shm_arena *, uint32_t idx);	/* an fd */
 int	 shm_doorbell_arm(struct shm_arena *, uint32_t idx, unsigned lanes);
 void	 shm_doorbell_disarm(struct shm_arena *, uint32_t idx, int fd);
 void	 shm_wake_all(struct shm_arena *, uint32_t idx);
+
+/*
+ * repair.c.  Whoever reaped a mailbox's consumer (actord, after shm_reap
+ * and shm_consumer_recover, before the next incarnation starts) checks
+ * each lane and makes it usable again, whatever a worker wrote there:
+ * head and tail brought back into [head, head + capacity], claim and
+ * steal marks that no live producer owns released, impossible cell
+ * states reset.  Every queued message lost that way becomes a dead
+ * letter "garbled" and is counted (garbled).  Only while no consumer of
+ * that mailbox runs (actord may repair its own mailbox between two of its
+ * own receives); live producers may go on sending.  A producer is live
+ * when its slot says so and its process exists (the caller's own slots
+ * never are: the caller is not sending while it repairs).  Returns the
+ * number of changes made (0: nothing was wrong), or SHM_EBADINDEX.
+ */
+struct shm_repair {
+	unsigned	 ends;		/* head or tail moved back into range */
+	unsigned	 released;	/* claim or steal marks nobody owned */
+	unsigned	 reset;		/* cells in an impossible state reset */
+	unsigned	 lost;		/* queued messages lost: dead letters */
+};
+int	 shm_mailbox_repair(struct shm_arena *, uint32_t idx,
+	    struct shm_repair *);
 
 /* counters.c */
 int	 shm_counters(const struct shm_arena *, uint32_t idx,

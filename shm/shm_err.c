@@ -19,7 +19,8 @@ static const char *const errs[] = {
 	"invalid argument",				/* SHM_EINVAL */
 	"message dropped (drop_newest)",		/* SHM_EDROPPED */
 	"no actor has that path",			/* SHM_ENOENT */
-	"claim released before publish"			/* SHM_ELOST */
+	"claim released before publish",		/* SHM_ELOST */
+	"mailbox not prepared: no actor owns it yet"	/* SHM_ENOTREADY */
 };
 
 static const char *const reasons[SHM_DL_NREASONS] = {

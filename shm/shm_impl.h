@@ -11,6 +11,7 @@
 #define ACTORD_SHM_IMPL_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "shm/shm.h"
@@ -214,6 +215,7 @@ struct shm_mbox_local {
 	void		*inhand;
 	void		*state;
 	uint32_t	 payload_max;
+	bool		 prepared;	/* the creator's own word: it prepared it */
 };
 
 struct shm_arena {
@@ -229,6 +231,7 @@ struct shm_arena {
 	struct shm_dl_entry *dl_entries;
 	uint32_t	 dl_cap;
 	int		 membarrier;	/* this process may use GLOBAL_EXPEDITED */
+	bool		 creator;	/* shm_create's: may prepare mailboxes */
 	uint32_t	 tsc_ok;
 	uint64_t	 tsc_base;
 	uint64_t	 ns_base;

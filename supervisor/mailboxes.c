@@ -59,6 +59,7 @@ static int	reap_once(struct actord *, pid_t);
 static void	reap_later(struct actord *, pid_t);
 static uint64_t	reap_delay(unsigned);
 static void	reap_arm(struct actord *);
+static void	repair(struct actord *, int32_t, const char *);
 static void	fill(struct shm_mailbox_layout *, const struct mailbox_spec *);
 static void	widen(struct shm_mailbox_layout *,
 		    const struct shm_mailbox_layout *);
@@ -307,6 +308,8 @@ mailboxes_assign(struct node *n)
 	}
 	n->mbox = idx;
 	(void)shm_mailbox_prepare(ad->arena, (uint32_t)idx);
+	/* A pooled spare is anybody's to scribble on: whole again first. */
+	repair(ad, idx, n->path);
 	configure(ad, (uint32_t)idx, n->path, &n->cs->mailbox, 0);
 	log_info("%s: spare mailbox %d", n->path, idx);
 	return 0;
@@ -343,6 +346,7 @@ mailboxes_release(struct node *n)
 	shm_actor_set_state(ad->arena, idx, SHM_ACTOR_DOWN);
 	shm_actor_set_pid(ad->arena, idx, 0);
 	(void)shm_consumer_recover(ad->arena, idx);
+	repair(ad, n->mbox, n->path);
 	(void)shm_drain(ad->arena, idx, SHM_LANES_ALL, 0, drop_cb, n);
 	ad->spares[ad->nspares++] = n->mbox;
 	log_debug("%s: mailbox %d back to the spares", n->path, n->mbox);
@@ -496,9 +500,27 @@ reap_once(struct actord *ad, pid_t pid)
 }
 
 /*
+ * A mailbox nobody consumes now, made usable again whatever a worker
+ * wrote in it (shm_mailbox_repair); what that cost is logged.
+ */
+static void
+repair(struct actord *ad, int32_t idx, const char *who)
+{
+	struct shm_repair r;
+
+	if (idx < 0 || shm_mailbox_repair(ad->arena, (uint32_t)idx, &r) <= 0)
+		return;
+	log_warnx("%s: mailbox repaired: %u ends moved back, %u claims "
+	    "nobody owned released, %u cells reset; %u messages lost (dead "
+	    "letters \"garbled\")", who, r.ends, r.released, r.reset, r.lost);
+}
+
+/*
  * Every reaped pid: its claims are released; an actor's death is handled
  * by libactor (actor_reaped: incarnation, in-hand message, on_down,
- * Terminated to its watchers).
+ * Terminated to its watchers), and then its mailbox is repaired before
+ * its next incarnation starts.  actord's own is looked at too: between
+ * two of its receives, nothing of it is in flight.
  */
 void
 mailboxes_reaped(struct actord *ad, pid_t pid, int wstatus, struct node *n)
@@ -510,9 +532,11 @@ mailboxes_reaped(struct actord *ad, pid_t pid, int wstatus, struct node *n)
 	if (n != NULL && n->mbox >= 0) {
 		rc = actor_reaped(ad->arena, (uint32_t)n->mbox, pid, wstatus,
 		    &ad->owed) == ACTOR_EAGAIN ? SHM_EAGAIN : 0;
+		repair(ad, n->mbox, n->path);
 		owed_later(ad);
 	} else
 		rc = reap_once(ad, pid);
+	repair(ad, ad->self_mbox, "actord");
 	if (rc == SHM_EAGAIN)
 		reap_later(ad, pid);
 }

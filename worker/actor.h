@@ -69,6 +69,7 @@ enum actor_err {
 	ACTOR_EDROPPED	= -12,	/* drop_newest: this message was dropped */
 	ACTOR_ENOENT	= -13,	/* no actor has that path */
 	ACTOR_ELOST	= -14,
+	ACTOR_ENOTREADY	= -15,	/* a spare mailbox no actor owns yet */
 	ACTOR_EDOWN	= -20,	/* ask: the actor is down */
 	ACTOR_ESTALE	= -21,	/* the reference names a dead incarnation */
 	ACTOR_EPOISON	= -22,	/* ask: the message crashed the actor, too often */

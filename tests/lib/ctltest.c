@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/lib/ctltest.h"
@@ -478,6 +479,65 @@ ctltest_status(const struct ctltest_server *s)
 	v = ctltest_json(&o);
 	ctltest_out_free(&o);
 	return v;
+}
+
+/* A number field (pid, restarts, ...) of path in status, or -1. */
+double
+ctltest_node_num(const struct ctltest_server *s, const char *path,
+    const char *key)
+{
+	struct json		*doc = ctltest_status(s);
+	const struct json	*nodes, *n, *p, *v;
+	double			 num = -1;
+	size_t			 i;
+
+	nodes = json_get(doc, "nodes");
+	for (i = 0; nodes != NULL && (n = json_at(nodes, i)) != NULL; i++)
+		if ((p = json_get(n, "path")) != NULL &&
+		    p->type == JSON_STRING && strcmp(p->str, path) == 0 &&
+		    (v = json_get(n, key)) != NULL && v->type == JSON_NUMBER)
+			num = v->num;
+	json_free(doc);
+	return num;
+}
+
+/*
+ * Wait up to ms for path to be running with a pid other than old: that
+ * pid, or 0 if it never happened.
+ */
+pid_t
+ctltest_wait_new_pid(const struct ctltest_server *s, const char *path,
+    pid_t old, int ms)
+{
+	struct json		*doc;
+	const struct json	*nodes, *n, *p, *st, *pid;
+	struct timespec		 ts = { 0, 20000000 };
+	pid_t			 found = 0;
+	size_t			 i;
+	int			 waited;
+
+	for (waited = 0; waited < ms && found == 0; waited += 20) {
+		doc = ctltest_status(s);
+		nodes = json_get(doc, "nodes");
+		for (i = 0; nodes != NULL && (n = json_at(nodes, i)) != NULL;
+		    i++) {
+			p = json_get(n, "path");
+			st = json_get(n, "state");
+			pid = json_get(n, "pid");
+			if (p == NULL || p->type != JSON_STRING ||
+			    strcmp(p->str, path) != 0 || st == NULL ||
+			    st->type != JSON_STRING || pid == NULL ||
+			    pid->type != JSON_NUMBER)
+				continue;
+			if (strcmp(st->str, "running") == 0 && pid->num > 0 &&
+			    (pid_t)pid->num != old)
+				found = (pid_t)pid->num;
+		}
+		json_free(doc);
+		if (found == 0)
+			nanosleep(&ts, NULL);
+	}
+	return found;
 }
 
 /*

@@ -60,6 +60,10 @@ void	 ctltest_expect(const struct ctltest_out *, int status,
 	    const char *in_err);	/* in_err: NULL, or in stderr */
 struct json *ctltest_json(const struct ctltest_out *);	/* stdout parsed */
 struct json *ctltest_status(const struct ctltest_server *);	/* --json */
+double	 ctltest_node_num(const struct ctltest_server *, const char *path,
+	    const char *key);		/* a number of status; -1: none */
+pid_t	 ctltest_wait_new_pid(const struct ctltest_server *, const char *path,
+	    pid_t old, int ms);		/* running, pid != old; 0: timed out */
 int	 ctltest_as_nobody(const char *sock, gid_t, const char *refusal,
 	    pid_t *);			/* 0 refused, 1 answered, 2 EACCES */
 int	 ctltest_exchange(int fd, const void *req, size_t len,

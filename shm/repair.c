@@ -1,0 +1,406 @@
+/*
+ * repair.c: a mailbox whose consumer died, made usable again before its
+ * next incarnation receives (shm.h, shm_mailbox_repair).  A worker may
+ * have written anything anywhere in the arena: a tail moved by 2^40 (every
+ * send "full" for ever), a cell marked as being stolen by nobody, a claim
+ * made without its record (the consumer waits for ever for a publish that
+ * never comes).  The ring's own paths treat such states as transient, and
+ * they would last for ever; this is where they end.
+ *
+ * Owns: nothing of its own; the positions and cells are ring.c's, the claim
+ * records producer.c's.  Must never change a cell a live producer owns (a
+ * claim it is writing, a steal it is dead-lettering), and must never change
+ * anything but by a CAS from the value it checked: live producers go on
+ * sending while it runs, and drop_oldest senders move head.
+ *
+ * The read-once rule (shm.h): everything here is read from the arena with
+ * SHM_ONCE or an atomic load into a local, checked, and only the local is
+ * used; an index into the cells is always masked.
+ *
+ * Per lane, in two steps:
+ *
+ *   ends   head and tail must satisfy head <= tail <= head + capacity, far
+ *          below the flag bits of a sequence number.  If not, the end whose
+ *          cell agrees with it is kept and the other one found from the
+ *          cells: from a plausible tail, head is the first of the cells
+ *          still queued below it; from a plausible head, tail is the first
+ *          cell after it that was never published.  If neither agrees, the
+ *          lane starts again empty at a sane position, and every cell is
+ *          then renumbered by the second step.
+ *
+ *   cells  each cell once, as position p in [head, head + capacity):
+ *          below tail it must hold a message of p (published, released,
+ *          taken, or claimed by a live producer), or be consumed, or belong
+ *          to the next lap already (others went on meanwhile); at or above
+ *          tail it must be free for p.  A claim (seq == p) or a steal mark
+ *          that no live producer's record names is released; a consumer's
+ *          mark (it died handing over) is published again; any other
+ *          state is impossible and is reset.  A queued message lost that
+ *          way is a dead letter "garbled".
+ *
+ * Why a live owner is seen: a producer writes its record (ring, p) before
+ * its CAS on tail (release, then seq_cst), and changes it only after it
+ * published p (release); the repair reads tail first, then the cell, then
+ * the records (acquire).  So a record not found means the cell was
+ * published before the records were read, and the CAS from seq == p that
+ * releases it fails.  The same holds for a steal mark, set by CAS after the
+ * record.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "shm/shm_impl.h"
+
+/*
+ * Positions grow by one per message and start at 0: far below this bound
+ * for centuries of traffic, and far below the flag bits (SEQ_FLAGS).
+ */
+#define POS_MAX		(1ULL << 56)
+#define ENDS_TRIES	8	/* CAS races with stealers moving head */
+
+struct lane_fix {
+	struct shm_arena *a;
+	uint32_t	 idx;
+	unsigned	 lane;
+	struct shm_lane_local *l;
+	struct shm_repair *r;
+	pid_t		 self;
+};
+
+static int	 fix_ends(struct lane_fix *);
+static void	 new_ends(struct lane_fix *, uint64_t, uint64_t, uint64_t *,
+		    uint64_t *);
+static uint64_t	 seq_at(const struct shm_lane_local *, uint64_t);
+static bool	 queued_for(uint64_t, uint64_t);
+static bool	 plausible_for(uint64_t, uint64_t, uint64_t);
+static void	 fix_cells(struct lane_fix *);
+static void	 fix_queued(struct lane_fix *, uint64_t, uint64_t);
+static void	 fix_free(struct lane_fix *, uint64_t, uint64_t);
+static bool	 owned(struct lane_fix *, uint64_t, unsigned, unsigned);
+static bool	 process_exists(pid_t);
+static void	 lose(struct lane_fix *, uint64_t, const struct shm_msg *);
+static bool	 cas_seq(struct lane_fix *, uint64_t, uint64_t, uint64_t);
+static void	 fix_config(struct lane_fix *);
+
+static uint64_t
+seq_at(const struct shm_lane_local *l, uint64_t p)
+{
+	return atomic_load_explicit(&lane_cell(l, p)->seq,
+	    memory_order_acquire);
+}
+
+/* seq says position p holds a message (claimed, published, marked). */
+static bool
+queued_for(uint64_t seq, uint64_t p)
+{
+	return seq == p || (seq & ~SEQ_FLAGS) == p + 1;
+}
+
+/* seq is a state some producer or consumer could leave position p in. */
+static bool
+plausible_for(uint64_t seq, uint64_t p, uint64_t cap)
+{
+	return queued_for(seq, p) || seq == p + cap;
+}
+
+static bool
+process_exists(pid_t pid)
+{
+	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+/*
+ * Does a live producer's record name position p of this lane, with one
+ * of the kinds k1, k2?  The caller's own slots never do (it is not
+ * sending while it repairs).
+ */
+static bool
+owned(struct lane_fix *f, uint64_t p, unsigned k1, unsigned k2)
+{
+	struct shm_arena *a = f->a;
+	struct shm_slot	*s;
+	uint64_t	 rr, pos;
+	int32_t		 pid;
+	uint32_t	 i;
+
+	for (i = 0; i < a->nslots; i++) {
+		s = &a->slots[i];
+		rr = atomic_load_explicit(&s->rec_ring, memory_order_acquire);
+		if (REC_RING(rr) != f->l->ring_id ||
+		    (REC_KIND(rr) != k1 && REC_KIND(rr) != k2))
+			continue;
+		pos = atomic_load_explicit(&s->rec_pos, memory_order_acquire);
+		if (pos != p)
+			continue;
+		pid = SHM_ONCE(s->pid);
+		if (pid <= 0 || pid == f->self ||
+		    SHM_ONCE(s->state) != SLOT_LIVE)
+			continue;
+		if (process_exists(pid))
+			return true;
+	}
+	return false;
+}
+
+/* A queued message of position p is lost: its dead letter, counted. */
+static void
+lose(struct lane_fix *f, uint64_t p, const struct shm_msg *hint)
+{
+	struct shm_msg	 m;
+
+	(void)p;
+	m = *hint;
+	m.len = 0;			/* never trust it for a copy */
+	atomic_fetch_add(&f->a->mb[f->idx].m->garbled, 1);
+	shm_dl_put(f->a, f->idx, (enum shm_lane)f->lane, SHM_DL_GARBLED, &m,
+	    NULL);
+	f->r->lost++;
+}
+
+static bool
+cas_seq(struct lane_fix *f, uint64_t p, uint64_t expect, uint64_t to)
+{
+	return atomic_compare_exchange_strong(&lane_cell(f->l, p)->seq,
+	    &expect, to);
+}
+
+/*
+ * The ends of a lane that make no sense, brought back: 1 if they are now
+ * sane (moved or not), 0 if the lane could not be settled (a CAS kept
+ * failing: a drop_oldest sender moving head the whole time).
+ */
+static int
+fix_ends(struct lane_fix *f)
+{
+	struct shm_lane_ctl *ctl = f->l->ctl;
+	uint64_t	 h, t, nh, nt, cap = f->l->cap;
+	int		 tries;
+
+	for (tries = 0;; tries++) {
+		t = atomic_load(&ctl->tail);
+		h = atomic_load(&ctl->head);
+		if (h <= t && t - h <= cap && t < POS_MAX)
+			return 1;
+		if (tries == ENDS_TRIES)
+			return 0;
+		new_ends(f, h, t, &nh, &nt);
+		if (nt != t && !atomic_compare_exchange_strong(&ctl->tail, &t,
+		    nt))
+			continue;
+		if (nh != h && !atomic_compare_exchange_strong(&ctl->head, &h,
+		    nh))
+			continue;
+		f->r->ends++;
+	}
+}
+
+/* New ends *nh, *nt for head h and tail t that make no sense together. */
+static void
+new_ends(struct lane_fix *f, uint64_t h, uint64_t t, uint64_t *nh,
+    uint64_t *nt)
+{
+	const struct shm_lane_local *l = f->l;
+	uint64_t	 cap = l->cap, p, s;
+
+	s = t < POS_MAX ? seq_at(l, t) : 0;
+	if (t < POS_MAX && (s == t || ((s & SEQ_FLAGS) != 0 &&
+	    (s & ~SEQ_FLAGS) + cap == t + 1))) {
+		/* Tail's cell is free for tail: head is below it. */
+		for (p = t; p > 0 && t - p < cap; p--)
+			if (!queued_for(seq_at(l, p - 1), p - 1))
+				break;
+		*nh = p;
+		*nt = t;
+		return;
+	}
+	s = h < POS_MAX ? seq_at(l, h) : 0;
+	if (h < POS_MAX && plausible_for(s, h, cap)) {
+		/* Head's cell agrees with head: tail is above it. */
+		for (p = h; p - h < cap; p++) {
+			s = seq_at(l, p);
+			if ((s & ~SEQ_FLAGS) != p + 1 && s != p + cap)
+				break;
+		}
+		*nh = h;
+		*nt = p;
+		return;
+	}
+	/* Neither: start again empty; the cells are renumbered next. */
+	*nh = *nt = h < POS_MAX ? h : t < POS_MAX ? t : 0;
+}
+
+/*
+ * Position p below tail: cell state seq.  Handed-over marks of a dead
+ * consumer are published again; claims and steal marks nobody live owns
+ * are released; anything impossible is released too.
+ */
+static void
+fix_queued(struct lane_fix *f, uint64_t p, uint64_t seq)
+{
+	struct shm_cell	*c = lane_cell(f->l, p);
+	struct shm_msg	 m;
+	uint64_t	 cap = f->l->cap, flags = seq & SEQ_FLAGS;
+
+	if (seq == p + 1 || seq == p + cap)
+		return;			/* published, or consumed */
+	if (plausible_for(seq, p + cap, cap))
+		return;			/* head and tail went past meanwhile */
+	if (flags != 0 && (seq & ~SEQ_FLAGS) == p + 1) {
+		if (flags & SEQ_CONSUMING) {
+			/* Its consumer died handing it over: deliver it. */
+			if (cas_seq(f, p, seq, p + 1))
+				f->r->released++;
+			return;
+		}
+		if ((flags & SEQ_STEALING) == 0 ||
+		    owned(f, p, REC_STEAL, REC_STOLE))
+			return;		/* released, taken, or a live steal */
+		SHM_ONCE_COPY(m, c->msg);
+		if (cas_seq(f, p, seq, (p + 1) | SEQ_TAKEN)) {
+			f->r->released++;
+			lose(f, p, &m);
+		}
+		return;
+	}
+	if (seq == p) {
+		if (owned(f, p, REC_INTENT, REC_INTENT))
+			return;		/* a live producer is writing it */
+		SHM_ONCE_COPY(m, c->msg);
+		if (cas_seq(f, p, seq, (p + 1) | SEQ_RELEASED)) {
+			f->r->released++;
+			lose(f, p, &m);
+		}
+		return;
+	}
+	/* Impossible for p: unless head went past it meanwhile, skip it. */
+	if (atomic_load(&f->l->ctl->head) > p)
+		return;
+	SHM_ONCE_COPY(m, c->msg);
+	if (cas_seq(f, p, seq, (p + 1) | SEQ_RELEASED)) {
+		f->r->reset++;
+		lose(f, p, &m);
+	}
+}
+
+/*
+ * Position p at or above tail: its cell must be free for p.  A mark of
+ * the last lap that nobody holds is freed (a steal mark nobody owns is a
+ * message lost); anything else is renumbered, and if it looked like a
+ * published message (one that head skipped), that message is lost.
+ */
+static void
+fix_free(struct lane_fix *f, uint64_t p, uint64_t seq)
+{
+	struct shm_cell	*c = lane_cell(f->l, p);
+	struct shm_msg	 m;
+	uint64_t	 cap = f->l->cap, mask = f->l->mask;
+	bool		 message;
+
+	if (seq == p)
+		return;
+	if (atomic_load(&f->l->ctl->tail) > p)
+		return;			/* claimed meanwhile: a live producer's */
+	if ((seq & SEQ_FLAGS) != 0 && (seq & ~SEQ_FLAGS) + cap == p + 1) {
+		/* Taken on the last lap and not freed yet. */
+		if ((seq & SEQ_STEALING) != 0 && owned(f, p - cap, REC_STEAL,
+		    REC_STOLE))
+			return;
+		message = (seq & SEQ_STEALING) != 0;
+	} else
+		message = (seq & SEQ_FLAGS) == 0 && seq != 0 &&
+		    ((seq - 1) & mask) == (p & mask);
+	SHM_ONCE_COPY(m, c->msg);
+	if (!cas_seq(f, p, seq, p))
+		return;
+	f->r->reset++;
+	if (message)
+		lose(f, p, &m);
+}
+
+static void
+fix_cells(struct lane_fix *f)
+{
+	struct shm_lane_ctl *ctl = f->l->ctl;
+	uint64_t	 h, t, p, seq, cap = f->l->cap;
+
+	t = atomic_load(&ctl->tail);
+	h = atomic_load(&ctl->head);
+	if (h > t || t - h > cap || t >= POS_MAX)
+		return;			/* still moving: fix_ends gave up */
+	for (p = h; p < h + cap; p++) {
+		seq = seq_at(f->l, p);
+		if (p < t)
+			fix_queued(f, p, seq);
+		else
+			fix_free(f, p, seq);
+	}
+}
+
+/*
+ * The main lane's configuration as the owner set it (cfg_*): a scribbled
+ * limit would shrink the lane or make it look full for ever; an unknown
+ * policy is the descriptor's again.
+ */
+static void
+fix_config(struct lane_fix *f)
+{
+	struct shm_mbox_local *mb = &f->a->mb[f->idx];
+	struct shm_mbox	*m = mb->m;
+	uint32_t	 cfg, want, lim, pol;
+
+	if (f->lane != SHM_LANE_MAIN)
+		return;
+	pol = SHM_ONCE(m->cfg_overflow);
+	if (pol > SHM_OVERFLOW_DROP_NEWEST && atomic_compare_exchange_strong(
+	    &m->cfg_overflow, &pol, (uint32_t)mb->lay.overflow))
+		f->r->reset++;
+	cfg = SHM_ONCE(m->cfg_capacity);
+	if (cfg == 0 || cfg > f->l->cap) {
+		if (atomic_compare_exchange_strong(&m->cfg_capacity, &cfg,
+		    f->l->cap))
+			f->r->reset++;
+		cfg = f->l->cap;
+	}
+	want = cfg == f->l->cap ? 0 : cfg;
+	lim = SHM_ONCE(f->l->ctl->limit);
+	if (lim != want && atomic_compare_exchange_strong(&f->l->ctl->limit,
+	    &lim, want))
+		f->r->reset++;
+}
+
+int
+shm_mailbox_repair(struct shm_arena *a, uint32_t idx, struct shm_repair *out)
+{
+	struct shm_repair r = { 0, 0, 0, 0 };
+	struct lane_fix	 f;
+	unsigned	 k;
+
+	if (out != NULL)
+		*out = r;
+	if (idx >= a->n)
+		return SHM_EBADINDEX;
+	/* A spare never handed out: its cells are set when it is prepared. */
+	if (!shm_mailbox_prepared(a, idx))
+		return 0;
+	if (a->creator && SHM_ONCE(a->mb[idx].m->prepared) != 1) {
+		(void)shm_mailbox_prepare(a, idx);	/* the flag, restored */
+		r.reset++;
+	}
+	f.a = a;
+	f.idx = idx;
+	f.r = &r;
+	f.self = getpid();
+	for (k = 0; k < SHM_NLANES; k++) {
+		f.lane = k;
+		f.l = &a->mb[idx].lane[k];
+		fix_config(&f);
+		if (fix_ends(&f))
+			fix_cells(&f);
+	}
+	if (r.ends + r.released + r.reset > 0)
+		shm_wake_senders_force(a->mb[idx].m);
+	if (out != NULL)
+		*out = r;
+	return (int)(r.ends + r.released + r.reset);
+}

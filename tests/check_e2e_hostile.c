@@ -1,0 +1,231 @@
+/*
+ * check_e2e_hostile.c: what a hostile or buggy worker can do to the arena
+ * under the real actord (issue 11), and that the tree stays up: actord
+ * survives, keeps answering actorctl, and every victim's mailbox delivers
+ * again after at most one restart of its consumer.
+ *
+ * The hostile worker is tests/progs/scribbler; the victims are
+ * tests/progs/actor_echo.  Each test runs its own actord in a private
+ * directory and kills what it started by pid (tests/lib/tsup.c).  Under
+ * SAN=1 actord itself runs with the sanitizers, and a report in its log
+ * fails the test.
+ */
+#include <sys/wait.h>
+
+#include <check.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/lib/ctltest.h"
+#include "tests/lib/tcheck.h"
+#include "tests/lib/tsup.h"
+#include "tools/actorctl.h"
+
+#define WAIT		20000	/* ms for anything to happen */
+#define ASK_T		"5000"	/* ms an ask may wait for its answer */
+#define RUN(o, ...)	ctltest_actorctl(&srv, NULL, o, __VA_ARGS__, (char *)NULL)
+
+/* An actor_echo victim; %s: name, program, TW_DIR. */
+#define VICTIM	"{ name = \"%s\"; exec = [\"%s\"]; ready = \"actor\"; " \
+		"env = { TW_DIR = \"%s\"; }; mailbox = { capacity = 16; }; }"
+
+static struct ts_daemon	 d;
+static struct ctltest_server srv;	/* only .sock is used */
+
+static void	 start_daemon(const char *children);
+static char	*victims(const char *const *names);
+static char	*scribbler(const char *args);
+static bool	 file_lines(const char *name, int n, int ms);
+static void	 ask_is(const char *path, const char *data);
+static void	 restart(const char *path);
+static void	 actord_sound(void);
+
+/*
+ * A tree that restarts whatever dies at once and never gives up: the
+ * tests kill and wedge on purpose, and a restart intensity reached would
+ * end the tree for a reason that is not the one under test.
+ */
+static void
+start_daemon(const char *children)
+{
+	ts_daemon_conf(&d,
+	    "shutdown_timeout = 3000;\n"
+	    "supervisor = {\n"
+	    "  intensity = 10000; period = 1; backoff_min = 1;\n"
+	    "  backoff_max = 5;\n"
+	    "  children = (\n%s  );\n"
+	    "};\n", children);
+	ts_daemon_up(&d, WAIT, srv.sock, sizeof(srv.sock));
+}
+
+/* The victims' entries, in one malloc'd string. */
+static char *
+victims(const char *const *names)
+{
+	char	*s = NULL, *t;
+	size_t	 i;
+
+	for (i = 0; names[i] != NULL; i++) {
+		ck_assert_int_ge(asprintf(&t, "%s%s" VICTIM, s != NULL ? s : "",
+		    s != NULL ? ",\n" : "", names[i], ts_progs("actor_echo"),
+		    d.dir), 0);
+		free(s);
+		s = t;
+	}
+	return s;
+}
+
+/* The scribbler's entry, args a comma-separated list of quoted strings. */
+static char *
+scribbler(const char *args)
+{
+	char	*s;
+
+	ck_assert_int_ge(asprintf(&s, "{ name = \"scribbler\"; exec = [\"%s\", "
+	    "%s]; ready = \"actor\"; env = { TW_DIR = \"%s\"; }; "
+	    "mailbox = { capacity = 4; }; }", ts_progs("scribbler"), args,
+	    d.dir), 0);
+	return s;
+}
+
+/* $TW_DIR/name has at least n lines within ms. */
+static bool
+file_lines(const char *name, int n, int ms)
+{
+	char	 path[128], buf[4096];
+	ssize_t	 r;
+	int	 fd, waited, lines, i;
+
+	snprintf(path, sizeof(path), "%s/%s", d.dir, name);
+	for (waited = 0; waited < ms; waited += 20) {
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) != -1) {
+			r = read(fd, buf, sizeof(buf));
+			close(fd);
+			for (lines = 0, i = 0; i < r; i++)
+				lines += buf[i] == '\n';
+			if (lines >= n)
+				return true;
+		}
+		ts_sleep_ms(20);
+	}
+	return false;
+}
+
+/* ask path 1 (echo) data answers data. */
+static void
+ask_is(const char *path, const char *data)
+{
+	struct ctltest_out o;
+
+	RUN(&o, "ask", "-t", ASK_T, path, "1", data);
+	ck_assert_msg(o.status == 0 && o.outlen == strlen(data) &&
+	    memcmp(o.out, data, o.outlen) == 0, "ask %s: status %d, answer "
+	    "\"%s\", error \"%s\"\nactord's log:\n%s", path, o.status, o.out,
+	    o.err, ts_daemon_log(&d));
+	ctltest_out_free(&o);
+}
+
+/* SIGKILL path's process and wait until it runs again. */
+static void
+restart(const char *path)
+{
+	struct ctltest_out o;
+	pid_t	 old;
+
+	old = (pid_t)ctltest_node_num(&srv, path, "pid");
+	ck_assert_int_gt(old, 0);
+	RUN(&o, "kill", "-s", "KILL", path);
+	ctltest_expect(&o, 0, NULL);
+	ctltest_out_free(&o);
+	ck_assert_msg(ctltest_wait_new_pid(&srv, path, old, WAIT) > 0,
+	    "%s did not come back", path);
+}
+
+/* actord runs, answers, and its log has no sanitizer report. */
+static void
+actord_sound(void)
+{
+	struct ctltest_out o;
+	const char *log;
+	int st;
+
+	ck_assert_int_eq(waitpid(d.pid, &st, WNOHANG), 0);
+	RUN(&o, "status");
+	ctltest_expect(&o, 0, NULL);
+	ctltest_out_free(&o);
+	log = ts_daemon_log(&d);
+	ck_assert_msg(strstr(log, "Sanitizer") == NULL &&
+	    strstr(log, "runtime error") == NULL, "actord's log:\n%s", log);
+}
+
+static void
+setup(void)
+{
+	ts_daemon_init(&d);
+	memset(&srv, 0, sizeof(srv));
+}
+
+static void
+teardown(void)
+{
+	ts_daemon_cleanup(&d);
+}
+
+/*
+ * Item 3: wedges that outlived every restart of their consumer.  Each
+ * victim's main lane is wedged once by the scribbler; after one restart,
+ * every victim answers asks again (several: a lane with zeroed cells
+ * took exactly one message), and actord says what the repair cost.
+ */
+START_TEST(wedged_mailboxes_repaired)
+{
+	static const char *const names[] = { "tail", "claim", "steal",
+	    "zero", NULL };
+	char	*v, *s, *all, path[32];
+	size_t	 i;
+
+	v = victims(names);
+	s = scribbler("\"wedge\", \"/tail\", \"tail\", \"/claim\", \"claim\", "
+	    "\"/steal\", \"steal\", \"/zero\", \"zero\"");
+	ck_assert_int_ge(asprintf(&all, "%s,\n%s\n", v, s), 0);
+	start_daemon(all);
+	free(all);
+	free(v);
+	free(s);
+	ck_assert_msg(file_lines("wedged", 4, WAIT), "the scribbler did not "
+	    "wedge: %s", ts_daemon_log(&d));
+	for (i = 0; names[i] != NULL; i++) {
+		snprintf(path, sizeof(path), "/%s", names[i]);
+		restart(path);
+		ask_is(path, "one");
+		ask_is(path, "two");
+		ask_is(path, "three");
+	}
+	ck_assert(ts_daemon_log_has(&d, "mailbox repaired", WAIT));
+	ck_assert(ts_daemon_log_has(&d, "1 messages lost", WAIT));
+	actord_sound();
+}
+END_TEST
+
+static Suite *
+hostile_suite(void)
+{
+	Suite	*s = suite_create("e2e_hostile");
+	TCase	*tc = tcase_create("wedges");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, wedged_mailboxes_repaired);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return tcheck_run(hostile_suite());
+}
