@@ -5,6 +5,11 @@
  * Must never make the hot path write a line producers share: enqueued and
  * depth are derived from the ring positions, dequeued and the wait
  * histogram are written by the consumer alone, once per batch or message.
+ *
+ * The read-once rule (shm.h): actord reads these for actorctl stats, and a
+ * worker can write every one of them; each is read once into the
+ * snapshot, and the sums over lanes saturate (shm_sat_add) instead of
+ * wrapping.
  */
 #include <string.h>
 
@@ -31,30 +36,27 @@ shm_counters(const struct shm_arena *a, uint32_t idx, struct shm_counters *c)
 	m = mb->m;
 	memset(c, 0, sizeof(*c));
 	for (k = 0; k < SHM_NLANES; k++) {
-		h = atomic_load(&mb->lane[k].ctl->head);
-		t = atomic_load(&mb->lane[k].ctl->tail);
-		c->enqueued += t;
-		c->depth += t > h ? t - h : 0;
-		c->dequeued += atomic_load_explicit(&mb->lane[k].ctl->dequeued,
-		    memory_order_relaxed);
-		hwm = atomic_load_explicit(&mb->lane[k].ctl->depth_hwm,
-		    memory_order_relaxed);
+		h = SHM_ONCE(mb->lane[k].ctl->head);
+		t = SHM_ONCE(mb->lane[k].ctl->tail);
+		c->enqueued = shm_sat_add(c->enqueued, t);
+		c->depth = shm_sat_add(c->depth, t > h ? t - h : 0);
+		c->dequeued = shm_sat_add(c->dequeued,
+		    SHM_ONCE(mb->lane[k].ctl->dequeued));
+		hwm = SHM_ONCE(mb->lane[k].ctl->depth_hwm);
 		if (hwm > c->depth_hwm)
 			c->depth_hwm = hwm;
 	}
-	c->dropped = atomic_load_explicit(&m->dropped, memory_order_relaxed);
-	c->dead_lettered = atomic_load_explicit(&m->dead_lettered,
-	    memory_order_relaxed);
-	c->garbled = atomic_load_explicit(&m->garbled, memory_order_relaxed);
-	c->released = atomic_load_explicit(&m->released, memory_order_relaxed);
-	c->full = atomic_load_explicit(&m->full, memory_order_relaxed);
-	c->wakeups = atomic_load_explicit(&m->wakeups, memory_order_relaxed);
+	c->dropped = SHM_ONCE(m->dropped);
+	c->dead_lettered = SHM_ONCE(m->dead_lettered);
+	c->garbled = SHM_ONCE(m->garbled);
+	c->released = SHM_ONCE(m->released);
+	c->full = SHM_ONCE(m->full);
+	c->wakeups = SHM_ONCE(m->wakeups);
 	/* Released claims were never published. */
 	c->enqueued = c->enqueued > c->released ? c->enqueued - c->released : 0;
 	if (c->depth > c->depth_hwm)
 		c->depth_hwm = c->depth;
 	for (k = 0; k < SHM_HIST_BUCKETS; k++)
-		c->wait_hist[k] = atomic_load_explicit(&m->hist[k],
-		    memory_order_relaxed);
+		c->wait_hist[k] = SHM_ONCE(m->hist[k]);
 	return 0;
 }

@@ -949,7 +949,7 @@ static void
 hist_from_shm(const uint64_t *ns, struct ctl_hist *h, uint64_t *p50,
     uint64_t *p99)
 {
-	uint64_t cum, upper;
+	uint64_t cum, upper, left;
 	uint32_t k;
 	unsigned i;
 	double sum = 0;
@@ -958,24 +958,35 @@ hist_from_shm(const uint64_t *ns, struct ctl_hist *h, uint64_t *p50,
 	h->nbuckets = SHM_HIST_BUCKETS - 10;
 	for (k = 0; k < h->nbuckets; k++)
 		h->le_us[k] = ((1ULL << (10 + k)) + 500) / 1000;
+	/*
+	 * A worker can write every bucket (up to 2^64 - 1 each): the sums
+	 * saturate, the buckets are cut so that their own sum fits (which
+	 * actorctl checks), and the double is converted only below 2^64.
+	 */
 	for (i = 0; i < SHM_HIST_BUCKETS; i++) {
 		k = i < 10 ? 0 : i - 9;
 		if (k >= h->nbuckets)
 			k = h->nbuckets - 1;
-		h->count[k] += ns[i];
-		h->total += ns[i];
+		h->count[k] = shm_sat_add(h->count[k], ns[i]);
+		h->total = shm_sat_add(h->total, ns[i]);
 		sum += (double)ns[i] * 1.5 * (double)(1ULL << i) / 1000.0;
 	}
-	h->sum_us = (uint64_t)sum;
+	for (left = UINT64_MAX, k = 0; k < h->nbuckets; k++) {
+		if (h->count[k] > left)
+			h->count[k] = left;
+		left -= h->count[k];
+	}
+	h->sum_us = sum < 18446744073709551616.0 ? (uint64_t)sum : UINT64_MAX;
 	*p50 = *p99 = 0;
 	if (h->total == 0)
 		return;
 	for (cum = 0, k = 0; k < h->nbuckets; k++) {
 		cum += h->count[k];
 		upper = h->le_us[k];
-		if (*p50 == 0 && cum * 2 >= h->total)
+		if (*p50 == 0 && cum >= h->total - h->total / 2)
 			*p50 = upper;
-		if (cum * 100 >= h->total * 99) {
+		if ((unsigned __int128)cum * 100 >=
+		    (unsigned __int128)h->total * 99) {
 			*p99 = upper;
 			break;
 		}

@@ -24,6 +24,7 @@
 #include "tests/lib/tcheck.h"
 #include "tests/lib/tsup.h"
 #include "tools/actorctl.h"
+#include "tools/json.h"
 
 #define WAIT		20000	/* ms for anything to happen */
 #define ASK_T		"5000"	/* ms an ask may wait for its answer */
@@ -211,6 +212,43 @@ START_TEST(wedged_mailboxes_repaired)
 }
 END_TEST
 
+/*
+ * Item 7: one actor's counters, set so that their sums wrap (and pass
+ * 2^64 as doubles), used to make actorctl refuse the whole stats answer
+ * ("malformed answer").  Now the sums saturate and every form answers.
+ */
+START_TEST(wrapping_counters_stats)
+{
+	static const char *const names[] = { "victim", "other", NULL };
+	struct ctltest_out o;
+	struct json *doc;
+	char	*v, *s, *all;
+
+	v = victims(names);
+	s = scribbler("\"counters\", \"/victim\"");
+	ck_assert_int_ge(asprintf(&all, "%s,\n%s\n", v, s), 0);
+	start_daemon(all);
+	free(all);
+	free(v);
+	free(s);
+	ck_assert(file_lines("counters", 1, WAIT));
+	RUN(&o, "stats");
+	ck_assert_msg(o.status == 0 && strstr(o.out, "/victim") != NULL &&
+	    strstr(o.out, "/other") != NULL, "stats: %d %s", o.status, o.err);
+	ctltest_out_free(&o);
+	RUN(&o, "stats", "--json");
+	ctltest_expect(&o, 0, NULL);
+	doc = ctltest_json(&o);
+	json_free(doc);
+	ctltest_out_free(&o);
+	RUN(&o, "stats", "--prometheus");
+	ctltest_expect(&o, 0, NULL);
+	ck_assert(strstr(o.out, "victim") != NULL);
+	ctltest_out_free(&o);
+	actord_sound();
+}
+END_TEST
+
 static Suite *
 hostile_suite(void)
 {
@@ -220,6 +258,7 @@ hostile_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, wedged_mailboxes_repaired);
+	tcase_add_test(tc, wrapping_counters_stats);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "shm/shm.h"
 #include "supervisor/metrics.h"
 #include "tools/actorctl.h"
 #include "tools/json.h"
@@ -799,8 +800,9 @@ actorctl_hot_shard(const struct ctl_shard_group *g)
 	uint64_t	 total = 0, max = 0;
 	uint32_t	 i, hot = 0;
 
+	/* The counts come from the arena: any worker may make them huge. */
 	for (i = 0; i < g->nshards; i++) {
-		total += g->count[i];
+		total = shm_sat_add(total, g->count[i]);
 		if (g->count[i] > max) {
 			max = g->count[i];
 			hot = i;
@@ -808,7 +810,8 @@ actorctl_hot_shard(const struct ctl_shard_group *g)
 	}
 	if (g->nshards < 2 || total < 10 * (uint64_t)g->nshards)
 		return -1;
-	return max * g->nshards >= 2 * total ? (int)hot : -1;
+	return (unsigned __int128)max * g->nshards >=
+	    2 * (unsigned __int128)total ? (int)hot : -1;
 }
 
 static void
@@ -882,7 +885,7 @@ stats_json(const struct ctl_response *r)
 		jw_arr_begin(&w, "messages");
 		for (total = 0, j = 0; j < r->groups[i].nshards; j++) {
 			jw_uint(&w, NULL, r->groups[i].count[j]);
-			total += r->groups[i].count[j];
+			total = shm_sat_add(total, r->groups[i].count[j]);
 		}
 		jw_arr_end(&w);
 		jw_uint(&w, "total", total);
@@ -954,7 +957,7 @@ stats_human(const struct ctl_response *r)
 	}
 	for (i = 0; i < r->ngroups; i++) {
 		for (total = 0, j = 0; j < r->groups[i].nshards; j++)
-			total += r->groups[i].count[j];
+			total = shm_sat_add(total, r->groups[i].count[j]);
 		printf("shard group %s: %u shards, %llu messages:",
 		    r->groups[i].name, r->groups[i].nshards,
 		    (unsigned long long)total);
