@@ -41,6 +41,8 @@
 #include <unistd.h>
 
 #include "shm/shm_impl.h"
+/* Both name their slot states; this program only uses shm's. */
+#undef SLOT_FREE
 #include "worker/actor_impl.h"
 
 static void	 sleep_ms(long);
