@@ -293,6 +293,12 @@ enum wev {
 
 /* tests/sim: simulated processes in place of worker.c's (struct actord). */
 typedef void (*sim_proc_fn)(struct node *, enum wev, void *arg);
+/*
+ * tests/sim: hears a node's failed start (exited false) or its exit
+ * before its supervisor does, whatever the node (a supervisor's too), so
+ * that the reference model judges every decision (struct actord).
+ */
+typedef void (*sim_seen_fn)(struct node *, bool exited, bool ok, void *arg);
 
 void	 worker_event(struct node *, enum wev);
 void	 worker_drain(struct node *);
@@ -543,6 +549,7 @@ struct actord {
 	void		(*on_output)(struct actord *, struct node *, void *);
 	void		*output_arg;	/* on_output: a node printed a line */
 	sim_proc_fn	 sim_proc;	/* tests/sim: takes every worker event */
+	sim_seen_fn	 sim_seen;	/* tests/sim: the model hears each result */
 	void		*sim_arg;
 };
 

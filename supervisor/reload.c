@@ -24,6 +24,7 @@
 
 static void	diff_sup(struct node *, const struct sup_spec *);
 static struct node *kid_named(struct node *, const char *);
+static struct node *leaving_named(struct node *, const char *);
 static const struct child_spec *spec_named(const struct sup_spec *,
 		    const char *);
 static void	drop(struct node *);
@@ -40,6 +41,19 @@ kid_named(struct node *s, const char *name)
 	/* A node on its way out counts only if a new one replaces it. */
 	for (i = 0; i < s->nkids; i++)
 		if (s->kids[i]->after_stop != AFTER_REMOVE &&
+		    strcmp(s->kids[i]->name, name) == 0)
+			return s->kids[i];
+	return NULL;
+}
+
+/* A child of that name on its way out (stopping, then removed). */
+static struct node *
+leaving_named(struct node *s, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < s->nkids; i++)
+		if (s->kids[i]->after_stop == AFTER_REMOVE &&
 		    strcmp(s->kids[i]->name, name) == 0)
 			return s->kids[i];
 	return NULL;
@@ -202,6 +216,17 @@ diff_sup(struct node *s, const struct sup_spec *ss)
 		cs = &ss->children[i];
 		if (kid_named(s, cs->name) != NULL)
 			continue;
+		if ((k = leaving_named(s, cs->name)) != NULL) {
+			/*
+			 * Its name is still stopping (a temporary child
+			 * stopped, a child of another kind): the new one
+			 * takes its place once it is down (edit.c), so
+			 * that no two nodes share a path.
+			 */
+			k->after_stop = AFTER_REPLACE;
+			k->pending_cs = cs;
+			continue;
+		}
 		log_info("%s%s%s: new in the configuration",
 		    s->parent == NULL ? "" : s->path, "/", cs->name);
 		if ((k = node_new_child(s, cs, cs->name)) == NULL ||

@@ -47,6 +47,7 @@ static void	schedule_restart(struct node *, struct node *);
 static void	on_backoff(void *);
 static void	on_op_timer(void *);
 static bool	stop_kind(enum plan_kind);
+static bool	stop_asked(const struct node *, const struct node *);
 static void	after_stopped(struct node *, struct node *);
 static void	child_started(struct node *, struct node *, bool,
 		    const char *);
@@ -86,6 +87,8 @@ node_stop(struct node *n)
 void
 node_started(struct node *n, bool ok, const char *cause)
 {
+	if (!ok && n->ad->sim_seen != NULL)
+		n->ad->sim_seen(n, false, false, n->ad->sim_arg);
 	if (n->parent != NULL)
 		child_started(n->parent, n, ok, cause);
 	else
@@ -104,6 +107,8 @@ node_stopped(struct node *n)
 void
 node_exited(struct node *n, bool clean, const char *cause)
 {
+	if (n->ad->sim_seen != NULL)
+		n->ad->sim_seen(n, true, clean, n->ad->sim_arg);
 	if (n->parent != NULL)
 		child_exited(n->parent, n, clean, cause);
 	else
@@ -125,6 +130,17 @@ static bool
 stop_kind(enum plan_kind k)
 {
 	return k == PLAN_STOP || k == PLAN_BOOTFAIL || k == PLAN_GIVEUP;
+}
+
+/*
+ * c was asked to go down: by its supervisor's plan, by hand, or by a
+ * reload.  OTP's terminate_child decides nothing whatever the death.
+ */
+static bool
+stop_asked(const struct node *s, const struct node *c)
+{
+	return stop_kind(s->plan.kind) || plan_has(&s->plan.stop, c) ||
+	    c->manual_stopped || c->after_stop != AFTER_NONE;
 }
 
 /* --- what the API asks of a supervisor (api.c, reload.c) -------------------- */
@@ -640,6 +656,17 @@ child_started(struct node *s, struct node *c, bool ok, const char *cause)
 	char failed[sizeof(c->last_exit) + 32];
 
 	c->why = WHY_NONE;
+	if (!ok && stop_asked(s, c)) {
+		/*
+		 * A start that failed while a stop was asked (a start
+		 * timeout's kill, then a stop): the stop is done (the node
+		 * stays failed, saying why), and what was to follow it (a
+		 * restart by hand, a removal) follows.
+		 */
+		c->adding = false;
+		child_stopped(s, c);
+		return;
+	}
 	snprintf(failed, sizeof(failed), "failed to start: %s",
 	    cause != NULL ? cause : "?");
 	api_settle(c, true, ok ? 0 : EIO, ok ? NULL : cause);
@@ -733,8 +760,8 @@ child_exited(struct node *s, struct node *c, bool clean, const char *cause)
 	struct plan *p = &s->plan;
 	bool want;
 
-	if (stop_kind(p->kind) || plan_has(&p->stop, c)) {
-		/* It was going down anyway. */
+	if (stop_asked(s, c)) {
+		/* It was going down anyway (a supervisor giving up). */
 		c->started_ms = 0;
 		after_stopped(s, c);
 		sup_run(s);

@@ -4,7 +4,8 @@
  * children: tree edits while a supervisor is in the middle of a boot or a
  * restart, retries of a failed restart under rest_for_one, stop and
  * start during a restart loop, temporary children and supervisors, a
- * failed add, and what RESTARTS and LAST EXIT say of a set restart.
+ * failed add, and what RESTARTS and LAST EXIT say of a set restart; and
+ * the core's bugs the simulator (check_sup_sim.c) found, with their seed.
  *
  * Children append "start /path" and "stop /path" to a record file, so the
  * order of events is read back from the file, never from timings.
@@ -454,6 +455,141 @@ START_TEST(one_for_all_counts_every_sibling)
 }
 END_TEST
 
+static bool
+start_failing(struct actord *ad, void *arg)
+{
+	struct node *n = actord_find(ad, arg);
+
+	return n != NULL && n->state == NS_STOPPING && n->start_failing;
+}
+
+/*
+ * Simulator seed 9: a stop by hand while a start timeout's SIGKILL is on
+ * its way (the boot's child m never said it was ready) completes once m
+ * is down, and m stays down (failed, saying why): no boot failure, the
+ * boot goes on without it.  The loop is not run between the kill and
+ * the stop, so the death is not reaped before the stop is asked.
+ */
+START_TEST(stop_during_a_start_timeout_kill_completes)
+{
+	struct actord_spec *spec = ts_spec();
+	struct done_rec d = { 0, -1, "" };
+	struct actord *ad;
+
+	ts_add_fn(&spec->root, "a", ts_fn_run, NULL);
+	ts_add_fn(&spec->root, "m", ts_fn_mute, NULL)->start_timeout = 100;
+	ts_add_fn(&spec->root, "c", ts_fn_run, NULL);
+	ad = ts_actord(spec);
+	actord_boot(ad);
+	ck_assert(ts_run_until(ad, start_failing, "/m", WAIT));
+	ck_assert_int_eq(actord_stop_node(ad, "/m", on_done, &d), 0);
+	ck_assert_msg(ts_run_until(ad, done_called, &d, WAIT),
+	    "the stop never completed: /m %s, actord %s",
+	    node_state_name(ts_state(ad, "/m")), ad->message);
+	ck_assert_int_eq(d.error, 0);
+	ck_assert(ts_wait_state(ad, "/", NS_RUNNING, WAIT));
+	ck_assert_int_eq(ts_state(ad, "/c"), NS_RUNNING);
+	ck_assert_int_eq(ts_state(ad, "/m"), NS_FAILED);
+	ck_assert_str_eq(actord_find(ad, "/m")->last_exit,
+	    "not ready within 100 ms");
+	ck_assert_int_eq(ts_record_count("start /m"), 1);
+	actord_free(ad);
+}
+END_TEST
+
+/*
+ * Simulator seed 523: a stop by hand of a supervisor that is giving up
+ * (waiting for a child that ignores SIGTERM) completes when it is down,
+ * and its parent does not restart it: the stop ends the loop, as OTP's
+ * terminate_child does.
+ */
+START_TEST(stop_of_a_supervisor_giving_up_completes)
+{
+	struct actord_spec *spec = ts_spec();
+	struct done_rec d = { 0, -1, "" };
+	struct sup_spec *mid;
+	struct actord *ad;
+	struct node *m;
+
+	spec->root.intensity = 100;
+	mid = ts_add_sup(&spec->root, "mid", STRATEGY_ONE_FOR_ONE);
+	mid->intensity = 0;		/* gives up at the first death */
+	ts_add_fn(mid, "a", ts_fn_run, NULL);
+	ts_add_fn(mid, "b", ts_fn_ignterm, NULL)->shutdown = 600000;
+	ad = ts_actord(spec);
+	actord_boot(ad);
+	ck_assert(ts_wait_state(ad, "/", NS_RUNNING, WAIT));
+	ck_assert_int_eq(kill(ts_pid(ad, "/mid/a"), SIGKILL), 0);
+	ck_assert(ts_wait_state(ad, "/mid", NS_STOPPING, WAIT));
+	ck_assert_int_eq(actord_find(ad, "/mid")->plan.kind, PLAN_GIVEUP);
+	ck_assert_int_eq(actord_stop_node(ad, "/mid", on_done, &d), 0);
+	ck_assert_int_eq(kill(ts_pid(ad, "/mid/b"), SIGKILL), 0);
+	ck_assert_msg(ts_run_until(ad, done_called, &d, WAIT),
+	    "the stop never completed: /mid %s",
+	    node_state_name(ts_state(ad, "/mid")));
+	ck_assert_int_eq(d.error, 0);
+	m = actord_find(ad, "/mid");
+	ck_assert_int_eq(m->state, NS_FAILED);
+	ck_assert_ptr_nonnull(strstr(m->last_exit, "gave up"));
+	ck_assert(!timer_pending(&m->backoff));
+	ck_assert_uint_eq(sup_decisions_in_period(ad->root), 0);
+	ck_assert_int_eq(ts_record_count("start /mid/a"), 1);
+	actord_free(ad);
+}
+END_TEST
+
+static struct actord_spec *
+temp_spec(void)
+{
+	struct actord_spec *spec = ts_spec();
+	struct child_spec *t;
+
+	ts_add_fn(&spec->root, "a", ts_fn_run, NULL);
+	t = ts_add_fn(&spec->root, "t", ts_fn_ignterm, NULL);
+	t->restart = RESTART_TEMPORARY;
+	t->shutdown = 600000;
+	return spec;
+}
+
+static size_t
+named(struct node *s, const char *name)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < s->nkids; i++)
+		n += strcmp(s->kids[i]->name, name) == 0;
+	return n;
+}
+
+/*
+ * Simulator seed 158: a reload that still configures a child whose node
+ * is on its way out (a temporary child stopped by hand, slow to stop)
+ * makes no second node of that path: the new one takes the old one's
+ * place once it is down, and starts.
+ */
+START_TEST(reload_keeps_one_node_per_path)
+{
+	struct actord *ad;
+	char err[256];
+	pid_t t;
+
+	ad = ts_actord(temp_spec());
+	actord_boot(ad);
+	ck_assert(ts_wait_state(ad, "/", NS_RUNNING, WAIT));
+	t = ts_pid(ad, "/t");
+	ck_assert_int_eq(actord_stop_node(ad, "/t", NULL, NULL), 0);
+	ck_assert_int_eq(ts_state(ad, "/t"), NS_STOPPING);
+	ck_assert_int_eq(actord_reload(ad, temp_spec(), err, sizeof(err)), 0);
+	ck_assert_uint_eq(named(ad->root, "t"), 1);
+	ck_assert_int_eq(ts_state(ad, "/t"), NS_STOPPING);
+	ck_assert_int_eq(kill(t, SIGKILL), 0);
+	ck_assert(ts_wait_new_pid(ad, "/t", t, WAIT));
+	ck_assert_uint_eq(named(ad->root, "t"), 1);
+	ck_assert_int_eq(ts_record_count("start /t"), 2);
+	actord_free(ad);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -478,6 +614,14 @@ suite(void)
 	tcase_add_test(tc, start_and_remove_in_a_loop_say_restarting);
 	tcase_add_test(tc, temporary_supervisor_giving_up_is_removed);
 	tcase_add_test(tc, one_for_all_counts_every_sibling);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("sim");
+	tcase_set_timeout(tc, 30);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, stop_during_a_start_timeout_kill_completes);
+	tcase_add_test(tc, stop_of_a_supervisor_giving_up_completes);
+	tcase_add_test(tc, reload_keeps_one_node_per_path);
 	suite_add_tcase(s, tc);
 	return s;
 }
