@@ -204,7 +204,10 @@ lint-man:
 	@if [ -n "$(MANS)" ]; then \
 	  out=$$(mandoc -Tlint -Wwarning $(MANS) 2>&1); \
 	  if [ -n "$$out" ]; then echo "$$out"; exit 1; fi; \
-	  echo "man pages: mandoc -Tlint clean ($(words $(MANS)) pages)"; fi
+	  tools/man-check $(MANS) || { echo "man pages: rendered wrongly" \
+	    "(see tools/man-check)"; exit 1; }; \
+	  echo "man pages: mandoc -Tlint and tools/man-check clean" \
+	    "($(words $(MANS)) pages)"; fi
 
 # --- benchmarks -----------------------------------------------------------------
 bench: all $(BENCHES) $(PROGS)
