@@ -422,7 +422,8 @@ struct node *actord_find(struct actord *, const char *path);
 int	 actord_start_node(struct actord *, const char *path, done_fn, void *);
 int	 actord_stop_node(struct actord *, const char *path, done_fn, void *);
 int	 actord_restart_node(struct actord *, const char *path, done_fn, void *);
-int	 actord_kill_node(struct actord *, const char *path, int sig);
+int	 actord_kill_node(struct actord *, const char *path, int sig,
+	    unsigned *sent);
 int	 actord_add_instance(struct actord *, const char *group, done_fn,
 	    void *, char *newpath, size_t);
 int	 actord_remove_node(struct actord *, const char *path);

@@ -260,19 +260,28 @@ kill_tree(struct node *n, int sig)
 
 /*
  * A signal to a node's process groups, as if sent from outside: a death by
- * SIGTERM sent this way is a clean exit for the restart rules.
+ * SIGTERM sent this way is a clean exit for the restart rules.  *sent (if
+ * not NULL) says to how many workers it went.
  */
 int
-actord_kill_node(struct actord *ad, const char *path, int sig)
+actord_kill_node(struct actord *ad, const char *path, int sig,
+    unsigned *sent)
 {
 	struct node *n;
+	int k;
 
+	if (sent != NULL)
+		*sent = 0;
 	if ((n = node_find(ad->root, path)) == NULL)
 		return ENOENT;
 	if (sig < 0 || sig >= NSIG)
 		return EINVAL;
 	log_info("%s: signal %d asked", n->path, sig);
-	return kill_tree(n, sig) > 0 ? 0 : ESRCH;
+	if ((k = kill_tree(n, sig)) == 0)
+		return ESRCH;
+	if (sent != NULL)
+		*sent = (unsigned)k;
+	return 0;
 }
 
 /*

@@ -79,7 +79,7 @@ static int	op_later(struct tree_ctl *, struct node *, const char *, op_fn,
 static int	be_start(void *, const char *, struct ctl_reply *);
 static int	be_stop(void *, const char *, struct ctl_reply *);
 static int	be_restart(void *, const char *, struct ctl_reply *);
-static int	be_kill(void *, const char *, int, struct ctl_reply *);
+static int	be_kill(void *, const char *, int, bool, struct ctl_reply *);
 static int	be_add(void *, const char *, struct ctl_reply *);
 static int	be_remove(void *, const char *, struct ctl_reply *);
 static int	be_reload(void *, struct ctl_reply *);
@@ -578,18 +578,41 @@ be_restart(void *ctx, const char *path, struct ctl_reply *r)
 	return op_later(tc, n, path, actord_restart_node, r);
 }
 
+/*
+ * kill: a worker's process group; a supervisor's path only when the
+ * request says tree, since it reaches every worker under it ("/" is all
+ * of them).  The answer says how many were signalled.
+ */
 static int
-be_kill(void *ctx, const char *path, int signo, struct ctl_reply *r)
+be_kill(void *ctx, const char *path, int signo, bool tree,
+    struct ctl_reply *r)
 {
 	struct tree_ctl *tc = ctx;
+	const char *name;
 	struct node *n;
+	unsigned sent;
+	pid_t pid;
 	int e;
 
 	if ((n = actord_find(tc->ad, path)) == NULL)
 		return api_error(r, ENOENT, NULL);
-	if ((e = actord_kill_node(tc->ad, path, signo)) != 0)
+	if (n->kind != NODE_WORKER && !tree) {
+		ctl_reply_error(r, CTL_E_INVAL, "%s is a supervisor: give "
+		    "--tree to signal every worker under it", n->path);
+		return CTL_REPLY_NOW;
+	}
+	pid = n->pid;		/* before the signal: its death may be reaped */
+	if ((e = actord_kill_node(tc->ad, path, signo, &sent)) != 0)
 		return api_error(r, e, n);
-	ctl_reply_message(r, "signal %d sent", signo);
+	name = sigabbrev_np(signo);
+	if (n->kind == NODE_WORKER)
+		ctl_reply_message(r, "signal %d%s%s%s sent to %s (pid %d)",
+		    signo, name ? " (" : "", name ? name : "", name ? ")" : "",
+		    n->path, (int)pid);
+	else
+		ctl_reply_message(r, "signal %d%s%s%s sent to %u worker%s "
+		    "under %s", signo, name ? " (" : "", name ? name : "",
+		    name ? ")" : "", sent, sent == 1 ? "" : "s", n->path);
 	return CTL_REPLY_NOW;
 }
 

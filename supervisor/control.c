@@ -1127,7 +1127,7 @@ ctl_backend_call(const struct ctl_backend *be, void *ctx,
 	case CTL_CMD_STOP:	return CALL(stop, path, r);
 	case CTL_CMD_RESTART:	return CALL(restart, path, r);
 	case CTL_CMD_KILL:	return CALL(kill, path, CTL_HAS(q, CTL_F_SIGNAL) ?
-				    (int)q->signo : SIGTERM, r);
+				    (int)q->signo : SIGTERM, q->tree, r);
 	case CTL_CMD_ADD:	return CALL(add, path, r);
 	case CTL_CMD_REMOVE:	return CALL(remove, path, r);
 	case CTL_CMD_RELOAD:	return CALL(reload, r);

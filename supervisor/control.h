@@ -53,7 +53,7 @@ struct ctl_backend {
 	int	(*start)(void *ctx, const char *path, struct ctl_reply *);
 	int	(*stop)(void *ctx, const char *path, struct ctl_reply *);
 	int	(*restart)(void *ctx, const char *path, struct ctl_reply *);
-	int	(*kill)(void *ctx, const char *path, int signo,
+	int	(*kill)(void *ctx, const char *path, int signo, bool tree,
 		    struct ctl_reply *);
 	int	(*add)(void *ctx, const char *path, struct ctl_reply *);
 	int	(*remove)(void *ctx, const char *path, struct ctl_reply *);

@@ -122,7 +122,7 @@ static const struct cmdschema {
 	[CTL_CMD_STOP] =	{ "stop", B(CTL_F_PATH), B(CTL_F_PATH) },
 	[CTL_CMD_RESTART] =	{ "restart", B(CTL_F_PATH), B(CTL_F_PATH) },
 	[CTL_CMD_KILL] =	{ "kill", B(CTL_F_PATH),
-				  B(CTL_F_PATH) | B(CTL_F_SIGNAL) },
+				  B(CTL_F_PATH) | B(CTL_F_SIGNAL) | B(CTL_F_TREE) },
 	[CTL_CMD_ADD] =		{ "add", B(CTL_F_PATH), B(CTL_F_PATH) },
 	[CTL_CMD_REMOVE] =	{ "remove", B(CTL_F_PATH), B(CTL_F_PATH) },
 	[CTL_CMD_RELOAD] =	{ "reload", 0, 0 },
@@ -537,6 +537,8 @@ ctl_request_encode(struct ctl_buf *b, const struct ctl_request *r)
 		ctl_put_u64(b, CTL_F_CURSOR, r->cursor);
 	if (CTL_HAS(r, CTL_F_WAIT))
 		ctl_put_bytes(b, CTL_F_WAIT, NULL, 0);
+	if (CTL_HAS(r, CTL_F_TREE))
+		ctl_put_bytes(b, CTL_F_TREE, NULL, 0);
 	return ctl_frame_end(b, start);
 }
 
@@ -576,10 +578,14 @@ request_field(struct ctl_request *r, uint16_t type, const uint8_t *v,
 		r->cursor = be64get(v);
 		return CTL_OK;
 	case CTL_F_WAIT:
+	case CTL_F_TREE:
 		if (len != 0)
 			return fail(err, errlen, CTL_E_PROTO,
 			    "field %u: length %u, expected 0", type, len);
-		r->wait = true;
+		if (type == CTL_F_WAIT)
+			r->wait = true;
+		else
+			r->tree = true;
 		return CTL_OK;
 	}
 	return fail(err, errlen, CTL_E_PROTO, "unknown field %u", type);

@@ -91,6 +91,7 @@ enum ctl_ftype {
 	CTL_F_SIGNAL,		/* u32, 1..64 */
 	CTL_F_CURSOR,		/* u64 */
 	CTL_F_WAIT,		/* empty: wait for something new (follow) */
+	CTL_F_TREE,		/* empty: kill every worker under a supervisor */
 	CTL_F_REQ_MAX,
 	/* answer fields */
 	CTL_F_ERROR = 16,	/* string */
@@ -126,6 +127,7 @@ struct ctl_request {
 	uint32_t	 signo;
 	uint64_t	 cursor;
 	bool		 wait;
+	bool		 tree;
 };
 #define CTL_HAS(req, f)	(((req)->present & (1u << (f))) != 0)
 

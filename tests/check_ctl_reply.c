@@ -171,6 +171,7 @@ struct rec {
 	int		 signo;
 	uint64_t	 cursor;
 	bool		 wait;
+	bool		 tree;
 	uint32_t	 timeout;
 	size_t		 len;
 	int		 calls;
@@ -188,13 +189,15 @@ r_status(void *ctx, const char *path, struct ctl_reply *r)
 }
 
 static int
-r_kill(void *ctx, const char *path, int signo, struct ctl_reply *r)
+r_kill(void *ctx, const char *path, int signo, bool tree,
+    struct ctl_reply *r)
 {
 	struct rec *x = ctx;
 
 	(void)r;
 	x->path = path;
 	x->signo = signo;
+	x->tree = tree;
 	x->calls++;
 	return CTL_REPLY_NOW;
 }
@@ -250,10 +253,14 @@ START_TEST(dispatch_defaults)
 	q.cmd = CTL_CMD_KILL;
 	ctl_backend_call(&be, &x, &q, r);
 	ck_assert_int_eq(x.signo, SIGTERM);	/* the default signal */
+	ck_assert(!x.tree);			/* a worker only, by default */
 	q.signo = SIGUSR1;
 	q.present |= 1u << CTL_F_SIGNAL;
+	q.tree = true;
+	q.present |= 1u << CTL_F_TREE;
 	ctl_backend_call(&be, &x, &q, r);
 	ck_assert_int_eq(x.signo, SIGUSR1);
+	ck_assert(x.tree);
 	memset(&q, 0, sizeof(q));
 	q.cmd = CTL_CMD_DEADLETTERS;
 	ck_assert_int_eq(ctl_backend_call(&be, &x, &q, r), CTL_REPLY_LATER);

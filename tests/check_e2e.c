@@ -669,6 +669,25 @@ START_TEST(restart_and_kill)
 	RUN(&o, "kill", "/nope");
 	ctltest_expect(&o, ACTORCTL_EXIT_NOENT, "kill /nope");
 	ctltest_out_free(&o);
+	/*
+	 * A supervisor's path reaches every worker under it ("/" all of
+	 * them): refused unless --tree says so; the answer says how many.
+	 * (SIGCONT: harmless to every worker.)
+	 */
+	RUN(&o, "kill", "-s", "CONT", "/");
+	ctltest_expect(&o, ACTORCTL_EXIT_FAILED, "kill /: / is a supervisor: "
+	    "give --tree");
+	ctltest_out_free(&o);
+	RUN(&o, "kill", "--tree", "-s", "CONT", "/");
+	ctltest_expect(&o, 0, NULL);
+	ck_assert_msg(strstr(o.out, "signal 18 (CONT) sent to ") != NULL &&
+	    strstr(o.out, " workers under /\n") != NULL, "%s", o.out);
+	ctltest_out_free(&o);
+	RUN(&o, "kill", "-s", "CONT", "/a");
+	ctltest_expect(&o, 0, NULL);
+	ck_assert_msg(strncmp(o.out, "signal 18 (CONT) sent to /a (pid ", 33)
+	    == 0, "%s", o.out);
+	ctltest_out_free(&o);
 	RUN(&o, "restart", "/nope");
 	ctltest_expect(&o, ACTORCTL_EXIT_NOENT, "restart /nope");
 	ctltest_out_free(&o);
@@ -910,6 +929,13 @@ START_TEST(send_deadletters_stats)
 	int i, fd;
 
 	start_daemon(NULL, NULL);
+	/* None yet: the table's header, and a count that says so. */
+	RUN(&o, "deadletters");
+	ctltest_expect(&o, 0, NULL);
+	ck_assert_msg(strncmp(o.out, "TIME ", 5) == 0 &&
+	    strstr(o.out, "RECIPIENT") != NULL &&
+	    strstr(o.out, "\n0 dead letters\n") != NULL, "%s", o.out);
+	ctltest_out_free(&o);
 	/* /a's mailbox holds 4 and rejects: the 5th is a dead letter. */
 	for (i = 0; i < 4; i++) {
 		RUN(&o, "send", "/a", "7", "hi");

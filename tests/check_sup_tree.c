@@ -640,7 +640,7 @@ START_TEST(api_restart_stop_start_add_remove)
 	ck_assert_int_eq(actord_remove_node(ad, "/g/2"), 0);
 	ck_assert_ptr_null(actord_find(ad, "/g/2"));
 
-	ck_assert_int_eq(actord_kill_node(ad, "/g", SIGKILL), 0);
+	ck_assert_int_eq(actord_kill_node(ad, "/g", SIGKILL, NULL), 0);
 	ck_assert(ts_wait_state(ad, "/g/0", NS_RUNNING, WAIT));
 	actord_free(ad);
 }

@@ -2,12 +2,13 @@
  * actorctl_client.c: actorctl's side of the control socket: connect and
  * make one round trip (supervisor/ctlclient.c does the I/O, bounded in
  * time), and turn what went wrong into a message on stderr and an exit
- * status.
+ * status, keeping its text for the commands that print it as JSON.
  *
  * It owns the connection in struct actorctl.  It must never print to
  * stdout.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,6 +16,25 @@
 #include "tools/actorctl.h"
 
 static int	 xconnect(struct actorctl *);
+static int	 fail(struct actorctl *, int, const char *, ...)
+		    __attribute__((format(printf, 3, 4)));
+
+/*
+ * A failure: its text kept in a->error (for --json outputs), printed as
+ * "actorctl: TEXT" on stderr; returns the exit status rc.
+ */
+static int
+fail(struct actorctl *a, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(a->error, sizeof(a->error), fmt, ap);
+	va_end(ap);
+	a->error_status = rc;
+	fprintf(stderr, "actorctl: %s\n", a->error);
+	return rc;
+}
 
 int
 actorctl_exit_status(unsigned st)
@@ -47,18 +67,14 @@ xconnect(struct actorctl *a)
 		return 0;
 	}
 	e = errno;
-	if (e == ENAMETOOLONG) {
-		fprintf(stderr, "actorctl: %s: socket path too long\n",
+	if (e == ENAMETOOLONG)
+		return fail(a, ACTORCTL_EXIT_USAGE, "%s: socket path too long",
 		    a->socket);
-		return ACTORCTL_EXIT_USAGE;
-	}
-	if (e == EACCES || e == EPERM) {
-		fprintf(stderr, "actorctl: %s: permission denied\n", a->socket);
-		return ACTORCTL_EXIT_PERM;
-	}
-	fprintf(stderr, "actorctl: actord not running (cannot connect to "
-	    "%s: %s)\n", a->socket, strerror(e));
-	return ACTORCTL_EXIT_NOTRUNNING;
+	if (e == EACCES || e == EPERM)
+		return fail(a, ACTORCTL_EXIT_PERM, "%s: permission denied",
+		    a->socket);
+	return fail(a, ACTORCTL_EXIT_NOTRUNNING, "actord not running (cannot "
+	    "connect to %s: %s)", a->socket, strerror(e));
 }
 
 void
@@ -95,30 +111,25 @@ actorctl_call(struct actorctl *a, const struct ctl_request *q,
 		actorctl_disconnect(a);
 		switch (e) {
 		case E2BIG:
-			fprintf(stderr, "actorctl: %s: request too large (at "
-			    "most %d bytes)\n", what, CTL_MAX_REQUEST);
-			return ACTORCTL_EXIT_USAGE;
+			return fail(a, ACTORCTL_EXIT_USAGE, "%s: request too "
+			    "large (at most %d bytes)", what, CTL_MAX_REQUEST);
 		case EPROTO:
-			fprintf(stderr, "actorctl: %s: %s\n", what, err);
-			return ACTORCTL_EXIT_PROTO;
+			return fail(a, ACTORCTL_EXIT_PROTO, "%s: %s", what, err);
 		case ETIMEDOUT:
-			fprintf(stderr, "actorctl: %s: no answer from actord "
-			    "within %d ms\n", what, timeout_ms);
-			return ACTORCTL_EXIT_TIMEOUT;
+			return fail(a, ACTORCTL_EXIT_TIMEOUT, "%s: no answer "
+			    "from actord within %d ms", what, timeout_ms);
 		case EPIPE:
-			fprintf(stderr, "actorctl: %s: connection to actord "
-			    "lost: closed\n", what);
-			return ACTORCTL_EXIT_FAILED;
+			return fail(a, ACTORCTL_EXIT_FAILED, "%s: connection "
+			    "to actord lost: closed", what);
 		default:
-			fprintf(stderr, "actorctl: %s: connection to actord "
-			    "lost: %s\n", what, strerror(e));
-			return ACTORCTL_EXIT_FAILED;
+			return fail(a, ACTORCTL_EXIT_FAILED, "%s: connection "
+			    "to actord lost: %s", what, strerror(e));
 		}
 	}
 	if (resp->status != CTL_OK) {
-		fprintf(stderr, "actorctl: %s: %s\n", what, resp->error[0] ?
-		    resp->error : ctl_status_name(resp->status));
-		rc = actorctl_exit_status(resp->status);
+		rc = fail(a, actorctl_exit_status(resp->status), "%s: %s",
+		    what, resp->error[0] ? resp->error :
+		    ctl_status_name(resp->status));
 		ctl_response_free(resp);
 		return rc;
 	}

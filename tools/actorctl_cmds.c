@@ -8,6 +8,8 @@
  * for the tree (actord's backend does), only carry the result faithfully:
  * error texts are printed as actord wrote them.
  */
+#include <sys/ioctl.h>
+
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -30,6 +32,7 @@ struct command {
 	int		(*fn)(struct actorctl *, int, char **);
 	const char	*args;		/* as in the SYNOPSIS */
 	const char	*help;
+	const char	*opts;		/* its options, for --help */
 };
 
 static int	 cmd_status(struct actorctl *, int, char **);
@@ -41,8 +44,9 @@ static int	 cmd_deadletters(struct actorctl *, int, char **);
 static int	 cmd_stats(struct actorctl *, int, char **);
 static int	 cmd_log(struct actorctl *, int, char **);
 static int	 cmd_help(struct actorctl *, int, char **);
-static int	 parse_opts(struct actorctl *, int, char **, const char *,
-		    const char *, char *, char **);
+static int	 opts_exit(int);
+static void	 print_help(const struct command *);
+static bool	 wants_help(int, char **);
 static int	 usage_of(const char *);
 static void	 print_result(const struct actorctl *, const struct ctl_response *);
 static int	 call_print(struct actorctl *, const struct ctl_request *);
@@ -51,40 +55,88 @@ static int	 request_init(struct ctl_request *, int, const char *,
 static void	 follow_next(struct ctl_request *, struct ctl_response *);
 static void	 print_json(struct ctl_buf *);
 static int	 read_data(int, char **, struct ctl_request *, uint8_t **);
+static void	 ask_json(const struct actorctl *, const struct ctl_response *,
+		    int);
+static bool	 is_text(const uint8_t *, size_t);
+static void	 dl_message(char *, size_t, const struct ctl_deadletter *);
+
+#define O_JSON	"  --json          one JSON document\n"
+#define O_FOLLOW "  -f              follow: wait for what comes next, until " \
+		    "interrupted\n"
 
 static const struct command commands[] = {
-	{ "status", cmd_status, "[path]", "the tree, or one subtree" },
-	{ "start", cmd_path, "path", "start a stopped child" },
-	{ "stop", cmd_path, "path", "stop a child (and its restart loop)" },
-	{ "restart", cmd_path, "path", "restart; returns once it runs again" },
-	{ "kill", cmd_kill, "[-s signal] path", "signal a child's process group" },
-	{ "add", cmd_path, "path", "a new instance of a worker with instances" },
-	{ "remove", cmd_path, "path", "remove a stopped child" },
-	{ "reload", cmd_plain, "", "re-read actord.conf (like SIGHUP)" },
-	{ "send", cmd_send, "path tag [data]", "send a message" },
-	{ "ask", cmd_send, "[-t ms] path tag [data]", "ask, print the answer" },
-	{ "deadletters", cmd_deadletters, "[-f]", "recent dead letters" },
-	{ "stats", cmd_stats, "[--prometheus] [path]", "actor statistics" },
-	{ "top", actorctl_top, "[-n count]", "a live view, q quits" },
-	{ "log", cmd_log, "[-f] path", "a child's captured output" },
-	{ "shutdown", cmd_plain, "", "stop the tree and actord" },
-	{ "keygen", actorctl_keygen, "file", "a key pair for a node or client" },
-	{ "help", cmd_help, "", "this list" },
+	{ "status", cmd_status, "[-l] [path]", "the tree, or one subtree",
+	  "  -l, --full      every column, none cut to the terminal's width\n"
+	  "                  (the default when the output is not a terminal)\n"
+	  O_JSON },
+	{ "start", cmd_path, "path", "start a stopped child", O_JSON },
+	{ "stop", cmd_path, "path", "stop a child (and its restart loop)",
+	  O_JSON },
+	{ "restart", cmd_path, "path", "restart; returns once it runs again",
+	  O_JSON },
+	{ "kill", cmd_kill, "[-s signal] [--tree] path",
+	  "signal a worker's process group",
+	  "  -s signal       a name (TERM, SIGKILL) or a number; TERM by "
+	  "default\n"
+	  "  --tree          path is a supervisor: signal every worker under "
+	  "it\n" O_JSON },
+	{ "add", cmd_path, "path", "a new instance of a worker with instances",
+	  O_JSON },
+	{ "remove", cmd_path, "path", "remove a stopped child", O_JSON },
+	{ "reload", cmd_plain, "", "re-read actord.conf (like SIGHUP)", O_JSON },
+	{ "send", cmd_send, "path tag [data]", "send a message",
+	  "  data            the message; standard input when it is left out\n"
+	  O_JSON },
+	{ "ask", cmd_send, "[-t ms] path tag [data]", "ask, print the answer",
+	  "  -t ms           how long to wait for the answer (default 5000)\n"
+	  "  data            the message; standard input when it is left out\n"
+	  "  --json          the answer in base64 with its size, or the "
+	  "error\n" },
+	{ "deadletters", cmd_deadletters, "[-f]", "recent dead letters",
+	  O_FOLLOW O_JSON },
+	{ "stats", cmd_stats, "[--prometheus] [path]", "actor statistics",
+	  "  --prometheus    the Prometheus text format\n" O_JSON },
+	{ "top", actorctl_top, "[-n count]", "a live view (h for its keys)",
+	  NULL },
+	{ "log", cmd_log, "[-f] path", "a child's captured output",
+	  O_FOLLOW O_JSON },
+	{ "shutdown", cmd_plain, "", "stop the tree and actord", O_JSON },
+	{ "keygen", actorctl_keygen, "file", "a key pair for a node or client",
+	  "  file            the secret key (mode 0600); file.pub the public "
+	  "one\n" },
+	{ "help", cmd_help, "[command]", "this list, or a command's options",
+	  "" },
 };
 
 #define NCOMMANDS	(sizeof(commands) / sizeof(commands[0]))
 
 void
-actorctl_usage(void)
+actorctl_usage(FILE *f)
 {
 	size_t i;
 
 	/* As in actorctl(8), SYNOPSIS. */
-	fprintf(stderr, "usage: actorctl [-S socket] [--json] command "
+	fprintf(f, "usage: actorctl [-S socket] [--json] command "
 	    "[argument ...]\ncommands:\n");
 	for (i = 0; i < NCOMMANDS; i++)
-		fprintf(stderr, "    %-12s %-26s %s\n", commands[i].name,
+		fprintf(f, "    %-12s %-26s %s\n", commands[i].name,
 		    commands[i].args, commands[i].help);
+	fprintf(f, "actorctl help COMMAND (or COMMAND --help) lists a "
+	    "command's options\n");
+}
+
+/* COMMAND --help: its usage and its options, on stdout. */
+static void
+print_help(const struct command *c)
+{
+	if (c->fn == actorctl_top) {
+		actorctl_top_usage(stdout);
+		return;
+	}
+	printf("usage: actorctl [-S socket] [--json] %s%s%s\n%s\n", c->name,
+	    c->args[0] ? " " : "", c->args, c->help);
+	printf("options:\n%s  -h, --help      this help\n",
+	    c->opts != NULL ? c->opts : "");
 }
 
 static int
@@ -99,6 +151,26 @@ usage_of(const char *name)
 	return ACTORCTL_EXIT_USAGE;
 }
 
+/* What a command returns when its options were not to run it. */
+static int
+opts_exit(int rc)
+{
+	return rc == -2 ? ACTORCTL_EXIT_OK : ACTORCTL_EXIT_USAGE;
+}
+
+/* -h or --help among a command's arguments (before a "--"). */
+static bool
+wants_help(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "-h") == 0 ||
+		    strcmp(argv[i], "--help") == 0)
+			return true;
+	return false;
+}
+
 int
 actorctl_run(struct actorctl *a, int argc, char **argv)
 {
@@ -107,6 +179,14 @@ actorctl_run(struct actorctl *a, int argc, char **argv)
 	for (i = 0; i < NCOMMANDS; i++)
 		if (strcmp(commands[i].name, argv[0]) == 0) {
 			a->cmd = commands[i].name;
+			/*
+			 * -h and --help, for every command, whatever its
+			 * own parsing: its usage and options, exit 0.
+			 */
+			if (wants_help(argc, argv)) {
+				print_help(&commands[i]);
+				return ACTORCTL_EXIT_OK;
+			}
 			return commands[i].fn(a, argc, argv);
 		}
 	fprintf(stderr, "actorctl: unknown command \"%s\"; valid commands:",
@@ -120,39 +200,62 @@ actorctl_run(struct actorctl *a, int argc, char **argv)
 static int
 cmd_help(struct actorctl *a, int argc, char **argv)
 {
+	size_t i;
+
 	(void)a;
-	(void)argc;
-	(void)argv;
-	actorctl_usage();
-	return 0;
+	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "--help") == 0)) {
+		print_help(&commands[NCOMMANDS - 1]);	/* help's own */
+		return 0;
+	}
+	if (argc < 2) {
+		actorctl_usage(stdout);
+		return 0;
+	}
+	for (i = 0; i < NCOMMANDS; i++)
+		if (strcmp(commands[i].name, argv[1]) == 0) {
+			print_help(&commands[i]);
+			return 0;
+		}
+	fprintf(stderr, "actorctl: help: unknown command \"%s\"\n", argv[1]);
+	return ACTORCTL_EXIT_USAGE;
 }
 
 /*
- * Parse a command's options (getopt letters in opts, plus --json and, if
- * longflag is set, --LONGFLAG into *flag) and leave the operands in
- * argv[optind..].  Returns optind, or -1 after a usage message.
+ * Parse a command's options (getopt letters in opts, plus --json, -h and
+ * --help, and, if longflag is set, --LONGFLAG into *flag) and leave the
+ * operands in argv[optind..].  Returns optind; -2 after printing the
+ * command's help (-h, --help); -1 after a usage message.
  */
-static int
-parse_opts(struct actorctl *a, int argc, char **argv, const char *opts,
-    const char *longflag, char *flag, char **optargs)
+int
+actorctl_parse_opts(struct actorctl *a, int argc, char **argv,
+    const char *opts, const char *longflag, char *flag, char **optargs)
 {
 	struct option	 lo[] = {
 		{ "json", no_argument, NULL, 'J' },
+		{ "help", no_argument, NULL, 'h' },
 		{ longflag ? longflag : "json", no_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char		 o[16];
 	const char	*p;
+	size_t		 i;
 	int		 ch;
 
-	snprintf(o, sizeof(o), ":%s", opts);
+	snprintf(o, sizeof(o), ":h%s", opts);
 	optind = 0;	/* GNU: re-initialise for this argv */
 	while ((ch = getopt_long(argc, argv, o, lo, NULL)) != -1) {
 		if (ch == 'J')
 			a->json = true;
 		else if (ch == 'L')
 			*flag = 1;
-		else if (ch != '?' && ch != ':' && (p = strchr(opts, ch)) != NULL)
+		else if (ch == 'h') {
+			for (i = 0; i < NCOMMANDS; i++)
+				if (strcmp(commands[i].name, argv[0]) == 0)
+					print_help(&commands[i]);
+			return -2;
+		} else if (ch != '?' && ch != ':' &&
+		    (p = strchr(opts, ch)) != NULL)
 			optargs[p - opts] = p[1] == ':' ? optarg : (char *)"";
 		else {
 			if (ch == ':')
@@ -265,8 +368,8 @@ follow_next(struct ctl_request *q, struct ctl_response *r)
 
 /* --- status -------------------------------------------------------------- */
 
-static void
-fmt_uptime(char *buf, size_t len, uint64_t ms)
+void
+actorctl_fmt_uptime(char *buf, size_t len, uint64_t ms)
 {
 	uint64_t s = ms / 1000;
 
@@ -294,8 +397,8 @@ actorctl_fmt_us(char *buf, size_t len, uint64_t us)
 		snprintf(buf, len, "%.2fs", us / 1e6);
 }
 
-static int
-path_depth(const char *path)
+int
+actorctl_path_depth(const char *path)
 {
 	int d = 0;
 
@@ -330,43 +433,106 @@ actorctl_status_counts(const struct ctl_response *r, unsigned c[5])
 	}
 }
 
-#define NCOLS	9
-static const char *const status_hdr[NCOLS] = { "PATH", "KIND", "STATE",
-	"PID", "UPTIME", "RESTARTS", "LAST EXIT", "MAILBOX", "SUPERVISION" };
+/*
+ * The columns of status, in order.  LAST EXIT is last: it is the long
+ * free text, cut first to fit a terminal (as ps cuts its COMMAND).  At a
+ * terminal, without -l, status shows the compact ones only, PID at the
+ * width of the largest pid so that a line is cut at the same place
+ * whatever the pids are.
+ */
+enum { C_PATH, C_KIND, C_STATE, C_PID, C_UPTIME, C_RESTARTS, C_MAILBOX,
+	C_SUPERVISION, C_LASTEXIT, NCOLS };
+static const struct {
+	const char	*hdr;
+	bool		 right;		/* numbers right-aligned */
+	bool		 compact;	/* shown at a terminal without -l */
+	int		 compact_w;	/* its width there, at least */
+} status_col[NCOLS] = {
+	[C_PATH] =		{ "PATH", false, true, 0 },
+	[C_KIND] =		{ "KIND", false, false, 0 },
+	[C_STATE] =		{ "STATE", false, true, 10 },
+	[C_PID] =		{ "PID", true, true, 7 },
+	[C_UPTIME] =		{ "UPTIME", false, true, 6 },
+	[C_RESTARTS] =		{ "RESTARTS", true, true, 0 },
+	[C_MAILBOX] =		{ "MAILBOX", true, false, 0 },
+	[C_SUPERVISION] =	{ "SUPERVISION", false, false, 0 },
+	[C_LASTEXIT] =		{ "LAST EXIT", false, true, 0 },
+};
 
 /* A node's cells; its path indented by its depth below the top one. */
 static void
 status_cells(const struct ctl_node *n, int top,
     char cell[NCOLS][CTL_PATH_MAX + 64])
 {
-	int d = path_depth(n->path) - top;
+	int d = actorctl_path_depth(n->path) - top;
 
-	snprintf(cell[0], sizeof(cell[0]), "%*s%s", d > 0 ? 2 * d : 0, "",
-	    n->path);
-	snprintf(cell[1], sizeof(cell[1]), "%s", n->kind);
-	snprintf(cell[2], sizeof(cell[2]), "%s", n->state);
+	snprintf(cell[C_PATH], sizeof(cell[0]), "%*s%s", d > 0 ? 2 * d : 0,
+	    "", n->path);
+	snprintf(cell[C_KIND], sizeof(cell[0]), "%s", n->kind);
+	snprintf(cell[C_STATE], sizeof(cell[0]), "%s", n->state);
 	if (n->pid > 0)
-		snprintf(cell[3], sizeof(cell[3]), "%d", n->pid);
+		snprintf(cell[C_PID], sizeof(cell[0]), "%d", n->pid);
 	else
-		strcpy(cell[3], "-");
+		strcpy(cell[C_PID], "-");
 	if (n->uptime_ms > 0)
-		fmt_uptime(cell[4], sizeof(cell[4]), n->uptime_ms);
+		actorctl_fmt_uptime(cell[C_UPTIME], sizeof(cell[0]), n->uptime_ms);
 	else
-		strcpy(cell[4], "-");
-	snprintf(cell[5], sizeof(cell[5]), "%u", n->restarts);
-	snprintf(cell[6], sizeof(cell[6]), "%s", n->last_exit[0] ?
-	    n->last_exit : "-");
+		strcpy(cell[C_UPTIME], "-");
+	snprintf(cell[C_RESTARTS], sizeof(cell[0]), "%u", n->restarts);
 	if (n->mailbox_depth >= 0)
-		snprintf(cell[7], sizeof(cell[7]), "%lld",
+		snprintf(cell[C_MAILBOX], sizeof(cell[0]), "%lld",
 		    (long long)n->mailbox_depth);
 	else
-		strcpy(cell[7], "-");
+		strcpy(cell[C_MAILBOX], "-");
 	if (is_supervisor(n))
-		snprintf(cell[8], sizeof(cell[8]), "%s %u/%u in %us",
+		snprintf(cell[C_SUPERVISION], sizeof(cell[0]), "%s %u/%u in %us",
 		    n->strategy[0] ? n->strategy : "?", n->period_restarts,
 		    n->intensity, n->period);
 	else
-		cell[8][0] = '\0';
+		strcpy(cell[C_SUPERVISION], "-");
+	snprintf(cell[C_LASTEXIT], sizeof(cell[0]), "%s", n->last_exit[0] ?
+	    n->last_exit : "-");
+}
+
+/*
+ * How wide the output is: the terminal's width when stdout is one and
+ * full is not asked, else no limit (cols 0).
+ */
+void
+actorctl_fit(struct actorctl_fit *f, bool full)
+{
+	struct winsize ws;
+
+	f->tty = isatty(STDOUT_FILENO);
+	f->cols = 0;
+	if (f->tty && !full && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
+		f->cols = ws.ws_col > 0 ? ws.ws_col : 80;
+}
+
+/*
+ * Cut line (ASCII, or UTF-8 counted by characters) to cols columns, the
+ * last one an ellipsis when something was cut; cols 0 cuts nothing.
+ * Returns the columns the line takes.
+ */
+int
+actorctl_fit_line(char *line, size_t size, int cols)
+{
+	size_t	 i, keep = 0;
+	int	 w = 0;
+
+	for (i = 0; line[i] != '\0'; i++) {
+		if (((unsigned char)line[i] & 0xc0) == 0x80)
+			continue;	/* a continuation byte */
+		if (cols > 0 && w == cols - 1)
+			keep = i;
+		w++;
+	}
+	if (cols <= 0 || w <= cols)
+		return w;
+	if (keep + sizeof("\u2026") > size)
+		keep = size - sizeof("\u2026");
+	memcpy(line + keep, "\u2026", sizeof("\u2026"));
+	return cols;
 }
 
 static void
@@ -425,28 +591,34 @@ status_json(const struct ctl_response *r)
 }
 
 void
-actorctl_print_status(const struct ctl_response *r, bool json)
+actorctl_print_status(const struct ctl_response *r, bool json, bool full)
 {
-	char		(*cells)[NCOLS][CTL_PATH_MAX + 64];
-	size_t		 i, w[NCOLS];
-	unsigned	 c[5];
-	int		 k, last, top;
+	char			(*cells)[NCOLS][CTL_PATH_MAX + 64];
+	char			 line[NCOLS * (CTL_PATH_MAX + 66)];
+	struct actorctl_fit	 fit;
+	size_t			 i, len, w[NCOLS];
+	unsigned		 c[5];
+	int			 k, last, top;
 
 	if (json) {
 		status_json(r);
 		return;
 	}
+	actorctl_fit(&fit, full);
 	if ((cells = calloc(r->nnodes + 1, sizeof(*cells))) == NULL) {
 		fprintf(stderr, "actorctl: %s\n", strerror(errno));
 		return;
 	}
 	for (k = 0; k < NCOLS; k++) {
-		snprintf(cells[0][k], sizeof(cells[0][k]), "%s", status_hdr[k]);
-		w[k] = strlen(status_hdr[k]);
+		snprintf(cells[0][k], sizeof(cells[0][k]), "%s",
+		    status_col[k].hdr);
+		w[k] = strlen(status_col[k].hdr);
+		if (fit.cols > 0 && w[k] < (size_t)status_col[k].compact_w)
+			w[k] = status_col[k].compact_w;
 	}
 	for (top = INT_MAX, i = 0; i < r->nnodes; i++)
-		if (path_depth(r->nodes[i].path) < top)
-			top = path_depth(r->nodes[i].path);
+		if (actorctl_path_depth(r->nodes[i].path) < top)
+			top = actorctl_path_depth(r->nodes[i].path);
 	for (i = 0; i < r->nnodes; i++) {
 		status_cells(&r->nodes[i], top, cells[i + 1]);
 		for (k = 0; k < NCOLS; k++)
@@ -454,25 +626,28 @@ actorctl_print_status(const struct ctl_response *r, bool json)
 				w[k] = strlen(cells[i + 1][k]);
 	}
 	for (i = 0; i <= r->nnodes; i++) {
-		/* The last non-empty cell ends the line: no trailing blanks. */
-		for (last = NCOLS - 1; last > 0 && cells[i][last][0] == '\0';)
-			last--;
-		for (k = 0; k <= last; k++) {
-			if (k == last && k != 3 && k != 5 && k != 7)
-				printf("%s", cells[i][k]);
-			else
-				/* Numbers right-aligned, words left-aligned. */
-				printf(k == 3 || k == 5 || k == 7 ? "%*s" :
-				    "%-*s", (int)w[k], cells[i][k]);
-			if (k < last)
-				printf("  ");
+		line[0] = '\0';
+		for (len = 0, last = -1, k = 0; k < NCOLS; k++) {
+			if (fit.cols > 0 && !status_col[k].compact)
+				continue;
+			if (last >= 0)
+				len += snprintf(line + len, sizeof(line) - len,
+				    "  ");
+			/* The last column is not padded: no trailing blanks. */
+			len += snprintf(line + len, sizeof(line) - len,
+			    status_col[k].right ? "%*s" : "%-*s",
+			    k == C_LASTEXIT ? 0 : (int)w[k], cells[i][k]);
+			last = k;
 		}
-		printf("\n");
+		actorctl_fit_line(line, sizeof(line), fit.cols);
+		printf("%s\n", line);
 	}
 	free(cells);
 	actorctl_status_counts(r, c);
-	printf("%u specs: %u running, %u restarting, %u supervisors, "
-	    "%u workers\n", c[0], c[1], c[2], c[3], c[4]);
+	snprintf(line, sizeof(line), "%u specs: %u running, %u restarting, "
+	    "%u supervisors, %u workers", c[0], c[1], c[2], c[3], c[4]);
+	actorctl_fit_line(line, sizeof(line), fit.cols);
+	printf("%s\n", line);
 }
 
 static int
@@ -480,11 +655,12 @@ cmd_status(struct actorctl *a, int argc, char **argv)
 {
 	struct ctl_request	 q;
 	struct ctl_response	 r;
-	char			*oa[1] = { NULL };
+	char			*oa[1] = { NULL }, full = 0;
 	int			 i, rc;
 
-	if ((i = parse_opts(a, argc, argv, "", NULL, NULL, oa)) == -1)
-		return ACTORCTL_EXIT_USAGE;
+	if ((i = actorctl_parse_opts(a, argc, argv, "l", "full", &full,
+	    oa)) < 0)
+		return opts_exit(i);
 	if (argc - i > 1)
 		return usage_of(argv[0]);
 	if ((rc = request_init(&q, CTL_CMD_STATUS, argv[0],
@@ -492,7 +668,7 @@ cmd_status(struct actorctl *a, int argc, char **argv)
 		return rc;
 	if ((rc = actorctl_call(a, &q, &r, ACTORCTL_TIMEOUT)) != 0)
 		return rc;
-	actorctl_print_status(&r, a->json);
+	actorctl_print_status(&r, a->json, full || oa[0] != NULL);
 	ctl_response_free(&r);
 	return 0;
 }
@@ -506,8 +682,8 @@ cmd_path(struct actorctl *a, int argc, char **argv)
 	char			*oa[1] = { NULL };
 	int			 i, rc;
 
-	if ((i = parse_opts(a, argc, argv, "", NULL, NULL, oa)) == -1)
-		return ACTORCTL_EXIT_USAGE;
+	if ((i = actorctl_parse_opts(a, argc, argv, "", NULL, NULL, oa)) < 0)
+		return opts_exit(i);
 	if (argc - i != 1)
 		return usage_of(argv[0]);
 	if ((rc = request_init(&q, ctl_cmd_lookup(argv[0]), argv[0],
@@ -539,11 +715,12 @@ static int
 cmd_kill(struct actorctl *a, int argc, char **argv)
 {
 	struct ctl_request	 q;
-	char			*oa[2] = { NULL, NULL };
+	char			*oa[2] = { NULL, NULL }, tree = 0;
 	int			 i, rc, sig = SIGTERM;
 
-	if ((i = parse_opts(a, argc, argv, "s:", NULL, NULL, oa)) == -1)
-		return ACTORCTL_EXIT_USAGE;
+	if ((i = actorctl_parse_opts(a, argc, argv, "s:", "tree", &tree,
+	    oa)) < 0)
+		return opts_exit(i);
 	if (argc - i != 1)
 		return usage_of(argv[0]);
 	if (oa[0] != NULL && (sig = parse_signal(oa[0])) == -1) {
@@ -554,6 +731,8 @@ cmd_kill(struct actorctl *a, int argc, char **argv)
 		return rc;
 	q.signo = sig;
 	q.present |= 1u << CTL_F_SIGNAL;
+	if (tree)
+		q.present |= 1u << CTL_F_TREE;	/* a supervisor's workers */
 	return call_print(a, &q);
 }
 
@@ -564,8 +743,8 @@ cmd_plain(struct actorctl *a, int argc, char **argv)
 	char			*oa[1] = { NULL };
 	int			 i;
 
-	if ((i = parse_opts(a, argc, argv, "", NULL, NULL, oa)) == -1)
-		return ACTORCTL_EXIT_USAGE;
+	if ((i = actorctl_parse_opts(a, argc, argv, "", NULL, NULL, oa)) < 0)
+		return opts_exit(i);
 	if (argc - i != 0)
 		return usage_of(argv[0]);
 	request_init(&q, ctl_cmd_lookup(argv[0]), argv[0], NULL);
@@ -616,17 +795,15 @@ cmd_send(struct actorctl *a, int argc, char **argv)
 {
 	struct ctl_request	 q;
 	struct ctl_response	 r;
-	struct ctl_buf		 b;
-	struct json_w		 w;
 	char			*oa[2] = { NULL, NULL }, *end;
 	uint8_t			*owned;
 	unsigned long		 v;
 	bool			 ask = strcmp(argv[0], "ask") == 0;
 	int			 i, rc;
 
-	if ((i = parse_opts(a, argc, argv, ask ? "t:" : "", NULL, NULL,
-	    oa)) == -1)
-		return ACTORCTL_EXIT_USAGE;
+	if ((i = actorctl_parse_opts(a, argc, argv, ask ? "t:" : "", NULL, NULL,
+	    oa)) < 0)
+		return opts_exit(i);
 	if (argc - i < 2 || argc - i > 3)
 		return usage_of(argv[0]);
 	if ((rc = request_init(&q, ask ? CTL_CMD_ASK : CTL_CMD_SEND, argv[0],
@@ -664,23 +841,89 @@ cmd_send(struct actorctl *a, int argc, char **argv)
 	rc = actorctl_call(a, &q, &r, ask ? (int)q.timeout_ms + 5000 :
 	    ACTORCTL_TIMEOUT);
 	free(owned);
+	if (rc != 0 && ask && a->json)
+		ask_json(a, NULL, rc);
 	if (rc != 0)
 		return rc;
-	if (ask && a->json) {
-		ctl_buf_init(&b, CTL_MAX_RESPONSE * 7);
-		jw_init(&w, &b);
-		jw_obj_begin(&w, NULL);
-		jw_str(&w, "result", "ok");
-		jw_bytes(&w, "answer", r.data ? r.data : (uint8_t *)"",
-		    r.datalen);
-		jw_obj_end(&w);
-		print_json(&b);
-	} else if (ask)
+	if (ask && a->json)
+		ask_json(a, &r, 0);
+	else if (ask)
 		fwrite(r.data, 1, r.datalen, stdout);
 	else
 		print_result(a, &r);
 	ctl_response_free(&r);
 	return 0;
+}
+
+/* Printable UTF-8 text, as an answer shown as a JSON string should be. */
+static bool
+is_text(const uint8_t *p, size_t n)
+{
+	size_t	 i = 0, k, more;
+	uint32_t c;
+
+	while (i < n) {
+		if (p[i] < 0x80) {
+			if (p[i] < 0x20 && p[i] != '\n' && p[i] != '\t' &&
+			    p[i] != '\r')
+				return false;
+			if (p[i++] == 0x7f)
+				return false;
+			continue;
+		}
+		more = p[i] >= 0xf0 ? 3 : p[i] >= 0xe0 ? 2 : p[i] >= 0xc0 ?
+		    1 : 0;
+		if (more == 0 || p[i] > 0xf4 || i + more >= n)
+			return false;
+		c = p[i] & (0x3f >> more);
+		for (k = 1; k <= more; k++) {
+			if ((p[i + k] & 0xc0) != 0x80)
+				return false;
+			c = c << 6 | (p[i + k] & 0x3f);
+		}
+		/* Overlong forms, surrogates, beyond U+10FFFF. */
+		if ((more == 1 && c < 0x80) || (more == 2 && c < 0x800) ||
+		    (more == 3 && c < 0x10000) || c > 0x10ffff ||
+		    (c >= 0xd800 && c <= 0xdfff))
+			return false;
+		i += more + 1;
+	}
+	return true;
+}
+
+/*
+ * ask --json: {"result": "ok", "size": N, "answer_base64": "...",
+ * "answer": "..." (null unless the answer is text)}, or, when it failed
+ * (r NULL), {"result": "error", "error": "...", "exit_status": rc}, so a
+ * script always has a document to read.
+ */
+static void
+ask_json(const struct actorctl *a, const struct ctl_response *r, int rc)
+{
+	struct ctl_buf	 b;
+	struct json_w	 w;
+	const uint8_t	*d = r != NULL && r->data != NULL ? r->data :
+			    (const uint8_t *)"";
+	size_t		 n = r != NULL ? r->datalen : 0;
+
+	ctl_buf_init(&b, CTL_MAX_RESPONSE * 10);
+	jw_init(&w, &b);
+	jw_obj_begin(&w, NULL);
+	if (r == NULL) {
+		jw_str(&w, "result", "error");
+		jw_str(&w, "error", a->error[0] ? a->error : "failed");
+		jw_int(&w, "exit_status", rc);
+	} else {
+		jw_str(&w, "result", "ok");
+		jw_uint(&w, "size", n);
+		jw_base64(&w, "answer_base64", d, n);
+		if (is_text(d, n))
+			jw_text(&w, "answer", d, n);
+		else
+			jw_null(&w, "answer");
+	}
+	jw_obj_end(&w);
+	print_json(&b);
 }
 
 /* --- dead letters -------------------------------------------------------- */
@@ -718,15 +961,29 @@ dl_json(struct json_w *w, const struct ctl_deadletter *d)
 	jw_obj_end(w);
 }
 
+/* A dead letter's message, as the human form prints it. */
+static void
+dl_message(char *buf, size_t len, const struct ctl_deadletter *d)
+{
+	snprintf(buf, len, "tag=%u size=%u%s%s", d->tag, d->size,
+	    d->sender[0] ? " from " : "", d->sender);
+}
+
+/*
+ * The human form: a table with its header, oldest first, and a count; a
+ * follow (-f) prints the header once, then each dead letter as it comes
+ * (columns two blanks apart, since what comes next is not known yet).
+ */
 static void
 print_deadletters(const struct actorctl *a, const struct ctl_response *r,
-    bool follow)
+    bool follow, bool first)
 {
 	const struct ctl_deadletter *d;
 	struct ctl_buf	 b;
 	struct json_w	 w;
-	char		 t[48];
+	char		 t[48], m[CTL_PATH_MAX + 64];
 	size_t		 i;
+	int		 rw = 9, sw = 6;
 
 	if (a->json && !follow) {
 		ctl_buf_init(&b, CTL_MAX_RESPONSE * 4);
@@ -741,6 +998,17 @@ print_deadletters(const struct actorctl *a, const struct ctl_response *r,
 		print_json(&b);
 		return;
 	}
+	for (i = 0; !follow && i < r->ndls; i++) {
+		if ((int)strlen(r->dls[i].recipient) > rw)
+			rw = (int)strlen(r->dls[i].recipient);
+		if ((int)strlen(r->dls[i].reason) > sw)
+			sw = (int)strlen(r->dls[i].reason);
+	}
+	if (follow)
+		rw = sw = 0;
+	if (!a->json && first)
+		printf("%-24s  %-*s  %-*s  %s\n", "TIME", rw, "RECIPIENT", sw,
+		    "REASON", "MESSAGE");
 	for (i = 0; i < r->ndls; i++) {
 		d = &r->dls[i];
 		if (a->json) {
@@ -752,10 +1020,12 @@ print_deadletters(const struct actorctl *a, const struct ctl_response *r,
 			continue;
 		}
 		fmt_time(t, sizeof(t), d->time_ms);
-		printf("%s  %s  %s  tag=%u size=%u%s%s\n", t, d->recipient,
-		    d->reason, d->tag, d->size, d->sender[0] ? " from " : "",
-		    d->sender);
+		dl_message(m, sizeof(m), d);
+		printf("%-24s  %-*s  %-*s  %s\n", t, rw, d->recipient, sw,
+		    d->reason, m);
 	}
+	if (!a->json && !follow)
+		printf("%zu dead letter%s\n", r->ndls, r->ndls == 1 ? "" : "s");
 	fflush(stdout);
 }
 
@@ -766,19 +1036,19 @@ cmd_deadletters(struct actorctl *a, int argc, char **argv)
 	struct ctl_response	 r;
 	char			*oa[1] = { NULL };
 	int			 i, rc;
-	bool			 follow;
+	bool			 follow, first;
 
-	if ((i = parse_opts(a, argc, argv, "f", NULL, NULL, oa)) == -1)
-		return ACTORCTL_EXIT_USAGE;
+	if ((i = actorctl_parse_opts(a, argc, argv, "f", NULL, NULL, oa)) < 0)
+		return opts_exit(i);
 	if (argc - i != 0)
 		return usage_of(argv[0]);
 	follow = oa[0] != NULL;
 	request_init(&q, CTL_CMD_DEADLETTERS, argv[0], NULL);
-	for (;;) {
+	for (first = true;; first = false) {
 		rc = actorctl_call(a, &q, &r, q.wait ? -1 : ACTORCTL_TIMEOUT);
 		if (rc != 0)
 			return rc;
-		print_deadletters(a, &r, follow);
+		print_deadletters(a, &r, follow, first);
 		if (!follow) {
 			ctl_response_free(&r);
 			return 0;
@@ -995,8 +1265,8 @@ cmd_stats(struct actorctl *a, int argc, char **argv)
 	char			*oa[1] = { NULL }, prom = 0;
 	int			 i, rc;
 
-	if ((i = parse_opts(a, argc, argv, "", "prometheus", &prom, oa)) == -1)
-		return ACTORCTL_EXIT_USAGE;
+	if ((i = actorctl_parse_opts(a, argc, argv, "", "prometheus", &prom, oa)) < 0)
+		return opts_exit(i);
 	if (argc - i > 1)
 		return usage_of(argv[0]);
 	if (prom && a->json) {
@@ -1037,8 +1307,8 @@ cmd_log(struct actorctl *a, int argc, char **argv)
 	int			 i, rc;
 	bool			 follow;
 
-	if ((i = parse_opts(a, argc, argv, "f", NULL, NULL, oa)) == -1)
-		return ACTORCTL_EXIT_USAGE;
+	if ((i = actorctl_parse_opts(a, argc, argv, "f", NULL, NULL, oa)) < 0)
+		return opts_exit(i);
 	if (argc - i != 1)
 		return usage_of(argv[0]);
 	if ((rc = request_init(&q, CTL_CMD_LOG, argv[0], argv[i])) != 0)

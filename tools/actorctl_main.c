@@ -24,7 +24,8 @@ main(int argc, char **argv)
 
 	memset(&a, 0, sizeof(a));
 	a.fd = -1;
-	while ((ch = getopt_long(argc, argv, "+S:h", lo, NULL)) != -1) {
+	opterr = 0;	/* our messages name the program "actorctl" */
+	while ((ch = getopt_long(argc, argv, "+:S:h", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'S':
 			a.socket = optarg;
@@ -33,15 +34,22 @@ main(int argc, char **argv)
 			a.json = true;
 			break;
 		case 'h':
-			actorctl_usage();
+			actorctl_usage(stdout);
 			return 0;
+		case ':':
+			fprintf(stderr, "actorctl: %s needs a value\n",
+			    argv[optind - 1]);
+			actorctl_usage(stderr);
+			return ACTORCTL_EXIT_USAGE;
 		default:
-			actorctl_usage();
+			fprintf(stderr, "actorctl: unknown option %s\n",
+			    argv[optind - 1]);
+			actorctl_usage(stderr);
 			return ACTORCTL_EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
-		actorctl_usage();
+		actorctl_usage(stderr);
 		return ACTORCTL_EXIT_USAGE;
 	}
 	if (a.socket == NULL) {

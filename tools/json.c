@@ -24,7 +24,7 @@ struct jp {
 };
 
 static void	 jw_sep(struct json_w *, const char *);
-static void	 jw_quoted(struct ctl_buf *, const void *, size_t);
+static void	 jw_quoted(struct ctl_buf *, const void *, size_t, bool);
 static struct json *jp_value(struct jp *);
 static int	 jp_string(struct jp *, char **, size_t *);
 static void	 jp_ws(struct jp *);
@@ -40,8 +40,12 @@ jw_init(struct json_w *w, struct ctl_buf *b)
 	w->first[0] = true;
 }
 
+/*
+ * v as a JSON string.  Bytes from 0x7f up are escaped one code point each
+ * (bytes, not text), unless utf8 says the caller checked they are UTF-8.
+ */
 static void
-jw_quoted(struct ctl_buf *b, const void *v, size_t n)
+jw_quoted(struct ctl_buf *b, const void *v, size_t n, bool utf8)
 {
 	const unsigned char	*s = v;
 	size_t			 i;
@@ -55,7 +59,7 @@ jw_quoted(struct ctl_buf *b, const void *v, size_t n)
 			ctl_buf_add(b, "\\n", 2);
 		else if (s[i] == '\t')
 			ctl_buf_add(b, "\\t", 2);
-		else if (s[i] < 0x20 || s[i] >= 0x7f)
+		else if (s[i] < 0x20 || s[i] == 0x7f || (s[i] > 0x7f && !utf8))
 			/* Bytes, not text: each one stays one code point. */
 			ctl_buf_printf(b, "\\u%04x", s[i]);
 		else
@@ -72,7 +76,7 @@ jw_sep(struct json_w *w, const char *key)
 		ctl_buf_add(w->b, ",", 1);
 	w->first[w->depth] = false;
 	if (key != NULL) {
-		jw_quoted(w->b, key, strlen(key));
+		jw_quoted(w->b, key, strlen(key), false);
 		ctl_buf_add(w->b, ":", 1);
 	}
 }
@@ -115,14 +119,50 @@ void
 jw_str(struct json_w *w, const char *key, const char *s)
 {
 	jw_sep(w, key);
-	jw_quoted(w->b, s, strlen(s));
+	jw_quoted(w->b, s, strlen(s), false);
 }
 
 void
 jw_bytes(struct json_w *w, const char *key, const void *p, size_t n)
 {
 	jw_sep(w, key);
-	jw_quoted(w->b, p, n);
+	jw_quoted(w->b, p, n, false);
+}
+
+/* Text the caller checked is valid UTF-8: kept as it is, not escaped. */
+void
+jw_text(struct json_w *w, const char *key, const void *p, size_t n)
+{
+	jw_sep(w, key);
+	jw_quoted(w->b, p, n, true);
+}
+
+/* Bytes as an RFC 4648 base64 string (with padding). */
+void
+jw_base64(struct json_w *w, const char *key, const void *p, size_t n)
+{
+	static const char b64[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const uint8_t	*d = p;
+	char		 q[4];
+	uint32_t	 v;
+	size_t		 i;
+
+	jw_sep(w, key);
+	ctl_buf_add(w->b, "\"", 1);
+	for (i = 0; i < n; i += 3) {
+		v = (uint32_t)d[i] << 16;
+		if (i + 1 < n)
+			v |= (uint32_t)d[i + 1] << 8;
+		if (i + 2 < n)
+			v |= d[i + 2];
+		q[0] = b64[v >> 18 & 63];
+		q[1] = b64[v >> 12 & 63];
+		q[2] = i + 1 < n ? b64[v >> 6 & 63] : '=';
+		q[3] = i + 2 < n ? b64[v & 63] : '=';
+		ctl_buf_add(w->b, q, 4);
+	}
+	ctl_buf_add(w->b, "\"", 1);
 }
 
 void

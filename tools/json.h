@@ -45,6 +45,8 @@ void	 jw_arr_begin(struct json_w *, const char *key);
 void	 jw_arr_end(struct json_w *);
 void	 jw_str(struct json_w *, const char *key, const char *);
 void	 jw_bytes(struct json_w *, const char *key, const void *, size_t);
+void	 jw_text(struct json_w *, const char *key, const void *, size_t);
+void	 jw_base64(struct json_w *, const char *key, const void *, size_t);
 void	 jw_int(struct json_w *, const char *key, int64_t);
 void	 jw_uint(struct json_w *, const char *key, uint64_t);
 void	 jw_bool(struct json_w *, const char *key, bool);

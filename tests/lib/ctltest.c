@@ -361,8 +361,22 @@ count_in(const char *buf, size_t len, const char *what)
 void
 ctltest_top_start(struct ctltest_top *t, const char *sock)
 {
-	struct winsize	 ws = { 24, 100, 0, 0 };
-	char		 prog[512];
+	static const char *const top[] = { "top", NULL };
+
+	ctltest_pty_start(t, sock, 100, top);
+}
+
+/*
+ * Run actorctl -S sock args... as the session leader of a new terminal
+ * cols columns wide (24 lines).
+ */
+void
+ctltest_pty_start(struct ctltest_top *t, const char *sock,
+    unsigned short cols, const char *const *args)
+{
+	struct winsize	 ws = { 24, cols, 0, 0 };
+	char		*argv[16], prog[512];
+	size_t		 i;
 
 	memset(t, 0, sizeof(*t));
 	snprintf(prog, sizeof(prog), "%s/actorctl", ctltest_build());
@@ -380,9 +394,77 @@ ctltest_top_start(struct ctltest_top *t, const char *sock)
 		dup2(t->slave, 1);
 		dup2(t->slave, 2);
 		close(t->master);
-		execl(prog, prog, "-S", sock, "top", (char *)NULL);
+		/* Copies: execv takes them as not const. */
+		argv[0] = prog;
+		argv[1] = strdup("-S");
+		argv[2] = strdup(sock);
+		for (i = 0; args[i] != NULL && i + 4 < 16; i++)
+			argv[i + 3] = strdup(args[i]);
+		argv[i + 3] = NULL;
+		execv(prog, argv);
 		_exit(127);
 	}
+}
+
+/*
+ * Read what a command started by ctltest_pty_start prints until it exits
+ * (ms at most), reap it and return its exit status; its output is in
+ * t->buf (NUL-terminated), t->len bytes.
+ */
+int
+ctltest_pty_end(struct ctltest_top *t, int ms)
+{
+	struct pollfd	 pfd;
+	ssize_t		 n;
+	pid_t		 w = 0;
+	int		 st = 0, waited;
+
+	for (waited = 0; waited < ms; waited += 20) {
+		pfd.fd = t->master;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, 20) == 1 && t->len + 1 < TOP_BUF &&
+		    (n = read(t->master, t->buf + t->len,
+		    TOP_BUF - 1 - t->len)) > 0) {
+			t->len += (size_t)n;
+			continue;
+		}
+		if (w == t->pid)
+			break;		/* exited, and nothing left to read */
+		w = waitpid(t->pid, &st, WNOHANG);
+	}
+	ck_assert_msg(w == t->pid, "the command did not end within %d ms", ms);
+	t->buf[t->len] = '\0';
+	close(t->master);
+	close(t->slave);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/*
+ * The widest line of a terminal's output, in columns: escape sequences
+ * and carriage returns take none, a UTF-8 character takes one.
+ */
+size_t
+ctltest_widest_line(const char *buf, size_t len)
+{
+	size_t	 i, w = 0, max = 0;
+
+	for (i = 0; i < len; i++) {
+		if (buf[i] == '\033' && i + 1 < len && buf[i + 1] == '[') {
+			for (i += 2; i < len && !(buf[i] >= 0x40 &&
+			    buf[i] <= 0x7e); i++)
+				continue;
+			continue;
+		}
+		if (buf[i] == '\n') {
+			w = 0;
+			continue;
+		}
+		if (buf[i] == '\r' || ((unsigned char)buf[i] & 0xc0) == 0x80)
+			continue;
+		if (++w > max)
+			max = w;
+	}
+	return max;
 }
 
 /* Read top's screens until what appeared `times` times. */

@@ -75,5 +75,10 @@ void	 ctltest_top_start(struct ctltest_top *, const char *sock);
 void	 ctltest_top_until(struct ctltest_top *, const char *what, int times,
 	    int ms);			/* fails the test on timeout */
 int	 ctltest_top_end(struct ctltest_top *, int ms);	/* exit status */
+/* Any actorctl command on a terminal cols wide (the same struct). */
+void	 ctltest_pty_start(struct ctltest_top *, const char *sock,
+	    unsigned short cols, const char *const *args);
+int	 ctltest_pty_end(struct ctltest_top *, int ms);	/* exit status */
+size_t	 ctltest_widest_line(const char *, size_t);	/* in columns */
 
 #endif /* ACTORD_CTLTEST_H */

@@ -355,7 +355,8 @@ fb_restart(void *ctx, const char *path, struct ctl_reply *r)
 }
 
 static int
-fb_kill(void *ctx, const char *path, int signo, struct ctl_reply *r)
+fb_kill(void *ctx, const char *path, int signo, bool tree,
+    struct ctl_reply *r)
 {
 	struct fake	*f = ctx;
 	struct fnode	*n;
@@ -364,6 +365,11 @@ fb_kill(void *ctx, const char *path, int signo, struct ctl_reply *r)
 	if ((i = lookup(f, path, r)) == -1)
 		return CTL_REPLY_NOW;
 	n = &f->n[i];
+	if (n->sup && !tree) {
+		ctl_reply_error(r, CTL_E_INVAL, "%s is a supervisor: give "
+		    "--tree to signal every worker under it", path);
+		return CTL_REPLY_NOW;
+	}
 	if (n->pid == 0) {
 		ctl_reply_error(r, CTL_E_DOWN, "not running");
 		return CTL_REPLY_NOW;
