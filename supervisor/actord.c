@@ -211,8 +211,8 @@ actord_root_started(struct actord *ad, bool ok, const char *cause)
 		notify_manager("READY=1\nSTATUS=tree started");
 		return;
 	}
+	/* The child's own line said why (worker.c): not again here. */
 	snprintf(msg, sizeof(msg), "failed to start: %s", cause);
-	log_warnx("%s", msg);
 	finish(ad, ACTORD_EXIT_START, msg);
 }
 

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,17 +29,30 @@ struct main_state {
 	struct tree_ctl	*tc;		/* the control socket, for reloads */
 };
 
-static void	usage(void) __attribute__((noreturn));
+static void	usage(int) __attribute__((noreturn));
 static void	on_hup(struct actord *, void *);
 static int	write_pidfile(const char *);
 static size_t	kill_children(void);
 static void	kill_orphans(void);
 
+/* -h: on stdout, exit 0; a usage error: on stderr, exit 1. */
 static void
-usage(void)
+usage(int status)
 {
-	fprintf(stderr, "usage: actord [-nv] [-c file] [-p pidfile]\n");
-	exit(ACTORD_EXIT_CONFIG);
+	FILE *f = status == 0 ? stdout : stderr;
+
+	fprintf(f, "usage: actord [-hnv] [-c file] [-p pidfile]\n");
+	if (status == 0)
+		fprintf(f, "the supervision tree of actord.conf(5), in the "
+		    "foreground\n"
+		    "options:\n"
+		    "  -c file      the configuration (default %s)\n"
+		    "  -n           check the configuration and every exec "
+		    "program, then exit\n"
+		    "  -p pidfile   write actord's pid there\n"
+		    "  -v           log debug messages too\n"
+		    "  -h, --help   this help\n", DEFAULT_CONFIG);
+	exit(status);
 }
 
 /* SIGHUP: read the file again; a bad one is refused, the tree stays. */
@@ -134,12 +148,19 @@ main(int argc, char *argv[])
 	struct actord *ad;
 	struct tree_ctl *tc;
 	char err[1024];
-	int ch, check = 0, verbose = 0, status;
+	static const struct option lo[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch, check = 0, verbose = 0, status, bad;
 
 	memset(&ms, 0, sizeof(ms));
 	ms.config = DEFAULT_CONFIG;
-	while ((ch = getopt(argc, argv, "c:np:v")) != -1) {
+	opterr = 0;	/* our messages name the program "actord" */
+	while ((ch = getopt_long(argc, argv, ":c:hnp:v", lo, NULL)) != -1) {
 		switch (ch) {
+		case 'h':
+			usage(0);
 		case 'c':
 			ms.config = optarg;
 			break;
@@ -152,12 +173,21 @@ main(int argc, char *argv[])
 		case 'v':
 			verbose++;
 			break;
+		case ':':
+			fprintf(stderr, "actord: %s needs a value\n",
+			    argv[optind - 1]);
+			usage(ACTORD_EXIT_CONFIG);
 		default:
-			usage();
+			fprintf(stderr, "actord: unknown option %s\n",
+			    argv[optind - 1]);
+			usage(ACTORD_EXIT_CONFIG);
 		}
 	}
-	if (optind != argc)
-		usage();
+	if (optind != argc) {
+		fprintf(stderr, "actord: unexpected argument \"%s\"\n",
+		    argv[optind]);
+		usage(ACTORD_EXIT_CONFIG);
+	}
 	log_init("actord", verbose > 0 ? 2 : 0);	/* -v: debug too */
 
 	if ((spec = config_load(ms.config, err, sizeof(err))) == NULL) {
@@ -165,6 +195,13 @@ main(int argc, char *argv[])
 		return ACTORD_EXIT_CONFIG;
 	}
 	if (check) {
+		/* Every program must be there, and runnable by its user. */
+		if ((bad = exec_check(spec, stderr)) > 0) {
+			fprintf(stderr, "actord: %s: %d program%s cannot run\n",
+			    ms.config, bad, bad == 1 ? "" : "s");
+			spec_free(spec);
+			return ACTORD_EXIT_CONFIG;
+		}
 		fprintf(stderr, "actord: %s: configuration OK\n", ms.config);
 		spec_free(spec);
 		return ACTORD_EXIT_OK;
@@ -202,7 +239,12 @@ main(int argc, char *argv[])
 	ms.tc = tc;
 
 	status = actord_run(ad);
-	log_info("exiting with status %d: %s", status, ad->message);
+	/* The cause was logged where it happened: the status says what. */
+	log_info("exiting with status %d: %s", status,
+	    status == ACTORD_EXIT_OK ? "stopped" :
+	    status == ACTORD_EXIT_START ? "a child failed to start" :
+	    status == ACTORD_EXIT_GAVEUP ? "the root supervisor gave up" :
+	    ad->message);
 	backend_drain(tc, 200);		/* shutdown's answer goes out */
 	ms.tc = NULL;
 	backend_close(tc);

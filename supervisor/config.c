@@ -978,7 +978,7 @@ key_exec(struct parser *p, const config_setting_t *s, const char *path,
 	const config_setting_t	*e;
 	const char		*what = "a non-empty array of strings such as "
 				    "[\"/usr/bin/db\", \"--port\", \"5000\"]";
-	char			 epath[KEYPATH_MAX];
+	char			 epath[KEYPATH_MAX], prog[PATH_MAX];
 	int			 i, n;
 
 	n = config_setting_length(s);
@@ -1000,6 +1000,18 @@ key_exec(struct parser *p, const config_setting_t *s, const char *path,
 		    config_setting_get_string(config_setting_get_elem(s, i)))
 		    == -1)
 			return -1;
+	/* A bare name: looked up now, in a fixed path (execpath.c). */
+	if (strchr(c->argv[0], '/') == NULL) {
+		e = config_setting_get_elem(s, 0);
+		keypath_index(epath, sizeof(epath), path, 0);
+		if (exec_search(c->argv[0], prog, sizeof(prog)) == -1)
+			return fail(p, e, epath, "no program \"%s\" in %s; "
+			    "give its path", c->argv[0], EXEC_SEARCH_PATH);
+		free(c->argv[0]);
+		c->argv[0] = NULL;
+		if (dup_string(p, &c->argv[0], prog) == -1)
+			return -1;
+	}
 	return 0;
 }
 

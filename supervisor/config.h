@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "supervisor/spec.h"
 
@@ -101,5 +102,15 @@ int	 node_spec_finish(struct actord_spec *, char *err, size_t errlen);
 int	 node_spec_format(const struct node_spec *, char **out);
 bool	 node_spec_local(const struct node_spec *, const char *group_path,
 	    const struct child_spec *, unsigned instance);
+
+/*
+ * execpath.c: the program of a worker's exec on this machine.  A name
+ * without a slash is looked up in this fixed path when the file is read
+ * (as systemd does); actord -n checks that every program can run.
+ */
+#define EXEC_SEARCH_PATH \
+	"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+int	 exec_search(const char *name, char *out, size_t outlen);
+int	 exec_check(const struct actord_spec *, FILE *);
 
 #endif /* ACTORD_CONFIG_H */

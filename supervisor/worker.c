@@ -252,8 +252,11 @@ a_exec_ok(struct node *n)
 static void
 a_exec_fail(struct node *n)
 {
-	/* The child exits 127 right after; the failure is handled then. */
-	log_warnx("%s: %s", n->path, n->start_cause);
+	/*
+	 * The child exits 127 right after; the failure is handled, and
+	 * logged once with this cause, then (a_start_died).
+	 */
+	log_debug("%s: %s", n->path, n->start_cause);
 }
 
 static void
@@ -292,7 +295,7 @@ a_start_timeout(struct node *n)
 {
 	snprintf(n->start_cause, sizeof(n->start_cause),
 	    "not ready within %u ms", n->cs->start_timeout);
-	log_warnx("%s: %s, killing pid %d", n->path, n->start_cause,
+	log_info("%s: killing pid %d, not ready in time", n->path,
 	    (int)n->pid);
 	n->start_failing = true;
 	n->we_signalled = true;
@@ -351,6 +354,7 @@ a_stopped(struct node *n)
 		n->state = NS_FAILED;
 		snprintf(n->last_exit, sizeof(n->last_exit), "%s",
 		    n->start_cause);
+		log_warnx("%s: failed to start: %s", n->path, n->start_cause);
 		node_started(n, false, n->start_cause);
 		return;
 	}

@@ -133,6 +133,19 @@ cgroup2_mount(char *buf, size_t len)
 }
 
 /* The part of every configuration that names the helper and its dir. */
+/* How many times what occurs in s. */
+static int
+count_in(const char *s, const char *what)
+{
+	int n = 0;
+
+	while ((s = strstr(s, what)) != NULL) {
+		n++;
+		s += strlen(what);
+	}
+	return n;
+}
+
 #define HEAD \
 	"shutdown_timeout = 5000;\n" \
 	"supervisor = {\n" \
@@ -161,9 +174,94 @@ START_TEST(exec_failure_exits_2_naming_the_child)
 	    TAIL, ts_progs("tworker"), d.dir);
 	ts_daemon_start(&d, NULL);
 	ck_assert_int_eq(ts_daemon_wait(&d, WAIT), 2);
-	ck_assert_msg(strstr(ts_daemon_log(&d), "failed to start: /nope: exec "
-	    "/usr/bin/nope: No such file or directory") != NULL,
+	ck_assert_msg(strstr(ts_daemon_log(&d), "/nope: failed to start: exec "
+	    "/usr/bin/nope: No such file or directory\n") != NULL,
 	    "log:\n%s", ts_daemon_log(&d));
+	/* Said once, with its cause: not once per layer it went through. */
+	ck_assert_msg(count_in(ts_daemon_log(&d), "No such file") == 1,
+	    "log:\n%s", ts_daemon_log(&d));
+	ck_assert_msg(strstr(ts_daemon_log(&d), "exiting with status 2: a "
+	    "child failed to start\n") != NULL, "log:\n%s", ts_daemon_log(&d));
+}
+END_TEST
+
+/*
+ * actord -n: "configuration OK" only when every program can run: it
+ * exists, is a file, its user may execute it; a bare name is found in the
+ * fixed search path, or refused.
+ */
+START_TEST(check_only_finds_programs_that_cannot_run)
+{
+	char prog[128], want[512];
+	int fd;
+
+	ts_daemon_conf(&d, HEAD
+	    "    { name = \"a\"; exec = [\"/usr/bin/nope\"]; },\n"
+	    "    { name = \"b\"; exec = [\"sleep\", \"1\"]; }\n" TAIL);
+	ts_daemon_start(&d, "-n");
+	ck_assert_int_eq(ts_daemon_wait(&d, WAIT), 1);
+	snprintf(want, sizeof(want), "actord: %s:6: /a: exec /usr/bin/nope: "
+	    "No such file or directory\n", d.conf);
+	ck_assert_msg(strstr(ts_daemon_log(&d), want) != NULL, "log:\n%s",
+	    ts_daemon_log(&d));
+	ck_assert(strstr(ts_daemon_log(&d), "1 program cannot run") != NULL);
+	ck_assert(strstr(ts_daemon_log(&d), "/b:") == NULL);	/* found */
+	ck_assert(strstr(ts_daemon_log(&d), "configuration OK") == NULL);
+
+	ts_daemon_conf(&d, HEAD
+	    "    { name = \"a\"; exec = [\"no-such-program-here\"]; }\n"
+	    TAIL);
+	ts_daemon_start(&d, "-n");
+	ck_assert_int_eq(ts_daemon_wait(&d, WAIT), 1);
+	ck_assert_msg(strstr(ts_daemon_log(&d), ":6: supervisor.children[0]."
+	    "exec[0]: no program \"no-such-program-here\" in /usr/local/sbin:")
+	    != NULL, "log:\n%s", ts_daemon_log(&d));
+
+	/* A file that is not executable. */
+	snprintf(prog, sizeof(prog), "%s/notexec", d.dir);
+	fd = open(prog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ne(fd, -1);
+	close(fd);
+	ts_daemon_conf(&d, HEAD "    { name = \"a\"; exec = [\"%s\"]; }\n" TAIL,
+	    prog);
+	ts_daemon_start(&d, "-n");
+	ck_assert_int_eq(ts_daemon_wait(&d, WAIT), 1);
+	ck_assert_msg(strstr(ts_daemon_log(&d), "notexec: Permission denied")
+	    != NULL, "log:\n%s", ts_daemon_log(&d));
+	if (geteuid() != 0)
+		return;
+	/* Executable by root, not by the user it runs as. */
+	snprintf(prog, sizeof(prog), "%s", ts_daemon_prog_public(&d,
+	    "tworker"));
+	ck_assert_int_eq(chmod(prog, 0700), 0);
+	ts_daemon_conf(&d, HEAD "    { name = \"a\"; exec = [\"%s\"]; "
+	    "user = \"nobody\"; }\n" TAIL, prog);
+	ts_daemon_start(&d, "-n");
+	ck_assert_int_eq(ts_daemon_wait(&d, WAIT), 1);
+	ck_assert_msg(strstr(ts_daemon_log(&d), "tworker: Permission denied as "
+	    "user nobody") != NULL, "log:\n%s", ts_daemon_log(&d));
+	ck_assert_int_eq(chmod(prog, 0755), 0);
+	ts_daemon_start(&d, "-n");
+	ck_assert_int_eq(ts_daemon_wait(&d, WAIT), 0);
+}
+END_TEST
+
+/* -h and --help print the usage on stdout; errors say "actord:". */
+START_TEST(help_and_errors_name_actord)
+{
+	const char *log;
+
+	ts_daemon_start(&d, "-h");
+	ck_assert_int_eq(ts_daemon_wait(&d, WAIT), 0);
+	ts_daemon_start(&d, "--help");
+	ck_assert_int_eq(ts_daemon_wait(&d, WAIT), 0);
+	log = ts_daemon_log(&d);
+	ck_assert_int_eq(count_in(log, "usage: actord [-hnv]"), 2);
+	ck_assert(strstr(log, "  -n  ") != NULL);
+	ts_daemon_start(&d, "-x");
+	ck_assert_int_eq(ts_daemon_wait(&d, WAIT), 1);
+	ck_assert_msg(strstr(ts_daemon_log(&d), "\nactord: unknown option -x\n")
+	    != NULL, "log:\n%s", ts_daemon_log(&d));
 }
 END_TEST
 
@@ -417,7 +515,7 @@ START_TEST(sd_notify_start_timeout)
 	ts_daemon_start(&d, NULL);
 	ck_assert_int_eq(ts_daemon_wait(&d, WAIT), 2);
 	ck_assert_msg(strstr(ts_daemon_log(&d),
-	    "failed to start: /quiet: not ready within 100 ms") != NULL,
+	    "/quiet: failed to start: not ready within 100 ms") != NULL,
 	    "log:\n%s", ts_daemon_log(&d));
 }
 END_TEST
@@ -760,6 +858,8 @@ suite(void)
 	tcase_add_test(tc, child_log_file_rotates);
 	tcase_add_test(tc, dropped_output_is_reported);
 	tcase_add_test(tc, child_environment_is_what_was_configured);
+	tcase_add_test(tc, check_only_finds_programs_that_cannot_run);
+	tcase_add_test(tc, help_and_errors_name_actord);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -3,7 +3,7 @@
  * give either a spec that copies into an equal spec, or exactly one line
  * of error; never a crash, a leak or a hang.
  *
- * fuzz-deps: supervisor/config.c supervisor/spec.c supervisor/ctlproto.c supervisor/nodespec.c worker/keys.c worker/placement.c -lconfig
+ * fuzz-deps: supervisor/config.c supervisor/spec.c supervisor/ctlproto.c supervisor/nodespec.c supervisor/execpath.c worker/keys.c worker/placement.c -lconfig
  */
 #include <stdint.h>
 #include <stdlib.h>
