@@ -220,7 +220,7 @@ fuzz:
 	BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run $(FUZZ_SRC)
 
 # --- demo -----------------------------------------------------------------------
-run: all $(PROGS)
+run: all
 	examples/run-demo $(BUILD)
 
 # --- install --------------------------------------------------------------------
