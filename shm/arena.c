@@ -1,13 +1,18 @@
 /*
- * arena.c: the arena as a whole: computing a layout, creating the sealed
- * memfd, attaching to an inherited one (validating every size and offset
- * against the fd's real size before anything else reads the arena), and the
- * actor table.
+ * arena.c: the arena as a whole: computing a layout, creating its two
+ * sealed memfds (the layout, read-only to all but its creator, and the
+ * data), attaching to inherited ones (validating every size and offset
+ * against the fds' real sizes before anything else reads the arena), and
+ * the actor table.
  *
  * Owns: struct shm_arena handles, the header and descriptors, the actor
  * table.  Must never trust an offset it did not recompute itself: attach
- * recomputes the whole layout from the stored sizes and refuses any
- * difference, so a corrupt header can never point a reader out of bounds.
+ * copies the header, recomputes the whole layout from the stored sizes and
+ * refuses any difference, then works from the copy, so a header can never
+ * point a reader out of bounds.  Must never let a process other than the
+ * creator write the layout: its memfd is sealed F_SEAL_FUTURE_WRITE once
+ * the creator has mapped it, and every setter of the actor table checks
+ * that it runs in the creator.
  */
 #include <sys/mman.h>
 #include <sys/random.h>
@@ -25,16 +30,22 @@
 
 #include "shm/shm_impl.h"
 
-#define SEALS	(F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
-
 static int	 seterr(char *, size_t, int, const char *, ...)
 		    __attribute__((format(printf, 4, 5)));
 static int	 mailbox_check(const struct shm_mailbox_layout *, uint32_t,
 		    char *, size_t);
 static uint64_t	 place(struct shm_hdr *, struct shm_desc *);
 static uint64_t	 header_sum(const struct shm_hdr *, const struct shm_desc *);
-static int	 validate(const unsigned char *, size_t, char *, size_t);
-static int	 localize(struct shm_arena *, char *, size_t);
+static uint64_t	 describe(const struct shm_layout *, struct shm_hdr *,
+		    struct shm_desc **);
+static int	 new_memfd(const char *, size_t, int *, unsigned char **,
+		    char *, size_t);
+static int	 validate(const unsigned char *, size_t, size_t,
+		    struct shm_hdr *, struct shm_desc **, char *, size_t);
+static int	 localize(struct shm_arena *, const struct shm_hdr *,
+		    const struct shm_desc *, char *, size_t);
+static int	 check_fd(int, int, const char *, size_t *, char *, size_t);
+static int	 env_fd(const char *, int *, char *, size_t);
 static void	 init_arena(struct shm_arena *, const struct shm_layout *);
 static uint64_t	 random_id(void);
 static int	 is_pow2(uint32_t);
@@ -130,8 +141,9 @@ shm_layout_check(const struct shm_layout *l, char *err, size_t errlen)
 
 /*
  * Compute every offset from the sizes in the header and descriptors; the
- * same function serves create and attach, so attach can compare.  Returns
- * the total size (page aligned), or 0 if it does not fit in 2^62 bytes.
+ * same function serves create and attach, so attach can compare.  The
+ * layout memfd's size goes to h->layout_size; returns the data memfd's
+ * (both page aligned), or 0 if it does not fit in 2^62 bytes.
  */
 static uint64_t
 place(struct shm_hdr *h, struct shm_desc *d)
@@ -144,6 +156,8 @@ place(struct shm_hdr *h, struct shm_desc *d)
 	off += SHM_ALIGN((uint64_t)h->nmailboxes * sizeof(*d), SHM_CL);
 	h->actors_off = off;
 	off += (uint64_t)h->nmailboxes * sizeof(struct shm_actor);
+	h->layout_size = SHM_ALIGN(off, 4096);
+	off = 0;
 	h->slots_off = off;
 	off += (uint64_t)h->nproducers * sizeof(struct shm_slot);
 	h->dl_off = off;
@@ -180,30 +194,47 @@ header_sum(const struct shm_hdr *h, const struct shm_desc *d)
 	    (size_t)c.nmailboxes * sizeof(*d));
 }
 
-size_t
-shm_layout_size(const struct shm_layout *l)
+/*
+ * The header and descriptors of layout l, in memory (d: calloc'd, one
+ * more than needed); the data memfd's size, or 0 if too large.
+ */
+static uint64_t
+describe(const struct shm_layout *l, struct shm_hdr *h, struct shm_desc **dp)
 {
-	struct shm_hdr	 h;
 	struct shm_desc	*d;
-	uint64_t	 total;
 	uint32_t	 i;
 
-	if (shm_layout_check(l, NULL, 0) < 0)
+	memset(h, 0, sizeof(*h));
+	if ((*dp = d = calloc(l->nmailboxes + 1, sizeof(*d))) == NULL)
 		return 0;
-	if ((d = calloc(l->nmailboxes + 1, sizeof(*d))) == NULL)
-		return 0;
-	memset(&h, 0, sizeof(h));
-	h.nmailboxes = l->nmailboxes;
-	h.nproducers = l->nproducers;
-	h.dl_capacity = l->dl_capacity;
+	h->magic = SHM_MAGIC;
+	h->version = SHM_VERSION;
+	h->hdr_size = sizeof(*h);
+	h->nmailboxes = l->nmailboxes;
+	h->nproducers = l->nproducers;
+	h->dl_capacity = l->dl_capacity;
 	for (i = 0; i < l->nmailboxes; i++) {
 		d[i].capacity[SHM_LANE_MAIN] = l->mailboxes[i].capacity;
 		d[i].capacity[SHM_LANE_SYSTEM] = l->mailboxes[i].sys_capacity;
 		d[i].capacity[SHM_LANE_REPLY] = l->mailboxes[i].reply_capacity;
 		d[i].cell = l->mailboxes[i].cell;
+		d[i].overflow = (uint32_t)l->mailboxes[i].overflow;
+		d[i].block_timeout_ms = l->mailboxes[i].block_timeout_ms;
 		d[i].state_size = l->mailboxes[i].state_size;
 	}
-	total = place(&h, d);
+	return h->total_size = place(h, d);
+}
+
+size_t
+shm_layout_size(const struct shm_layout *l)
+{
+	struct shm_hdr	 h;
+	struct shm_desc	*d = NULL;
+	uint64_t	 total;
+
+	if (shm_layout_check(l, NULL, 0) < 0)
+		return 0;
+	total = describe(l, &h, &d);
 	free(d);
 	return total > SIZE_MAX ? 0 : (size_t)total;
 }
@@ -222,84 +253,92 @@ random_id(void)
 	return id;
 }
 
+/* A memfd of size bytes, mapped writable: 0, or an error code. */
+static int
+new_memfd(const char *name, size_t size, int *fdp, unsigned char **basep,
+    char *err, size_t errlen)
+{
+	int	 fd, saved;
+	void	*p;
+
+	if ((fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING)) == -1)
+		return seterr(err, errlen, SHM_ESYS, "memfd_create: %s",
+		    strerror(errno));
+	if (ftruncate(fd, (off_t)size) == -1 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) == -1 ||
+	    (p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+	    0)) == MAP_FAILED) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return seterr(err, errlen, SHM_ESYS, "a memfd of %zu bytes "
+		    "(%s): %s", size, name, strerror(saved));
+	}
+	*fdp = fd;
+	*basep = p;
+	return 0;
+}
+
 int
 shm_create(const struct shm_layout *l, const char *name,
     struct shm_arena **out, char *err, size_t errlen)
 {
 	struct shm_arena *a;
-	struct shm_hdr	*h;
-	struct shm_desc	*d;
-	size_t		 size;
-	uint32_t	 i;
-	int		 fd, rc, saved;
+	struct shm_hdr	 h;
+	struct shm_desc	*d = NULL;
+	char		 lname[SHM_PATH_MAX];
+	uint64_t	 size;
+	int		 rc;
 
 	*out = NULL;
 	if ((rc = shm_layout_check(l, err, errlen)) < 0)
 		return rc;
-	if ((size = shm_layout_size(l)) == 0)
+	if ((size = describe(l, &h, &d)) == 0 || size > SIZE_MAX) {
+		free(d);
 		return seterr(err, errlen, SHM_EINVAL, "layout too large");
-	fd = memfd_create(name != NULL ? name : "actord-arena",
-	    MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd == -1)
-		return seterr(err, errlen, SHM_ESYS, "memfd_create: %s",
-		    strerror(errno));
-	if (ftruncate(fd, (off_t)size) == -1 ||
-	    fcntl(fd, F_ADD_SEALS, SEALS) == -1) {
-		saved = errno;
-		close(fd);
-		errno = saved;
-		return seterr(err, errlen, SHM_ESYS, "sizing the arena to %zu "
-		    "bytes: %s", size, strerror(saved));
 	}
+	h.arena_id = random_id();
+	calibrate(&h);
+	h.checksum = header_sum(&h, d);
 	if ((a = calloc(1, sizeof(*a))) == NULL) {
-		saved = errno;
-		close(fd);
-		errno = saved;
+		free(d);
 		return seterr(err, errlen, SHM_ESYS, "calloc: %s",
-		    strerror(saved));
+		    strerror(errno));
 	}
-	a->fd = fd;
-	a->size = size;
-	a->base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (a->base == MAP_FAILED) {
-		saved = errno;
-		close(fd);
-		free(a);
-		errno = saved;
-		return seterr(err, errlen, SHM_ESYS, "mmap %zu bytes: %s",
-		    size, strerror(saved));
-	}
-	h = (struct shm_hdr *)(void *)a->base;
-	h->magic = SHM_MAGIC;
-	h->version = SHM_VERSION;
-	h->hdr_size = sizeof(*h);
-	h->total_size = size;
-	h->arena_id = random_id();
-	h->nmailboxes = l->nmailboxes;
-	h->nproducers = l->nproducers;
-	h->dl_capacity = l->dl_capacity;
-	d = (struct shm_desc *)(void *)(a->base + SHM_ALIGN(sizeof(*h),
-	    SHM_CL));
-	for (i = 0; i < l->nmailboxes; i++) {
-		d[i].capacity[SHM_LANE_MAIN] = l->mailboxes[i].capacity;
-		d[i].capacity[SHM_LANE_SYSTEM] = l->mailboxes[i].sys_capacity;
-		d[i].capacity[SHM_LANE_REPLY] = l->mailboxes[i].reply_capacity;
-		d[i].cell = l->mailboxes[i].cell;
-		d[i].overflow = (uint32_t)l->mailboxes[i].overflow;
-		d[i].block_timeout_ms = l->mailboxes[i].block_timeout_ms;
-		d[i].state_size = l->mailboxes[i].state_size;
-	}
-	place(h, d);
-	calibrate(h);
-	h->checksum = header_sum(h, d);
+	a->fd = a->lfd = -1;
 	a->creator = true;
-	if ((rc = localize(a, err, errlen)) < 0) {
-		shm_detach(a);
-		return rc;
-	}
+	if (name == NULL)
+		name = "actord-arena";
+	snprintf(lname, sizeof(lname), "%s-layout", name);
+	if ((rc = new_memfd(name, (size_t)size, &a->fd, &a->base, err,
+	    errlen)) < 0 || (rc = new_memfd(lname, (size_t)h.layout_size,
+	    &a->lfd, &a->lbase, err, errlen)) < 0)
+		goto fail;
+	a->size = (size_t)size;
+	a->lsize = (size_t)h.layout_size;
+	memcpy(a->lbase, &h, sizeof(h));
+	memcpy(a->lbase + h.desc_off, d, (size_t)h.nmailboxes * sizeof(*d));
+	if ((rc = localize(a, &h, d, err, errlen)) < 0)
+		goto fail;
 	init_arena(a, l);
+	/*
+	 * From here on, only this mapping may write the layout: no other
+	 * can be made writable, and nobody can write, truncate or punch
+	 * the file.  The data memfd can only be kept from changing size.
+	 */
+	if (fcntl(a->lfd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE | F_SEAL_SEAL) ==
+	    -1 || fcntl(a->fd, F_ADD_SEALS, F_SEAL_SEAL) == -1) {
+		rc = seterr(err, errlen, SHM_ESYS, "sealing the arena: %s",
+		    strerror(errno));
+		goto fail;
+	}
+	free(d);
 	*out = a;
 	return 0;
+fail:
+	free(d);
+	shm_detach(a);
+	return rc;
 }
 
 /*
@@ -316,11 +355,11 @@ init_arena(struct shm_arena *a, const struct shm_layout *layout)
 
 	for (i = 0; i < a->n; i++) {
 		mb = &a->mb[i];
-		atomic_store_explicit(&mb->m->cfg_capacity, mb->lay.capacity,
-		    memory_order_relaxed);
-		atomic_store_explicit(&mb->m->cfg_overflow,
+		atomic_store_explicit(&mb->actor->cfg_capacity,
+		    mb->lay.capacity, memory_order_relaxed);
+		atomic_store_explicit(&mb->actor->cfg_overflow,
 		    (uint32_t)mb->lay.overflow, memory_order_relaxed);
-		atomic_store_explicit(&mb->m->cfg_timeout_ms,
+		atomic_store_explicit(&mb->actor->cfg_timeout_ms,
 		    mb->lay.block_timeout_ms, memory_order_relaxed);
 		if (!layout->mailboxes[i].lazy)
 			(void)shm_mailbox_prepare(a, i);
@@ -331,34 +370,26 @@ init_arena(struct shm_arena *a, const struct shm_layout *layout)
 /*
  * The owner (the process that created the arena) gives a mailbox its
  * starting state: empty lanes at position 0, every cell free for its
- * position.  While it does, "prepared" says no, so that a send fails at
- * once (SHM_ENOTREADY) instead of claiming a cell being reset; a send
- * made before, to a spare nobody prepared, failed the same way.  Any
- * other process may only ask: SHM_EINVAL if the mailbox is not prepared.
+ * position.  Until then "prepared" (in the layout: no worker can set it)
+ * says no, and a send fails at once (SHM_ENOTREADY) instead of claiming a
+ * cell whose number means nothing.  Any other process may only ask:
+ * SHM_EINVAL if the mailbox is not prepared.
  */
 int
 shm_mailbox_prepare(struct shm_arena *a, uint32_t idx)
 {
 	struct shm_lane_local *l;
-	struct shm_mbox	*m;
+	struct shm_actor *act;
 	uint32_t k;
 	uint64_t p;
 
 	if (idx >= a->n)
 		return SHM_EBADINDEX;
-	m = a->mb[idx].m;
-	if (!a->creator)
-		return atomic_load_explicit(&m->prepared, memory_order_acquire) ?
-		    0 : SHM_EINVAL;
-	if (a->mb[idx].prepared) {
-		/* Ours to say: what a worker wrote there does not count. */
-		if (atomic_load_explicit(&m->prepared, memory_order_relaxed) != 1)
-			atomic_store_explicit(&m->prepared, 1,
-			    memory_order_release);
+	act = a->mb[idx].actor;
+	if (atomic_load_explicit(&act->prepared, memory_order_acquire))
 		return 0;
-	}
-	atomic_store_explicit(&m->prepared, 0, memory_order_relaxed);
-	atomic_thread_fence(memory_order_seq_cst);
+	if (!a->creator)
+		return SHM_EINVAL;
 	for (k = 0; k < SHM_NLANES; k++) {
 		l = &a->mb[idx].lane[k];
 		atomic_store_explicit(&l->ctl->tail, 0, memory_order_relaxed);
@@ -373,42 +404,42 @@ shm_mailbox_prepare(struct shm_arena *a, uint32_t idx)
 	}
 	/* The sequence numbers are visible before "prepared" is. */
 	atomic_thread_fence(memory_order_seq_cst);
-	atomic_store_explicit(&m->prepared, 1, memory_order_release);
-	a->mb[idx].prepared = true;
+	atomic_store_explicit(&act->prepared, 1, memory_order_release);
 	return 0;
 }
 
-/* The creator knows; any other process can only believe the arena. */
 bool
 shm_mailbox_prepared(const struct shm_arena *a, uint32_t idx)
 {
-	if (idx >= a->n)
-		return false;
-	if (a->creator)
-		return a->mb[idx].prepared;
-	return atomic_load_explicit(&a->mb[idx].m->prepared,
+	return idx < a->n &&
+	    atomic_load_explicit(&a->mb[idx].actor->prepared,
 	    memory_order_acquire) != 0;
 }
 
 /*
- * Check the header against the real size before anything else is read:
- * magic, version, sizes, then a recomputed layout that must match the
- * stored offsets exactly, then the checksum.
+ * Check a layout memfd against its real size and the data memfd's before
+ * anything else is read: magic, version, sizes, then a recomputed layout
+ * that must match the stored offsets exactly, then the checksum.  The
+ * header and descriptors are copied first and only the copies are
+ * checked and then used (*h, *dp: malloc'd), so that nothing read after
+ * the check can differ from what was checked.
  */
 static int
-validate(const unsigned char *base, size_t size, char *err, size_t errlen)
+validate(const unsigned char *lbase, size_t lsize, size_t dsize,
+    struct shm_hdr *hp, struct shm_desc **dp, char *err, size_t errlen)
 {
-	struct shm_hdr	 h;
-	struct shm_desc	*d;
+	struct shm_hdr	 h, h2;
+	struct shm_desc	*d, *d2;
 	uint64_t	 total, sum;
 	uint32_t	 i;
 	size_t		 dlen;
 	int		 rc = 0;
 
-	if (size < sizeof(h))
-		return seterr(err, errlen, SHM_ECORRUPT, "arena is %zu bytes, "
-		    "too small for a header", size);
-	memcpy(&h, base, sizeof(h));
+	*dp = NULL;
+	if (lsize < sizeof(h))
+		return seterr(err, errlen, SHM_ECORRUPT, "arena layout is %zu "
+		    "bytes, too small for a header", lsize);
+	SHM_ONCE_COPY(h, *(const struct shm_hdr *)(const void *)lbase);
 	if (h.magic != SHM_MAGIC)
 		return seterr(err, errlen, SHM_ECORRUPT, "not an actord arena "
 		    "(magic %#llx)", (unsigned long long)h.magic);
@@ -419,22 +450,27 @@ validate(const unsigned char *base, size_t size, char *err, size_t errlen)
 	if (h.hdr_size != sizeof(h))
 		return seterr(err, errlen, SHM_ECORRUPT, "header size %u, "
 		    "expected %zu", h.hdr_size, sizeof(h));
-	if (h.total_size != size)
+	if (h.total_size != dsize || h.layout_size != lsize)
 		return seterr(err, errlen, SHM_ECORRUPT, "arena header says "
-		    "%llu bytes, the fd has %zu (truncated or foreign)",
-		    (unsigned long long)h.total_size, size);
+		    "%llu + %llu bytes, the fds have %zu + %zu (truncated or "
+		    "foreign)", (unsigned long long)h.layout_size,
+		    (unsigned long long)h.total_size, lsize, dsize);
 	if (h.nmailboxes > SHM_MAX_MAILBOXES || h.nproducers < 1 ||
 	    h.nproducers > SHM_MAX_PRODUCERS || !is_pow2(h.dl_capacity))
 		return seterr(err, errlen, SHM_ECORRUPT, "arena header has "
 		    "impossible counts");
 	dlen = (size_t)h.nmailboxes * sizeof(*d);
-	if (SHM_ALIGN(sizeof(h), SHM_CL) + dlen > size)
+	if (SHM_ALIGN(sizeof(h), SHM_CL) + dlen > lsize)
 		return seterr(err, errlen, SHM_ECORRUPT, "descriptors past the "
-		    "end of the arena");
-	if ((d = malloc(dlen + sizeof(*d))) == NULL)
+		    "end of the arena layout");
+	if ((d = malloc(dlen + sizeof(*d))) == NULL ||
+	    (d2 = malloc(dlen + sizeof(*d))) == NULL) {
+		free(d);
 		return seterr(err, errlen, SHM_ESYS, "malloc: %s",
 		    strerror(errno));
-	memcpy(d, base + SHM_ALIGN(sizeof(h), SHM_CL), dlen);
+	}
+	memcpy(d, lbase + SHM_ALIGN(sizeof(h), SHM_CL), dlen);
+	atomic_signal_fence(memory_order_seq_cst);
 	sum = header_sum(&h, d);
 	for (i = 0; i < h.nmailboxes && rc == 0; i++) {
 		struct shm_mailbox_layout m = {
@@ -449,35 +485,36 @@ validate(const unsigned char *base, size_t size, char *err, size_t errlen)
 			rc = SHM_ECORRUPT;
 	}
 	if (rc == 0) {
-		struct shm_hdr	 h2 = h;
-		struct shm_desc	*d2 = malloc(dlen + sizeof(*d));
-
-		if (d2 == NULL) {
-			free(d);
-			return seterr(err, errlen, SHM_ESYS, "malloc: %s",
-			    strerror(errno));
-		}
+		h2 = h;
 		memcpy(d2, d, dlen);
 		total = place(&h2, d2);
-		if (total != size || memcmp(&h2, &h, sizeof(h)) != 0 ||
+		if (total != dsize || memcmp(&h2, &h, sizeof(h)) != 0 ||
 		    memcmp(d2, d, dlen) != 0)
 			rc = seterr(err, errlen, SHM_ECORRUPT, "arena offsets "
 			    "do not match its sizes (corrupt header)");
-		free(d2);
 	}
+	free(d2);
 	if (rc == 0 && sum != h.checksum)
 		rc = seterr(err, errlen, SHM_ECORRUPT, "arena header checksum "
 		    "mismatch (corrupt header)");
-	free(d);
-	return rc;
+	if (rc < 0) {
+		free(d);
+		return rc;
+	}
+	*hp = h;
+	*dp = d;
+	return 0;
 }
 
-/* Build the process-local view from a validated header. */
+/*
+ * Build the process-local view from a validated header and descriptors:
+ * the private copies, never the arena, which might say something else by
+ * now.
+ */
 static int
-localize(struct shm_arena *a, char *err, size_t errlen)
+localize(struct shm_arena *a, const struct shm_hdr *h,
+    const struct shm_desc *d, char *err, size_t errlen)
 {
-	const struct shm_hdr *h = (const struct shm_hdr *)(void *)a->base;
-	const struct shm_desc *d;
 	struct shm_mbox_local *mb;
 	uint32_t i, k;
 
@@ -494,10 +531,10 @@ localize(struct shm_arena *a, char *err, size_t errlen)
 	a->dl = (struct shm_dl_ctl *)(void *)(a->base + h->dl_off);
 	a->dl_entries = (struct shm_dl_entry *)(void *)(a->base +
 	    h->dl_entries_off);
-	if ((a->mb = calloc(a->n + 1, sizeof(*a->mb))) == NULL)
+	if ((a->mb = calloc(a->n + 1, sizeof(*a->mb))) == NULL ||
+	    (a->mine = calloc(a->nslots, sizeof(*a->mine))) == NULL)
 		return seterr(err, errlen, SHM_ESYS, "calloc: %s",
 		    strerror(errno));
-	d = (const struct shm_desc *)(const void *)(a->base + h->desc_off);
 	for (i = 0; i < a->n; i++) {
 		mb = &a->mb[i];
 		mb->m = (struct shm_mbox *)(void *)(a->base + d[i].ctl_off);
@@ -509,7 +546,7 @@ localize(struct shm_arena *a, char *err, size_t errlen)
 		mb->lay.block_timeout_ms = d[i].block_timeout_ms;
 		mb->lay.state_size = d[i].state_size;
 		mb->payload_max = d[i].cell - SHM_CELL_HDR;
-		mb->actor = (struct shm_actor *)(void *)(a->base +
+		mb->actor = (struct shm_actor *)(void *)(a->lbase +
 		    h->actors_off) + i;
 		mb->inhand = a->base + d[i].inhand_off;
 		mb->state = d[i].state_size > 0 ? a->base + d[i].state_off :
@@ -526,77 +563,105 @@ localize(struct shm_arena *a, char *err, size_t errlen)
 	return 0;
 }
 
+/* fd is a memfd of a usable size sealed with at least seals: its size. */
+static int
+check_fd(int fd, int seals, const char *what, size_t *size, char *err,
+    size_t errlen)
+{
+	struct stat	 st;
+	int		 have;
+
+	if (fstat(fd, &st) == -1)
+		return seterr(err, errlen, SHM_ESYS, "fstat %s fd %d: %s",
+		    what, fd, strerror(errno));
+	if (!S_ISREG(st.st_mode) || st.st_size <= 0)
+		return seterr(err, errlen, SHM_ECORRUPT, "%s fd %d is not a "
+		    "memory file of a usable size", what, fd);
+	if ((have = fcntl(fd, F_GET_SEALS)) == -1 || (have & seals) != seals)
+		return seterr(err, errlen, SHM_ECORRUPT, "%s fd %d is not "
+		    "sealed %s", what, fd, (seals & F_SEAL_FUTURE_WRITE) ?
+		    "read-only" : "against shrinking and growing");
+	*size = (size_t)st.st_size;
+	return 0;
+}
+
 int
-shm_attach_fd(int fd, struct shm_arena **out, char *err, size_t errlen)
+shm_attach_fds(int lfd, int fd, struct shm_arena **out, char *err,
+    size_t errlen)
 {
 	struct shm_arena *a;
-	struct stat	 st;
-	int		 seals, rc, saved;
-	void		*base;
+	struct shm_hdr	 h;
+	struct shm_desc	*d = NULL;
+	size_t		 lsize, size;
+	int		 rc;
 
 	*out = NULL;
-	if (fstat(fd, &st) == -1)
-		return seterr(err, errlen, SHM_ESYS, "fstat fd %d: %s", fd,
-		    strerror(errno));
-	if (!S_ISREG(st.st_mode) || st.st_size <= 0)
-		return seterr(err, errlen, SHM_ECORRUPT, "fd %d is not a "
-		    "memory file of a usable size", fd);
-	if ((seals = fcntl(fd, F_GET_SEALS)) == -1 ||
-	    (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) !=
-	    (F_SEAL_SHRINK | F_SEAL_GROW))
-		return seterr(err, errlen, SHM_ECORRUPT, "fd %d is not sealed "
-		    "against shrinking and growing", fd);
-	base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
-	    MAP_SHARED, fd, 0);
-	if (base == MAP_FAILED)
-		return seterr(err, errlen, SHM_ESYS, "mmap %lld bytes: %s",
-		    (long long)st.st_size, strerror(errno));
-	if ((rc = validate(base, (size_t)st.st_size, err, errlen)) < 0) {
-		munmap(base, (size_t)st.st_size);
+	if ((rc = check_fd(lfd, F_SEAL_SHRINK | F_SEAL_GROW |
+	    F_SEAL_FUTURE_WRITE, "arena layout", &lsize, err, errlen)) < 0 ||
+	    (rc = check_fd(fd, F_SEAL_SHRINK | F_SEAL_GROW, "arena", &size,
+	    err, errlen)) < 0)
 		return rc;
-	}
-	if ((a = calloc(1, sizeof(*a))) == NULL) {
-		saved = errno;
-		munmap(base, (size_t)st.st_size);
-		errno = saved;
+	if ((a = calloc(1, sizeof(*a))) == NULL)
 		return seterr(err, errlen, SHM_ESYS, "calloc: %s",
-		    strerror(saved));
+		    strerror(errno));
+	a->fd = a->lfd = -1;
+	a->lsize = lsize;
+	a->size = size;
+	a->lbase = mmap(NULL, lsize, PROT_READ, MAP_SHARED, lfd, 0);
+	a->base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (a->lbase == MAP_FAILED || a->base == MAP_FAILED) {
+		rc = seterr(err, errlen, SHM_ESYS, "mmap the arena (%zu + %zu "
+		    "bytes): %s", lsize, size, strerror(errno));
+		goto fail;
 	}
-	a->base = base;
-	a->size = (size_t)st.st_size;
-	if ((a->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) == -1) {
-		saved = errno;
-		munmap(base, a->size);
-		free(a);
-		errno = saved;
-		return seterr(err, errlen, SHM_ESYS, "dup fd %d: %s", fd,
-		    strerror(saved));
+	if ((rc = validate(a->lbase, lsize, size, &h, &d, err, errlen)) < 0)
+		goto fail;
+	if ((a->lfd = fcntl(lfd, F_DUPFD_CLOEXEC, 3)) == -1 ||
+	    (a->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) == -1) {
+		rc = seterr(err, errlen, SHM_ESYS, "dup the arena's fds: %s",
+		    strerror(errno));
+		goto fail;
 	}
-	if ((rc = localize(a, err, errlen)) < 0) {
-		shm_detach(a);
-		return rc;
-	}
+	if ((rc = localize(a, &h, d, err, errlen)) < 0)
+		goto fail;
+	free(d);
 	*out = a;
+	return 0;
+fail:
+	free(d);
+	shm_detach(a);
+	return rc;
+}
+
+/* The descriptor number in environment variable name. */
+static int
+env_fd(const char *name, int *fd, char *err, size_t errlen)
+{
+	const char	*s = getenv(name);
+	char		*end;
+	long		 v;
+
+	if (s == NULL || *s == '\0')
+		return seterr(err, errlen, SHM_EINVAL, "%s is not set", name);
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < 0 || v > INT_MAX)
+		return seterr(err, errlen, SHM_EINVAL, "%s=\"%s\" is not a "
+		    "file descriptor number", name, s);
+	*fd = (int)v;
 	return 0;
 }
 
 int
 shm_attach_env(struct shm_arena **out, char *err, size_t errlen)
 {
-	const char	*s = getenv(SHM_ENV_FD);
-	char		*end;
-	long		 v;
+	int	 lfd, fd, rc;
 
 	*out = NULL;
-	if (s == NULL || *s == '\0')
-		return seterr(err, errlen, SHM_EINVAL, "%s is not set",
-		    SHM_ENV_FD);
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v < 0 || v > INT_MAX)
-		return seterr(err, errlen, SHM_EINVAL, "%s=\"%s\" is not a "
-		    "file descriptor number", SHM_ENV_FD, s);
-	return shm_attach_fd((int)v, out, err, errlen);
+	if ((rc = env_fd(SHM_ENV_LAYOUT_FD, &lfd, err, errlen)) < 0 ||
+	    (rc = env_fd(SHM_ENV_FD, &fd, err, errlen)) < 0)
+		return rc;
+	return shm_attach_fds(lfd, fd, out, err, errlen);
 }
 
 void
@@ -606,9 +671,14 @@ shm_detach(struct shm_arena *a)
 		return;
 	if (a->base != NULL && a->base != MAP_FAILED)
 		munmap(a->base, a->size);
+	if (a->lbase != NULL && a->lbase != MAP_FAILED)
+		munmap(a->lbase, a->lsize);
 	if (a->fd >= 0)
 		close(a->fd);
+	if (a->lfd >= 0)
+		close(a->lfd);
 	free(a->mb);
+	free(a->mine);
 	free(a);
 }
 
@@ -663,6 +733,12 @@ shm_fd(const struct shm_arena *a)
 	return a->fd;
 }
 
+int
+shm_layout_fd(const struct shm_arena *a)
+{
+	return a->lfd;
+}
+
 size_t
 shm_size(const struct shm_arena *a)
 {
@@ -685,18 +761,18 @@ int
 shm_mailbox_layout(const struct shm_arena *a, uint32_t idx,
     struct shm_mailbox_layout *out)
 {
-	struct shm_mbox *m;
+	struct shm_actor *act;
 	uint32_t pol;
 
 	if (idx >= a->n)
 		return SHM_EBADINDEX;
 	*out = a->mb[idx].lay;
 	/* The policies as configured now, not as this process attached. */
-	m = a->mb[idx].m;
-	pol = atomic_load_explicit(&m->cfg_overflow, memory_order_acquire);
+	act = a->mb[idx].actor;
+	pol = atomic_load_explicit(&act->cfg_overflow, memory_order_acquire);
 	if (pol <= SHM_OVERFLOW_DROP_NEWEST)
 		out->overflow = (enum shm_overflow)pol;
-	out->block_timeout_ms = atomic_load_explicit(&m->cfg_timeout_ms,
+	out->block_timeout_ms = atomic_load_explicit(&act->cfg_timeout_ms,
 	    memory_order_relaxed);
 	return 0;
 }
@@ -708,7 +784,7 @@ shm_mailbox_capacity(const struct shm_arena *a, uint32_t idx)
 
 	if (idx >= a->n)
 		return 0;
-	c = atomic_load_explicit(&a->mb[idx].m->cfg_capacity,
+	c = atomic_load_explicit(&a->mb[idx].actor->cfg_capacity,
 	    memory_order_acquire);
 	return c == 0 || c > a->mb[idx].lay.capacity ?
 	    a->mb[idx].lay.capacity : c;
@@ -732,14 +808,14 @@ shm_mailbox_configure(struct shm_arena *a, uint32_t idx, uint32_t capacity,
 		return SHM_EBADINDEX;
 	mb = &a->mb[idx];
 	phys = mb->lane[SHM_LANE_MAIN].cap;
-	if (capacity == 0 || capacity > phys ||
+	if (!a->creator || capacity == 0 || capacity > phys ||
 	    (unsigned)overflow > SHM_OVERFLOW_DROP_NEWEST)
 		return SHM_EINVAL;
-	atomic_store_explicit(&mb->m->cfg_overflow, (uint32_t)overflow,
+	atomic_store_explicit(&mb->actor->cfg_overflow, (uint32_t)overflow,
 	    memory_order_relaxed);
-	atomic_store_explicit(&mb->m->cfg_timeout_ms, block_timeout_ms,
+	atomic_store_explicit(&mb->actor->cfg_timeout_ms, block_timeout_ms,
 	    memory_order_relaxed);
-	atomic_store_explicit(&mb->m->cfg_capacity, capacity,
+	atomic_store_explicit(&mb->actor->cfg_capacity, capacity,
 	    memory_order_release);
 	atomic_store_explicit(&mb->m->lane[SHM_LANE_MAIN].limit,
 	    capacity == phys ? 0 : capacity, memory_order_release);
@@ -755,7 +831,10 @@ shm_payload_max(const struct shm_arena *a, uint32_t idx)
 	return idx < a->n ? a->mb[idx].payload_max : 0;
 }
 
-/* The actor table. */
+/*
+ * The actor table, in the layout: written by its creator only (any other
+ * process maps it read-only, and a write would kill it), read by all.
+ */
 
 int
 shm_actor_set_path(struct shm_arena *a, uint32_t idx, const char *path)
@@ -764,7 +843,7 @@ shm_actor_set_path(struct shm_arena *a, uint32_t idx, const char *path)
 
 	if (idx >= a->n)
 		return SHM_EBADINDEX;
-	if (path == NULL || (len = strlen(path)) >= SHM_PATH_MAX)
+	if (!a->creator || path == NULL || (len = strlen(path)) >= SHM_PATH_MAX)
 		return SHM_EINVAL;
 	memset(a->mb[idx].actor->path, 0, SHM_PATH_MAX);
 	memcpy(a->mb[idx].actor->path, path, len);
@@ -818,6 +897,8 @@ shm_actor_bump_incarnation(struct shm_arena *a, uint32_t idx)
 {
 	if (idx >= a->n)
 		return 0;
+	if (!a->creator)
+		return shm_actor_incarnation(a, idx);
 	return atomic_fetch_add(&a->mb[idx].actor->incarnation, 1) + 1;
 }
 
@@ -832,7 +913,7 @@ shm_actor_pid(const struct shm_arena *a, uint32_t idx)
 void
 shm_actor_set_pid(struct shm_arena *a, uint32_t idx, pid_t pid)
 {
-	if (idx < a->n)
+	if (idx < a->n && a->creator)
 		atomic_store(&a->mb[idx].actor->pid, pid);
 }
 
@@ -852,7 +933,7 @@ void
 shm_actor_set_state(struct shm_arena *a, uint32_t idx,
     enum shm_actor_state s)
 {
-	if (idx < a->n)
+	if (idx < a->n && a->creator)
 		atomic_store(&a->mb[idx].actor->state, (uint32_t)s);
 }
 

@@ -14,6 +14,7 @@
  * cell's sequence number that fails if the owner published first.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,6 +28,7 @@ static int	 ring_of(struct shm_arena *, uint64_t, uint32_t *, unsigned *);
 static int	 live_twin(struct shm_arena *, const struct shm_slot *,
 		    uint64_t, uint64_t);
 static void	 forget_waiter(struct shm_arena *, struct shm_slot *);
+static int	 reap_slot(struct shm_arena *, struct shm_slot *, unsigned *);
 
 int
 shm_producer_open(struct shm_arena *a, struct shm_producer **out)
@@ -50,6 +52,7 @@ shm_producer_open(struct shm_arena *a, struct shm_producer **out)
 		atomic_store(&s->rec_pos, 0);
 		atomic_store(&s->waiting, 0);
 		atomic_store(&s->state, SLOT_LIVE);
+		a->mine[i] = pid;
 		p->a = a;
 		p->slot = s;
 		p->pid = pid;
@@ -70,6 +73,7 @@ shm_producer_close(struct shm_producer *p)
 		return;
 	/* Only the process that opened it frees the slot (not a fork child). */
 	if (p->pid == getpid()) {
+		p->a->mine[p->slot - p->a->slots] = 0;
 		atomic_store(&p->slot->rec_ring, 0);
 		atomic_store(&p->slot->state, SLOT_FREE);
 		atomic_store(&p->slot->pid, 0);
@@ -227,11 +231,37 @@ forget_waiter(struct shm_arena *a, struct shm_slot *s)
 		atomic_fetch_sub(&a->mb[w - 1].m->space_waiters, 1);
 }
 
+/*
+ * One slot of a dead process: its claim released, its steal finished, its
+ * waiter count taken back, the slot freed.  1 if it was freed, or
+ * SHM_EAGAIN (kept, dead, for a retry) if its claim is ambiguous.
+ */
+static int
+reap_slot(struct shm_arena *a, struct shm_slot *s, unsigned *nrel)
+{
+	uint64_t	 rr, pos;
+	int		 rc = 0;
+
+	rr = atomic_load(&s->rec_ring);
+	pos = atomic_load(&s->rec_pos);
+	if (REC_KIND(rr) == REC_INTENT)
+		rc = release_intent(a, s, rr, pos);
+	else if (REC_KIND(rr) == REC_STEAL || REC_KIND(rr) == REC_STOLE)
+		release_steal(a, rr, pos);
+	if (rc == SHM_EAGAIN)
+		return SHM_EAGAIN;
+	if (rc == 1)
+		(*nrel)++;
+	forget_waiter(a, s);
+	atomic_store(&s->rec_ring, 0);
+	atomic_store(&s->state, SLOT_FREE);
+	atomic_store(&s->pid, 0);
+	return 1;
+}
+
 int
 shm_reap(struct shm_arena *a, pid_t pid, unsigned *released)
 {
-	struct shm_slot	*s;
-	uint64_t	 rr, pos;
 	uint32_t	 i;
 	unsigned	 nrel = 0;
 	int		 rc, again = 0, freed = 0;
@@ -245,28 +275,12 @@ shm_reap(struct shm_arena *a, pid_t pid, unsigned *released)
 		if (atomic_load(&a->slots[i].pid) == pid)
 			atomic_store(&a->slots[i].state, SLOT_DEAD);
 	for (i = 0; i < a->nslots; i++) {
-		s = &a->slots[i];
-		if (atomic_load(&s->pid) != pid)
+		if (atomic_load(&a->slots[i].pid) != pid)
 			continue;
-		rr = atomic_load(&s->rec_ring);
-		pos = atomic_load(&s->rec_pos);
-		rc = 0;
-		if (REC_KIND(rr) == REC_INTENT)
-			rc = release_intent(a, s, rr, pos);
-		else if (REC_KIND(rr) == REC_STEAL ||
-		    REC_KIND(rr) == REC_STOLE)
-			release_steal(a, rr, pos);
-		if (rc == SHM_EAGAIN) {
-			again = 1;	/* keep the slot, dead, for the retry */
-			continue;
-		}
-		if (rc == 1)
-			nrel++;
-		forget_waiter(a, s);
-		atomic_store(&s->rec_ring, 0);
-		atomic_store(&s->state, SLOT_FREE);
-		atomic_store(&s->pid, 0);
-		freed++;
+		if ((rc = reap_slot(a, &a->slots[i], &nrel)) == SHM_EAGAIN)
+			again = 1;
+		else
+			freed += rc;
 	}
 	/* Was it a consumer?  Free the cells it had taken. */
 	for (i = 0; i < a->n; i++)
@@ -275,4 +289,43 @@ shm_reap(struct shm_arena *a, pid_t pid, unsigned *released)
 	if (released != NULL)
 		*released = nrel;
 	return again ? SHM_EAGAIN : freed;
+}
+
+bool
+shm_pid_exists(pid_t pid)
+{
+	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+/*
+ * Slots that no process can own any more: a pid that does not exist (or
+ * cannot: 0 > pid), or the caller's own pid on a slot the caller did not
+ * open.  A worker can write any pid into any slot, and such a slot would
+ * otherwise stay taken for ever: every producer slot taken, no worker could
+ * attach.  A pid that does not exist belongs to no process, running or
+ * zombie, so nothing of it can be using the slot; its claims are released
+ * as shm_reap releases a dead process's.  Returns the slots freed.
+ */
+int
+shm_sweep(struct shm_arena *a, unsigned *released)
+{
+	struct shm_slot	*s;
+	pid_t		 self = getpid(), pid;
+	uint32_t	 i;
+	unsigned	 nrel = 0;
+	int		 freed = 0;
+
+	for (i = 0; i < a->nslots; i++) {
+		s = &a->slots[i];
+		pid = SHM_ONCE(s->pid);
+		if (pid == 0 || (pid == self && a->mine[i] == self) ||
+		    (pid != self && shm_pid_exists(pid)))
+			continue;
+		atomic_store(&s->state, SLOT_DEAD);
+		if (reap_slot(a, s, &nrel) == 1)
+			freed++;
+	}
+	if (released != NULL)
+		*released = nrel;
+	return freed;
 }

@@ -46,8 +46,6 @@
  * releases it fails.  The same holds for a steal mark, set by CAS after the
  * record.
  */
-#include <errno.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include "shm/shm_impl.h"
@@ -78,10 +76,9 @@ static void	 fix_cells(struct lane_fix *);
 static void	 fix_queued(struct lane_fix *, uint64_t, uint64_t);
 static void	 fix_free(struct lane_fix *, uint64_t, uint64_t);
 static bool	 owned(struct lane_fix *, uint64_t, unsigned, unsigned);
-static bool	 process_exists(pid_t);
 static void	 lose(struct lane_fix *, uint64_t, const struct shm_msg *);
 static bool	 cas_seq(struct lane_fix *, uint64_t, uint64_t, uint64_t);
-static void	 fix_config(struct lane_fix *);
+static void	 fix_limit(struct lane_fix *);
 
 static uint64_t
 seq_at(const struct shm_lane_local *l, uint64_t p)
@@ -102,12 +99,6 @@ static bool
 plausible_for(uint64_t seq, uint64_t p, uint64_t cap)
 {
 	return queued_for(seq, p) || seq == p + cap;
-}
-
-static bool
-process_exists(pid_t pid)
-{
-	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
 }
 
 /*
@@ -137,7 +128,7 @@ owned(struct lane_fix *f, uint64_t p, unsigned k1, unsigned k2)
 		if (pid <= 0 || pid == f->self ||
 		    SHM_ONCE(s->state) != SLOT_LIVE)
 			continue;
-		if (process_exists(pid))
+		if (shm_pid_exists(pid))
 			return true;
 	}
 	return false;
@@ -338,30 +329,18 @@ fix_cells(struct lane_fix *f)
 }
 
 /*
- * The main lane's configuration as the owner set it (cfg_*): a scribbled
- * limit would shrink the lane or make it look full for ever; an unknown
- * policy is the descriptor's again.
+ * The main lane's limit, as its configuration in the layout says (no
+ * worker can change that one): a scribbled limit would shrink the lane,
+ * or make it look full for ever.
  */
 static void
-fix_config(struct lane_fix *f)
+fix_limit(struct lane_fix *f)
 {
-	struct shm_mbox_local *mb = &f->a->mb[f->idx];
-	struct shm_mbox	*m = mb->m;
-	uint32_t	 cfg, want, lim, pol;
+	uint32_t	 cfg, want, lim;
 
 	if (f->lane != SHM_LANE_MAIN)
 		return;
-	pol = SHM_ONCE(m->cfg_overflow);
-	if (pol > SHM_OVERFLOW_DROP_NEWEST && atomic_compare_exchange_strong(
-	    &m->cfg_overflow, &pol, (uint32_t)mb->lay.overflow))
-		f->r->reset++;
-	cfg = SHM_ONCE(m->cfg_capacity);
-	if (cfg == 0 || cfg > f->l->cap) {
-		if (atomic_compare_exchange_strong(&m->cfg_capacity, &cfg,
-		    f->l->cap))
-			f->r->reset++;
-		cfg = f->l->cap;
-	}
+	cfg = shm_mailbox_capacity(f->a, f->idx);
 	want = cfg == f->l->cap ? 0 : cfg;
 	lim = SHM_ONCE(f->l->ctl->limit);
 	if (lim != want && atomic_compare_exchange_strong(&f->l->ctl->limit,
@@ -383,10 +362,6 @@ shm_mailbox_repair(struct shm_arena *a, uint32_t idx, struct shm_repair *out)
 	/* A spare never handed out: its cells are set when it is prepared. */
 	if (!shm_mailbox_prepared(a, idx))
 		return 0;
-	if (a->creator && SHM_ONCE(a->mb[idx].m->prepared) != 1) {
-		(void)shm_mailbox_prepare(a, idx);	/* the flag, restored */
-		r.reset++;
-	}
 	f.a = a;
 	f.idx = idx;
 	f.r = &r;
@@ -394,7 +369,7 @@ shm_mailbox_repair(struct shm_arena *a, uint32_t idx, struct shm_repair *out)
 	for (k = 0; k < SHM_NLANES; k++) {
 		f.lane = k;
 		f.l = &a->mb[idx].lane[k];
-		fix_config(&f);
+		fix_limit(&f);
 		if (fix_ends(&f))
 			fix_cells(&f);
 	}

@@ -146,7 +146,7 @@ static int
 uses_take(const struct shm_mbox_local *mb, unsigned lane)
 {
 	return lane == SHM_LANE_MAIN && atomic_load_explicit(
-	    &mb->m->cfg_overflow, memory_order_relaxed) ==
+	    &mb->actor->cfg_overflow, memory_order_relaxed) ==
 	    SHM_OVERFLOW_DROP_OLDEST;
 }
 
@@ -237,10 +237,10 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	}
 	/*
 	 * A spare nobody prepared has cells whose numbers mean nothing: a
-	 * claim there would wedge the lane.  The word shares the line of
-	 * "sleeping", read below anyway.
+	 * claim there would wedge the lane.  The word is in the layout, on
+	 * the line of the actor's incarnation that libactor's send reads.
 	 */
-	if (__builtin_expect(!atomic_load_explicit(&mb->m->prepared,
+	if (__builtin_expect(!atomic_load_explicit(&mb->actor->prepared,
 	    memory_order_acquire), 0)) {
 		shm_dl_put(a, idx, lane, SHM_DL_NO_ACTOR, msg, payload);
 		return SHM_ENOTREADY;
@@ -406,11 +406,11 @@ overflow(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 		return SHM_EFULL;	/* the caller keeps the message */
 	/* The policies as configured now (arena.c, shm_mailbox_configure). */
 	pol = lane == SHM_LANE_MAIN ? (enum shm_overflow)atomic_load_explicit(
-	    &mb->m->cfg_overflow, memory_order_acquire) : SHM_OVERFLOW_REJECT;
+	    &mb->actor->cfg_overflow, memory_order_acquire) : SHM_OVERFLOW_REJECT;
 	if (w->deadline == 0) {
 		if (timeout_ns == SHM_TIMEOUT_DEFAULT)
 			timeout_ns = (int64_t)atomic_load_explicit(
-			    &mb->m->cfg_timeout_ms, memory_order_relaxed) *
+			    &mb->actor->cfg_timeout_ms, memory_order_relaxed) *
 			    1000000;
 		/* For shm_send_stamped, in the arena clock like enq_ns. */
 		w->since = (int64_t)shm_clock(a);

@@ -1,7 +1,9 @@
 /*
  * shm.h: the shared-memory arena and its mailboxes, the whole public API of
- * shm/.  One arena is one sealed memfd that actord creates before it forks
- * anything; every process of the tree maps it and talks through it.
+ * shm/.  One arena is two sealed memfds that actord creates before it
+ * forks anything: the layout (header, descriptors, actor table), which
+ * only actord can write, and the data (producer slots, dead letters,
+ * mailboxes), which every process of the tree maps and talks through.
  *
  * Who owns what (one file per responsibility):
  *   arena.c     create, attach, validate, detach; the actor table
@@ -77,8 +79,9 @@ shm_sat_add(uint64_t a, uint64_t b)
 }
 
 #define SHM_MAGIC		0x4d52414452544341ULL	/* "ACTRDARM" */
-#define SHM_VERSION		1
+#define SHM_VERSION		2
 #define SHM_ENV_FD		"ACTORD_ARENA_FD"	/* decimal fd number */
+#define SHM_ENV_LAYOUT_FD	"ACTORD_LAYOUT_FD"	/* decimal fd number */
 #define SHM_PATH_MAX		256	/* actor path, NUL included */
 #define SHM_ERRBUF		256	/* size of an error-text buffer */
 #define SHM_MAX_MAILBOXES	65536
@@ -258,14 +261,16 @@ typedef int (*shm_handler)(void *arg, enum shm_lane lane,
 
 /* arena.c */
 int	 shm_layout_check(const struct shm_layout *, char *err, size_t errlen);
-size_t	 shm_layout_size(const struct shm_layout *);	/* 0 if invalid */
+size_t	 shm_layout_size(const struct shm_layout *); /* data; 0: invalid */
 int	 shm_create(const struct shm_layout *, const char *name,
 	    struct shm_arena **, char *err, size_t errlen);
-int	 shm_attach_fd(int fd, struct shm_arena **, char *err, size_t errlen);
+int	 shm_attach_fds(int layout_fd, int fd, struct shm_arena **,
+	    char *err, size_t errlen);
 int	 shm_attach_env(struct shm_arena **, char *err, size_t errlen);
-void	 shm_detach(struct shm_arena *);	/* unmaps; closes the fd */
-int	 shm_fd(const struct shm_arena *);
-size_t	 shm_size(const struct shm_arena *);
+void	 shm_detach(struct shm_arena *);	/* unmaps; closes the fds */
+int	 shm_fd(const struct shm_arena *);	/* the data memfd */
+int	 shm_layout_fd(const struct shm_arena *);	/* the layout memfd */
+size_t	 shm_size(const struct shm_arena *);	/* of the data memfd */
 uint32_t shm_nmailboxes(const struct shm_arena *);
 uint64_t shm_arena_id(const struct shm_arena *);
 int	 shm_mailbox_layout(const struct shm_arena *, uint32_t idx,
@@ -324,6 +329,13 @@ void	*shm_state(struct shm_arena *, uint32_t idx, size_t *len);
 int	 shm_producer_open(struct shm_arena *, struct shm_producer **);
 void	 shm_producer_close(struct shm_producer *);
 int	 shm_reap(struct shm_arena *, pid_t pid, unsigned *released);
+/*
+ * Slots no process can own any more, freed as shm_reap frees a dead
+ * process's: a pid that does not exist, or the caller's own on a slot it
+ * did not open (a worker can write any pid into any slot).  Returns the
+ * number freed.  actord calls it at every reap.
+ */
+int	 shm_sweep(struct shm_arena *, unsigned *released);
 /* Test hook: called between claim and publish (NULL: none). */
 void	 shm_producer_set_hook(struct shm_producer *,
 	    void (*hook)(void *arg), void *arg);

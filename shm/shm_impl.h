@@ -62,19 +62,30 @@
 /* The consumer's "sleeping" word: lane bits, plus how to wake it. */
 #define SLEEP_DOORBELL		0x100u	/* ring the doorbell, not the futex */
 
+/*
+ * The arena is two memfds.  The layout memfd holds what actord writes and
+ * every other process only reads: this header, the descriptors and the
+ * actor table.  actord maps it writable, then seals it with
+ * F_SEAL_FUTURE_WRITE: no other mapping of it can ever be writable, and it
+ * can be neither written, truncated nor punched, so a child validates
+ * against what actord wrote.  The data memfd holds everything workers
+ * write: producer slots, dead letters, mailboxes.  Offsets named "in the
+ * layout" are from the start of the layout memfd, the others from the
+ * start of the data memfd.
+ */
 struct shm_hdr {
 	uint64_t	 magic;
 	uint32_t	 version;
 	uint32_t	 hdr_size;	/* sizeof(struct shm_hdr) */
-	uint64_t	 total_size;	/* bytes of the memfd */
+	uint64_t	 total_size;	/* bytes of the data memfd */
 	uint64_t	 arena_id;	/* random: doorbell names */
 	uint64_t	 checksum;	/* FNV-1a of header (this zero) + descs */
 	uint32_t	 nmailboxes;
 	uint32_t	 nproducers;
 	uint32_t	 dl_capacity;
 	uint32_t	 pad0;
-	uint64_t	 desc_off;
-	uint64_t	 actors_off;
+	uint64_t	 desc_off;	/* in the layout */
+	uint64_t	 actors_off;	/* in the layout */
 	uint64_t	 slots_off;
 	uint64_t	 dl_off;
 	uint64_t	 dl_entries_off;
@@ -84,10 +95,12 @@ struct shm_hdr {
 	uint64_t	 ns_base;	/* CLOCK_MONOTONIC ns at calibration */
 	uint64_t	 tsc_mult;	/* ns per tick, 32.32 fixed point */
 	uint32_t	 tsc_ok;	/* 0: use clock_gettime */
-	uint8_t		 pad1[60];
+	uint32_t	 pad1;
+	uint64_t	 layout_size;	/* bytes of the layout memfd */
+	uint8_t		 pad2[48];
 };
 
-/* One mailbox descriptor: immutable after create. */
+/* One mailbox descriptor, in the layout: immutable after create. */
 struct shm_desc {
 	uint32_t	 capacity[SHM_NLANES];
 	uint32_t	 cell;
@@ -102,12 +115,23 @@ struct shm_desc {
 	uint8_t		 pad1[48];
 };
 
+/*
+ * One entry of the actor table, in the layout: only actord writes it.
+ * Besides the actor's name and life, its mailbox's main-lane policies as
+ * actord configured them (shm_mailbox_configure), read on slow paths
+ * only, and whether its lanes were prepared, read by every send, on the
+ * line a libactor send reads anyway for the incarnation.
+ */
 struct shm_actor {
 	char		 path[SHM_PATH_MAX];
 	_Atomic uint32_t incarnation;
 	_Atomic int32_t	 pid;
 	_Atomic uint32_t state;
-	uint8_t		 pad[52];
+	_Atomic uint32_t prepared;	/* 1: cells have their sequence numbers */
+	_Atomic uint32_t cfg_capacity;	/* effective */
+	_Atomic uint32_t cfg_overflow;	/* enum shm_overflow */
+	_Atomic uint32_t cfg_timeout_ms;	/* block_timeout_ms */
+	uint8_t		 pad[36];
 };
 
 struct shm_slot {
@@ -146,17 +170,6 @@ struct shm_mbox {
 	_Alignas(SHM_CL) _Atomic uint32_t wake_word;	/* futex */
 	_Atomic uint32_t sleeping;	/* lane bits | SLEEP_DOORBELL, 0: awake */
 	_Atomic uint32_t fence_mode;	/* 1: producers fence after publishing */
-	_Atomic uint32_t prepared;	/* 1: cells have their sequence numbers */
-	/*
-	 * The main lane's policies, from the descriptor at create, then as
-	 * shm_mailbox_configure sets them: read on slow paths only (a sender
-	 * finding the lane full, the consumer choosing how to take), never
-	 * copied into a process-local view, so a process that attached
-	 * before the configuration sees it.
-	 */
-	_Alignas(SHM_CL) _Atomic uint32_t cfg_capacity;	/* effective */
-	_Atomic uint32_t cfg_overflow;		/* enum shm_overflow */
-	_Atomic uint32_t cfg_timeout_ms;	/* block_timeout_ms */
 	/* Blocked senders. */
 	_Alignas(SHM_CL) _Atomic uint32_t space_word;	/* futex */
 	_Atomic uint32_t space_waiters;
@@ -211,17 +224,19 @@ struct shm_mbox_local {
 	struct shm_mbox	*m;
 	struct shm_lane_local lane[SHM_NLANES];
 	struct shm_mailbox_layout lay;
-	struct shm_actor *actor;
+	struct shm_actor *actor;	/* in the layout: read-only but for actord */
 	void		*inhand;
 	void		*state;
 	uint32_t	 payload_max;
-	bool		 prepared;	/* the creator's own word: it prepared it */
 };
 
 struct shm_arena {
-	unsigned char	*base;
+	unsigned char	*base;		/* the data memfd, mapped writable */
 	size_t		 size;
 	int		 fd;
+	unsigned char	*lbase;		/* the layout memfd (writable: creator) */
+	size_t		 lsize;
+	int		 lfd;
 	uint64_t	 id;
 	uint32_t	 n;
 	struct shm_mbox_local *mb;
@@ -230,8 +245,9 @@ struct shm_arena {
 	struct shm_dl_ctl *dl;
 	struct shm_dl_entry *dl_entries;
 	uint32_t	 dl_cap;
+	pid_t		*mine;		/* nslots: who opened each slot here */
 	int		 membarrier;	/* this process may use GLOBAL_EXPEDITED */
-	bool		 creator;	/* shm_create's: may prepare mailboxes */
+	bool		 creator;	/* shm_create's: writes the layout */
 	uint32_t	 tsc_ok;
 	uint64_t	 tsc_base;
 	uint64_t	 ns_base;
@@ -319,5 +335,8 @@ void	 shm_wake_senders_force(struct shm_mbox *);
 
 /* counters.c */
 void	 shm_count_dl(struct shm_arena *, uint32_t idx);
+
+/* producer.c */
+bool	 shm_pid_exists(pid_t);		/* running or zombie */
 
 #endif /* ACTORD_SHM_IMPL_H */

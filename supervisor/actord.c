@@ -47,6 +47,7 @@ actord_new(struct actord_spec *spec, char *err, size_t errlen)
 	ad->sigfd = -1;
 	ad->notify_sock = -1;
 	ad->arena_fd = -1;
+	ad->layout_fd = -1;
 	ad->self_mbox = -1;
 	ad->bell_fd = -1;
 	ad->nofile.rlim_cur = ad->nofile.rlim_max = RLIM_INFINITY; /* unset */

@@ -311,7 +311,8 @@ struct spawn_fds {
 	int		 out;		/* child's stdout and stderr, or -1 */
 	int		 notify;	/* write end for ACTORD_NOTIFY_FD, or -1 */
 	int		 exec_err;	/* write end of the exec-error pipe */
-	int		 arena;		/* the shared arena, or -1 */
+	int		 arena;		/* the shared arena's data, or -1 */
+	int		 layout;	/* ... and its read-only layout, or -1 */
 };
 
 pid_t	 spawn_child(struct node *, const struct spawn_fds *, char *err,
@@ -510,6 +511,7 @@ struct actord {
 	struct ev	 notify_ev;
 	char		 notify_name[108];
 	int		 arena_fd;	/* -1 until the arena exists */
+	int		 layout_fd;	/* its read-only half, -1 as well */
 	struct rlimit	 nofile;	/* as actord found it: children get it */
 	struct shm_arena *arena;	/* created before the first fork */
 	struct timer	 reap_timer;	/* shm_reap retries */

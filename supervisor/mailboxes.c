@@ -67,6 +67,9 @@ static bool	fits(const struct shm_mailbox_layout *,
 		    const struct shm_mailbox_layout *);
 static void	configure(struct actord *, uint32_t, const char *,
 		    const struct mailbox_spec *, uint32_t);
+static void	policy_of(const struct mailbox_spec *, uint32_t,
+		    struct actor_policy *);
+static void	sweep(struct actord *);
 static int	self_setup(struct actord *, uint32_t, char *, size_t);
 static int	take_spare(struct actord *, const struct mailbox_spec *);
 static int	drop_cb(void *, enum shm_lane, const struct shm_msg *,
@@ -140,23 +143,31 @@ fits(const struct shm_mailbox_layout *have,
 
 /* asks: its reply slots, as fill() sized them (0: its reply lane's). */
 static void
-configure(struct actord *ad, uint32_t idx, const char *path,
-    const struct mailbox_spec *ms, uint32_t asks)
+policy_of(const struct mailbox_spec *ms, uint32_t asks,
+    struct actor_policy *pol)
 {
-	struct actor_policy pol;
 	struct shm_mailbox_layout l;
 
-	if (shm_actor_set_path(ad->arena, idx, path) < 0)
-		log_warnx("%s: cannot name its mailbox", path);
-	pol.max_attempts = ms->max_attempts;
-	pol.on_down = (enum actor_on_down)ms->on_down;
-	pol.while_down = (enum actor_while_down)ms->while_down;
-	pol.watchers = ms->watchers;
+	pol->max_attempts = ms->max_attempts;
+	pol->on_down = (enum actor_on_down)ms->on_down;
+	pol->while_down = (enum actor_while_down)ms->while_down;
+	pol->watchers = ms->watchers;
 	if (asks == 0) {
 		fill(&l, ms);
 		asks = l.reply_capacity;
 	}
-	pol.asks = asks;
+	pol->asks = asks;
+}
+
+static void
+configure(struct actord *ad, uint32_t idx, const char *path,
+    const struct mailbox_spec *ms, uint32_t asks)
+{
+	struct actor_policy pol;
+
+	if (shm_actor_set_path(ad->arena, idx, path) < 0)
+		log_warnx("%s: cannot name its mailbox", path);
+	policy_of(ms, asks, &pol);
 	if (actor_configure(ad->arena, idx, &pol) < 0)
 		log_warnx("%s: cannot configure its mailbox", path);
 }
@@ -234,6 +245,7 @@ mailboxes_setup(struct actord *ad, char *err, size_t errlen)
 	if (rc < 0)
 		return -1;
 	ad->arena_fd = shm_fd(ad->arena);
+	ad->layout_fd = shm_layout_fd(ad->arena);
 	for (n = ad->all; n != NULL; n = n->next_all)
 		if (n->mbox >= 0)
 			configure(ad, (uint32_t)n->mbox, n->path,
@@ -449,6 +461,7 @@ mailboxes_close(struct actord *ad)
 	shm_detach(ad->arena);
 	ad->arena = NULL;
 	ad->arena_fd = -1;
+	ad->layout_fd = -1;
 }
 
 /* Before fork: the arena's next incarnation, and the table says starting. */
@@ -456,11 +469,16 @@ void
 mailboxes_prespawn(struct node *n)
 {
 	struct shm_arena *a = n->ad->arena;
+	struct actor_policy pol;
 
 	if (a == NULL)
 		return;
 	if (n->mbox < 0)
 		return;
+	/* Whatever a worker wrote over its policies, the next one reads ours. */
+	policy_of(&n->cs->mailbox, 0, &pol);
+	if (actor_restore(a, (uint32_t)n->mbox, &pol) < 0)
+		log_warnx("%s: cannot restore its mailbox's policies", n->path);
 	n->incarnation = actor_prepare_start(a, (uint32_t)n->mbox);
 }
 
@@ -500,6 +518,22 @@ reap_once(struct actord *ad, pid_t pid)
 }
 
 /*
+ * Producer slots whose process is gone (a worker wrote a pid there, or a
+ * process actord never reaps, a worker's child, died): free again, or
+ * the slots run out and no worker can attach.
+ */
+static void
+sweep(struct actord *ad)
+{
+	unsigned released = 0;
+	int n;
+
+	if ((n = shm_sweep(ad->arena, &released)) > 0)
+		log_info("arena: %d producer slots of processes that are gone "
+		    "freed, %u claims released", n, released);
+}
+
+/*
  * A mailbox nobody consumes now, made usable again whatever a worker
  * wrote in it (shm_mailbox_repair); what that cost is logged.
  */
@@ -536,6 +570,7 @@ mailboxes_reaped(struct actord *ad, pid_t pid, int wstatus, struct node *n)
 		owed_later(ad);
 	} else
 		rc = reap_once(ad, pid);
+	sweep(ad);
 	repair(ad, ad->self_mbox, "actord");
 	if (rc == SHM_EAGAIN)
 		reap_later(ad, pid);

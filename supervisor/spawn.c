@@ -35,7 +35,8 @@
 /* Descriptor numbers a child finds, documented in actord(8). */
 #define FD_NOTIFY	3	/* ACTORD_NOTIFY_FD */
 #define FD_ARENA	4	/* ACTORD_ARENA_FD */
-#define FD_EXECERR	5	/* close-on-exec, gone after execve */
+#define FD_LAYOUT	5	/* ACTORD_LAYOUT_FD */
+#define FD_EXECERR	6	/* close-on-exec, gone after execve */
 #define FD_HIGH		10	/* staging area above the fixed numbers */
 
 enum stage {
@@ -174,6 +175,10 @@ build_env(const struct node *n, const struct spawn_fds *fds)
 	    "ACTORD_ARENA_FD=%d", cs->argv != NULL ? FD_ARENA : fds->arena)
 	    == -1)
 		ok = 0;
+	if (ok && fds->layout != -1 && asprintf(&env[k++],
+	    "ACTORD_LAYOUT_FD=%d", cs->argv != NULL ? FD_LAYOUT : fds->layout)
+	    == -1)
+		ok = 0;
 	if (ok && cs->ready == READY_SD_NOTIFY && n->ad->notify_name[0] &&
 	    asprintf(&env[k++], "NOTIFY_SOCKET=%s", n->ad->notify_name) == -1)
 		ok = 0;
@@ -248,7 +253,7 @@ child_signals(void)
 static void
 child_fds(const struct spawn_fds *fds, bool exec)
 {
-	int devnull, out = -1, notify = -1, arena = -1, ee;
+	int devnull, out = -1, notify = -1, arena = -1, layout = -1, ee;
 
 	ee = fds->exec_err;
 	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -266,6 +271,9 @@ child_fds(const struct spawn_fds *fds, bool exec)
 		if (fds->arena != -1 &&
 		    (arena = fcntl(fds->arena, F_DUPFD_CLOEXEC, FD_HIGH)) == -1)
 			child_fail(ee, STAGE_FDS);
+		if (fds->layout != -1 && (layout = fcntl(fds->layout,
+		    F_DUPFD_CLOEXEC, FD_HIGH)) == -1)
+			child_fail(ee, STAGE_FDS);
 	}
 	if (devnull != -1 && dup2(devnull, 0) == -1)
 		child_fail(ee, STAGE_FDS);
@@ -276,6 +284,8 @@ child_fds(const struct spawn_fds *fds, bool exec)
 			(void)fcntl(fds->notify, F_SETFD, 0);
 		if (fds->arena != -1)
 			(void)fcntl(fds->arena, F_SETFD, 0);
+		if (fds->layout != -1)
+			(void)fcntl(fds->layout, F_SETFD, 0);
 		return;
 	}
 	if (notify != -1 && dup2(notify, FD_NOTIFY) == -1)
@@ -286,9 +296,13 @@ child_fds(const struct spawn_fds *fds, bool exec)
 		child_fail(ee, STAGE_FDS);
 	if (arena == -1)
 		(void)close(FD_ARENA);
+	if (layout != -1 && dup2(layout, FD_LAYOUT) == -1)
+		child_fail(ee, STAGE_FDS);
+	if (layout == -1)
+		(void)close(FD_LAYOUT);
 	if (dup3(ee, FD_EXECERR, O_CLOEXEC) == -1)
 		child_fail(ee, STAGE_FDS);
-	/* closefrom(6): nothing of actord's leaks into the child. */
+	/* closefrom(7): nothing of actord's leaks into the child. */
 	if (close_range(FD_EXECERR + 1, ~0U, 0) == -1) {
 		int fd;
 		long max = sysconf(_SC_OPEN_MAX);

@@ -164,6 +164,7 @@ a_spawn(struct node *n)
 	 * for it, and what it forks would keep (and could write) it.
 	 */
 	fds.arena = n->mbox >= 0 ? n->ad->arena_fd : -1;
+	fds.layout = n->mbox >= 0 ? n->ad->layout_fd : -1;
 	pid = spawn_child(n, &fds, err, sizeof(err));
 	if (cg_fd != -1)
 		close(cg_fd);

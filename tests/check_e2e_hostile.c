@@ -44,6 +44,7 @@ static bool	 file_lines(const char *name, int n, int ms);
 static void	 ask_is(const char *path, const char *data);
 static void	 restart(const char *path);
 static void	 actord_sound(void);
+static int	 lines_with(const char *, const char *);
 
 /*
  * A tree that restarts whatever dies at once and never gives up: the
@@ -249,6 +250,57 @@ START_TEST(wrapping_counters_stats)
 }
 END_TEST
 
+/* How many lines of $TW_DIR/name contain what. */
+static int
+lines_with(const char *name, const char *what)
+{
+	char	 path[128], line[256];
+	FILE	*f;
+	int	 n = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", d.dir, name);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		n += strstr(line, what) != NULL;
+	fclose(f);
+	return n;
+}
+
+/*
+ * Item 2: one 8-byte write to the arena header (or a hole punched in its
+ * page) used to make every later start fail ("not an actord arena"), so
+ * that the next ordinary crash ended the tree.  The header now lives in a
+ * memfd sealed read-only: every way in is refused.  A hole in the data's
+ * first page (producer slots) is allowed, and harmless: after an ordinary
+ * crash, the victim comes back and answers.
+ */
+START_TEST(header_write_then_crash)
+{
+	static const char *const names[] = { "victim", NULL };
+	char	*v, *s, *all;
+
+	v = victims(names);
+	s = scribbler("\"header\"");
+	ck_assert_int_ge(asprintf(&all, "%s,\n%s\n", v, s), 0);
+	start_daemon(all);
+	free(all);
+	free(v);
+	free(s);
+	ck_assert_msg(file_lines("header", 5, WAIT), "the scribbler did not "
+	    "finish: %s", ts_daemon_log(&d));
+	ck_assert_int_eq(lines_with("header", "refused"), 4);
+	ck_assert_int_eq(lines_with("header", "zeroed"), 0);
+	ck_assert_int_eq(lines_with("header", "hole punched in the data"), 1);
+	restart("/victim");
+	ask_is("/victim", "one");
+	ask_is("/victim", "two");
+	restart("/victim");
+	ask_is("/victim", "three");
+	actord_sound();
+}
+END_TEST
+
 static Suite *
 hostile_suite(void)
 {
@@ -259,6 +311,7 @@ hostile_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, wedged_mailboxes_repaired);
 	tcase_add_test(tc, wrapping_counters_stats);
+	tcase_add_test(tc, header_write_then_crash);
 	suite_add_tcase(s, tc);
 	return s;
 }

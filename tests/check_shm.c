@@ -725,76 +725,155 @@ START_TEST(test_actor_table)
 }
 END_TEST
 
-/* Attach refuses a wrong magic, version, size, an unsealed fd, garbage. */
+/*
+ * A copy of a's layout with len bytes at off replaced by bytes, sealed as
+ * actord seals it: refused with an error that says why.
+ */
+static void
+refused_layout(struct shm_arena *a, size_t off, const void *bytes,
+    size_t len, const char *why)
+{
+	struct shm_arena *b;
+	unsigned char	*copy;
+	char		 err[SHM_ERRBUF];
+	int		 fd;
+
+	copy = malloc(a->lsize);
+	ck_assert_ptr_nonnull(copy);
+	memcpy(copy, a->lbase, a->lsize);
+	memcpy(copy + off, bytes, len);
+	fd = shm_test_copy(copy, a->lsize, a->lsize, SHM_TEST_SEALS_RO);
+	ck_assert_int_eq(shm_attach_fds(fd, shm_fd(a), &b, err, sizeof(err)),
+	    SHM_ECORRUPT);
+	ck_assert_msg(strstr(err, why) != NULL, "%s", err);
+	close(fd);
+	free(copy);
+}
+
+/*
+ * Attach refuses a wrong magic, version, size, an fd not sealed as it
+ * must be, garbage.
+ */
 START_TEST(test_attach_refuses)
 {
 	struct shm_arena *a = shm_test_arena(2, 8, 128, SHM_OVERFLOW_REJECT);
 	struct shm_arena *b;
-	unsigned char	*base;
-	uint64_t	 saved64;
-	uint32_t	 saved32;
+	uint64_t	 v64;
+	uint32_t	 v32;
 	char		 err[SHM_ERRBUF];
 	size_t		 size = shm_size(a);
 	int		 fd;
 
-	ck_assert_int_eq(shm_attach_fd(shm_fd(a), &b, err, sizeof(err)), 0);
+	ck_assert_int_eq(shm_attach_fds(shm_layout_fd(a), shm_fd(a), &b, err,
+	    sizeof(err)), 0);
 	ck_assert_uint_eq(shm_nmailboxes(b), 2);
 	ck_assert_uint_eq(shm_arena_id(b), shm_arena_id(a));
 	shm_detach(b);
-	base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, shm_fd(a),
-	    0);
-	ck_assert_ptr_ne(base, MAP_FAILED);
 
-	memcpy(&saved64, base, 8);
-	memset(base, 'Z', 8);
-	ck_assert_int_eq(shm_attach_fd(shm_fd(a), &b, err, sizeof(err)),
-	    SHM_ECORRUPT);
-	ck_assert_msg(strstr(err, "magic") != NULL, "%s", err);
-	memcpy(base, &saved64, 8);
-
-	memcpy(&saved32, base + 8, 4);
-	memset(base + 8, 0x7f, 4);
-	ck_assert_int_eq(shm_attach_fd(shm_fd(a), &b, err, sizeof(err)),
-	    SHM_ECORRUPT);
-	ck_assert_msg(strstr(err, "version") != NULL, "%s", err);
-	memcpy(base + 8, &saved32, 4);
-
+	memset(&v64, 'Z', 8);
+	refused_layout(a, 0, &v64, 8, "magic");
+	v32 = 0x7f7f7f7f;
+	refused_layout(a, 8, &v32, 4, "version");
 	/* An offset off by 64: the recomputed layout disagrees. */
-	memcpy(&saved64, base + 64, 8);
-	*(uint64_t *)(void *)(base + 64) = saved64 + 64;
-	ck_assert_int_eq(shm_attach_fd(shm_fd(a), &b, err, sizeof(err)),
-	    SHM_ECORRUPT);
-	ck_assert_msg(strstr(err, "corrupt") != NULL, "%s", err);
-	memcpy(base + 64, &saved64, 8);
+	memcpy(&v64, a->lbase + 64, 8);
+	v64 += 64;
+	refused_layout(a, 64, &v64, 8, "corrupt");
 
-	/* A copy in a bigger and in a smaller sealed memfd. */
-	fd = shm_test_copy(base, size, size + 4096, 1);
-	ck_assert_int_eq(shm_attach_fd(fd, &b, err, sizeof(err)),
-	    SHM_ECORRUPT);
+	/* Data in a bigger and in a smaller memfd. */
+	fd = shm_test_copy(a->base, size, size + 4096, SHM_TEST_SEALS);
+	ck_assert_int_eq(shm_attach_fds(shm_layout_fd(a), fd, &b, err,
+	    sizeof(err)), SHM_ECORRUPT);
 	ck_assert_msg(strstr(err, "bytes") != NULL, "%s", err);
 	close(fd);
-	fd = shm_test_copy(base, size, size - 4096, 1);
-	ck_assert_int_eq(shm_attach_fd(fd, &b, err, sizeof(err)),
+	fd = shm_test_copy(a->base, size, size - 4096, SHM_TEST_SEALS);
+	ck_assert_int_eq(shm_attach_fds(shm_layout_fd(a), fd, &b, err,
+	    sizeof(err)), SHM_ECORRUPT);
+	close(fd);
+	fd = shm_test_copy(a->lbase, a->lsize, 16, SHM_TEST_SEALS_RO);
+	ck_assert_int_eq(shm_attach_fds(fd, shm_fd(a), &b, err, sizeof(err)),
 	    SHM_ECORRUPT);
 	close(fd);
-	fd = shm_test_copy(base, size, 16, 1);
-	ck_assert_int_eq(shm_attach_fd(fd, &b, err, sizeof(err)),
-	    SHM_ECORRUPT);
-	close(fd);
-	/* Same size but not sealed. */
-	fd = shm_test_copy(base, size, size, 0);
-	ck_assert_int_eq(shm_attach_fd(fd, &b, err, sizeof(err)),
-	    SHM_ECORRUPT);
+	/* Data not sealed; a layout a worker could still write. */
+	fd = shm_test_copy(a->base, size, size, 0);
+	ck_assert_int_eq(shm_attach_fds(shm_layout_fd(a), fd, &b, err,
+	    sizeof(err)), SHM_ECORRUPT);
 	ck_assert_msg(strstr(err, "sealed") != NULL, "%s", err);
+	close(fd);
+	fd = shm_test_copy(a->lbase, a->lsize, a->lsize, SHM_TEST_SEALS);
+	ck_assert_int_eq(shm_attach_fds(fd, shm_fd(a), &b, err, sizeof(err)),
+	    SHM_ECORRUPT);
+	ck_assert_msg(strstr(err, "read-only") != NULL, "%s", err);
 	close(fd);
 	/* Not a memory file at all. */
 	fd = open("/dev/null", O_RDWR);
-	ck_assert_int_lt(shm_attach_fd(fd, &b, err, sizeof(err)), 0);
+	ck_assert_int_lt(shm_attach_fds(fd, shm_fd(a), &b, err, sizeof(err)),
+	    0);
+	ck_assert_int_lt(shm_attach_fds(shm_layout_fd(a), fd, &b, err,
+	    sizeof(err)), 0);
 	close(fd);
 	/* Intact again. */
-	ck_assert_int_eq(shm_attach_fd(shm_fd(a), &b, err, sizeof(err)), 0);
+	ck_assert_int_eq(shm_attach_fds(shm_layout_fd(a), shm_fd(a), &b, err,
+	    sizeof(err)), 0);
 	shm_detach(b);
-	munmap(base, size);
+	shm_detach(a);
+}
+END_TEST
+
+/*
+ * What a worker holds of the layout (the header, the descriptors, the
+ * actor table) it cannot change, by any way the memfd offers: no writable
+ * mapping, no write, no hole punched, no truncation, and its read-only
+ * mapping cannot be made writable.  The creator's mapping still writes,
+ * and the worker sees it.
+ */
+START_TEST(test_layout_read_only)
+{
+	struct shm_arena *a = shm_test_arena(1, 8, 128, SHM_OVERFLOW_REJECT);
+	pid_t	 pid;
+	int	 st;
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct shm_arena *b;
+		char	 err[SHM_ERRBUF], name[64];
+		void	*p;
+		int	 bad = 0, fd;
+
+		if (shm_attach_fds(shm_layout_fd(a), shm_fd(a), &b, err,
+		    sizeof(err)) != 0)
+			_exit(100);
+		fd = shm_layout_fd(b);
+		p = mmap(NULL, b->lsize, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		    0);
+		if (p != MAP_FAILED)
+			bad |= 1;
+		if (mprotect(b->lbase, 4096, PROT_READ | PROT_WRITE) == 0)
+			bad |= 2;
+		if (pwrite(fd, "\0", 1, 0) != -1)
+			bad |= 4;
+		if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
+		    4096) != -1)
+			bad |= 8;
+		if (ftruncate(fd, 0) != -1)
+			bad |= 16;
+		snprintf(name, sizeof(name), "/proc/self/fd/%d", fd);
+		if ((fd = open(name, O_RDWR)) != -1 && mmap(NULL, 4096,
+		    PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) != MAP_FAILED)
+			bad |= 32;
+		if (shm_actor_set_path(b, 0, "/mine") != SHM_EINVAL ||
+		    shm_mailbox_configure(b, 0, 2, SHM_OVERFLOW_REJECT, 0) !=
+		    SHM_EINVAL)
+			bad |= 64;
+		/* The creator's word, seen through the read-only map. */
+		while (shm_actor_state(b, 0) != SHM_ACTOR_UP)
+			usleep(1000);
+		_exit(bad);
+	}
+	shm_actor_set_state(a, 0, SHM_ACTOR_UP);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: %#x",
+	    st);
 	shm_detach(a);
 }
 END_TEST
@@ -819,6 +898,11 @@ START_TEST(test_attach_env)
 	char	 err[SHM_ERRBUF], num[16];
 
 	unsetenv(SHM_ENV_FD);
+	unsetenv(SHM_ENV_LAYOUT_FD);
+	ck_assert_int_eq(shm_attach_env(&b, err, sizeof(err)), SHM_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, SHM_ENV_LAYOUT_FD));
+	snprintf(num, sizeof(num), "%d", shm_layout_fd(a));
+	setenv(SHM_ENV_LAYOUT_FD, num, 1);
 	ck_assert_int_eq(shm_attach_env(&b, err, sizeof(err)), SHM_EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, SHM_ENV_FD));
 	setenv(SHM_ENV_FD, "12x", 1);
@@ -955,6 +1039,7 @@ shm_suite(void)
 	tcase_add_test(tc, test_dead_letters);
 	tcase_add_test(tc, test_actor_table);
 	tcase_add_test(tc, test_attach_refuses);
+	tcase_add_test(tc, test_layout_read_only);
 	tcase_add_test(tc, test_attach_env);
 	tcase_add_test(tc, test_clock);
 	tcase_add_test(tc, test_sealed);

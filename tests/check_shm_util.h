@@ -125,9 +125,13 @@ shm_test_sleeping_senders(struct shm_arena *a, uint32_t idx, unsigned ms)
 	return 0;
 }
 
-/* A memfd of newsize bytes holding a copy of base, sealed or not. */
+/* Seals for shm_test_copy: as actord seals the data, and the layout. */
+#define SHM_TEST_SEALS		(F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
+#define SHM_TEST_SEALS_RO	(SHM_TEST_SEALS | F_SEAL_FUTURE_WRITE)
+
+/* A memfd of newsize bytes holding a copy of base, with seals (0: none). */
 static UNUSED int
-shm_test_copy(const void *base, size_t size, size_t newsize, int seal)
+shm_test_copy(const void *base, size_t size, size_t newsize, int seals)
 {
 	int	 fd = memfd_create("check-copy", MFD_CLOEXEC |
 		    MFD_ALLOW_SEALING);
@@ -136,9 +140,8 @@ shm_test_copy(const void *base, size_t size, size_t newsize, int seal)
 	ck_assert_int_eq(ftruncate(fd, (off_t)newsize), 0);
 	ck_assert_int_eq(pwrite(fd, base, size < newsize ? size : newsize, 0),
 	    (ssize_t)(size < newsize ? size : newsize));
-	if (seal)
-		ck_assert_int_eq(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK |
-		    F_SEAL_GROW | F_SEAL_SEAL), 0);
+	if (seals != 0)
+		ck_assert_int_eq(fcntl(fd, F_ADD_SEALS, seals), 0);
 	return fd;
 }
 

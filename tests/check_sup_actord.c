@@ -758,6 +758,7 @@ START_TEST(child_environment_is_what_was_configured)
 	ck_assert(strstr(env, "ACTORD_INCARNATION=1\n") != NULL);
 	/* No mailbox: no arena (what it forks would keep it). */
 	ck_assert_msg(strstr(env, "ACTORD_ARENA_FD") == NULL, "env:\n%s", env);
+	ck_assert_msg(strstr(env, "ACTORD_LAYOUT_FD") == NULL, "env:\n%s", env);
 	ck_assert_msg(strstr(env, "NOTIFY_SOCKET") == NULL, "env:\n%s", env);
 	ck_assert(strstr(env, "HOME=") == NULL);
 	/* Only stdio is open. */

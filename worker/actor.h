@@ -282,6 +282,8 @@ size_t	 actor_region_size(uint32_t state_bytes, uint32_t watchers,
 	    uint32_t asks);
 int	 actor_configure(struct shm_arena *, uint32_t idx,
 	    const struct actor_policy *);
+int	 actor_restore(struct shm_arena *, uint32_t idx,
+	    const struct actor_policy *);
 uint32_t actor_prepare_start(struct shm_arena *, uint32_t idx);
 
 /*

@@ -20,6 +20,8 @@ static size_t	 hdr_size(void);
 static size_t	 watchers_size(uint32_t);
 static size_t	 asks_size(uint32_t);
 static uint32_t	 pow2_floor(uint32_t);
+static int	 fixed_part(struct shm_arena *, uint32_t, struct ar_hdr *,
+		    size_t, const struct actor_policy *);
 
 static size_t
 hdr_size(void)
@@ -119,32 +121,27 @@ ar_stale(struct shm_arena *a, uint32_t idx, uint64_t corr)
 }
 
 /*
- * actord, once per mailbox after shm_create (and again when a spare is
- * given to a child): the policies of the config.  The reply slots are as
- * many as the policy's asks (0: the reply lane's cells), rounded down to
- * a power of two and never more than the reply lane holds, so that every
- * answer a slot lets through finds a cell.
+ * The part of a region actord writes and workers only read, into h: the
+ * policies of p (NULL: the defaults) and the sizes they and the region's
+ * length give.  The reply slots are as many as the policy's asks (0: the
+ * reply lane's cells), rounded down to a power of two and never more than
+ * the reply lane holds, so that every answer a slot lets through finds a
+ * cell.  -1 if they do not fit.
  */
-int
-actor_configure(struct shm_arena *a, uint32_t idx,
+static int
+fixed_part(struct shm_arena *a, uint32_t idx, struct ar_hdr *h, size_t len,
     const struct actor_policy *p)
 {
 	struct shm_mailbox_layout lay;
-	struct ar_hdr *h;
-	_Atomic uint64_t *set;
-	size_t len = 0, fixed;
-	uint32_t watchers, asks, i;
+	uint32_t watchers, asks;
+	size_t fixed;
 
-	if (a == NULL || idx >= shm_nmailboxes(a) ||
-	    shm_mailbox_layout(a, idx, &lay) < 0)
-		return ACTOR_EBADINDEX;
-	h = shm_state(a, idx, &len);
-	if (h == NULL || len < hdr_size())
-		return ACTOR_EINVAL;
+	if (shm_mailbox_layout(a, idx, &lay) < 0)
+		return -1;
 	if (p != NULL && ((unsigned)p->on_down > ACTOR_ON_DOWN_FAIL ||
 	    (unsigned)p->while_down > ACTOR_WHILE_DOWN_REJECT ||
 	    p->watchers > ACTOR_WATCHERS_MAX))
-		return ACTOR_EINVAL;
+		return -1;
 	watchers = p != NULL && p->watchers > 0 ? p->watchers : ACTOR_WATCHERS;
 	asks = p != NULL && p->asks > 0 ? p->asks : lay.reply_capacity;
 	if (asks > lay.reply_capacity)
@@ -152,8 +149,7 @@ actor_configure(struct shm_arena *a, uint32_t idx,
 	asks = pow2_floor(asks);
 	fixed = hdr_size() + watchers_size(watchers) + asks_size(asks);
 	if (len < fixed)
-		return ACTOR_EINVAL;
-	memset(h, 0, sizeof(*h));
+		return -1;
 	h->max_attempts = p != NULL && p->max_attempts > 0 ?
 	    p->max_attempts : ACTOR_MAX_ATTEMPTS_DEFAULT;
 	h->on_down = p != NULL ? (uint32_t)p->on_down : ACTOR_ON_DOWN_KEEP;
@@ -161,13 +157,59 @@ actor_configure(struct shm_arena *a, uint32_t idx,
 	    ACTOR_WHILE_DOWN_QUEUE;
 	h->watch_cap = watchers;
 	h->ask_cap = asks;
-	set = ar_watchers(h);
-	for (i = 0; i < watchers; i++)
-		atomic_store_explicit(&set[i], 0, memory_order_relaxed);
-	set = ar_asks(h);
-	for (i = 0; i < asks; i++)
-		atomic_store_explicit(&set[i], 0, memory_order_relaxed);
 	h->snap_cap = (uint32_t)(((len - fixed) / 2) & ~(size_t)63);
+	return 0;
+}
+
+/*
+ * actord, once per mailbox after shm_create (and again when a spare is
+ * given to a child): the policies of the config, and an empty region.
+ */
+int
+actor_configure(struct shm_arena *a, uint32_t idx,
+    const struct actor_policy *p)
+{
+	struct ar_hdr *h, want;
+	_Atomic uint64_t *set;
+	size_t len = 0;
+	uint32_t i;
+
+	if (a == NULL || idx >= shm_nmailboxes(a))
+		return ACTOR_EBADINDEX;
+	h = shm_state(a, idx, &len);
+	if (h == NULL || len < hdr_size())
+		return ACTOR_EINVAL;
+	memset(&want, 0, sizeof(want));
+	if (fixed_part(a, idx, &want, len, p) < 0)
+		return ACTOR_EINVAL;
+	memset(h, 0, sizeof(*h));
+	set = ar_watchers(h);
+	for (i = 0; i < want.watch_cap; i++)
+		atomic_store_explicit(&set[i], 0, memory_order_relaxed);
+	set = (_Atomic uint64_t *)(void *)((unsigned char *)h + hdr_size() +
+	    watchers_size(want.watch_cap));
+	for (i = 0; i < want.ask_cap; i++)
+		atomic_store_explicit(&set[i], 0, memory_order_relaxed);
+	return actor_restore(a, idx, p);
+}
+
+/*
+ * actord, before each start: the policies and sizes written again from
+ * its configuration, whatever a worker wrote there (a hole punched in the
+ * memfd leaves zeroes), so that the next process can attach; the state,
+ * the watchers, the reply slots and the counters are left as they are.
+ */
+int
+actor_restore(struct shm_arena *a, uint32_t idx, const struct actor_policy *p)
+{
+	struct ar_hdr *h;
+	size_t len = 0;
+
+	if (a == NULL || idx >= shm_nmailboxes(a))
+		return ACTOR_EBADINDEX;
+	h = shm_state(a, idx, &len);
+	if (h == NULL || len < hdr_size() || fixed_part(a, idx, h, len, p) < 0)
+		return ACTOR_EINVAL;
 	atomic_store_explicit(&h->magic, AR_MAGIC, memory_order_release);
 	return 0;
 }

@@ -18,8 +18,9 @@
  *				values whose sums wrap, then sleeps
  *   scribbler header		zeroes the first 8 bytes of the arena header
  *				and punches a hole in its first page, through
- *				whatever it can open; writes what worked to
- *				$TW_DIR/header; then sleeps
+ *				whatever it can open, then punches one in the
+ *				data's first page; writes what worked and what
+ *				was refused to $TW_DIR/header; then sleeps
  *   scribbler hostile SEED	writes random and targeted values into every
  *				word of the arena it can write, for ever
  *
@@ -227,7 +228,11 @@ counters(struct shm_arena *a, uint32_t idx)
 	note("counters", "set");
 }
 
-/* Item 2: the header, through any mapping or descriptor that lets us. */
+/*
+ * Item 2: the arena header, through any mapping or descriptor that lets
+ * us; then a hole in the first page of the data (producer slots).  What
+ * worked and what was refused goes to $TW_DIR/header, one line each.
+ */
 static void
 header(struct shm_arena *a)
 {
@@ -235,12 +240,12 @@ header(struct shm_arena *a)
 	void *p;
 	int fd;
 
-	if (mprotect(a->base, 4096, PROT_READ | PROT_WRITE) == 0) {
-		memset(a->base, 0, 8);
-		note("header", "zeroed");
+	if (mprotect(a->lbase, 4096, PROT_READ | PROT_WRITE) == 0) {
+		memset(a->lbase, 0, 8);
+		note("header", "zeroed through our mapping");
 	} else
 		note("header", "mprotect refused");
-	snprintf(fdname, sizeof(fdname), "/proc/self/fd/%d", a->fd);
+	snprintf(fdname, sizeof(fdname), "/proc/self/fd/%d", a->lfd);
 	if ((fd = open(fdname, O_RDWR)) != -1) {
 		p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (p != MAP_FAILED) {
@@ -251,11 +256,20 @@ header(struct shm_arena *a)
 			note("header", "writable mapping refused");
 		close(fd);
 	}
+	if (pwrite(a->lfd, "\0\0\0\0\0\0\0\0", 8, 0) == 8)
+		note("header", "zeroed by pwrite");
+	else
+		note("header", "pwrite refused");
+	if (fallocate(a->lfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
+	    4096) == 0)
+		note("header", "hole punched in the layout");
+	else
+		note("header", "hole in the layout refused");
 	if (fallocate(a->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
 	    4096) == 0)
-		note("header", "hole punched");
+		note("header", "hole punched in the data");
 	else
-		note("header", "hole refused");
+		note("header", "hole in the data refused");
 }
 
 /* One word of [base, base + len), aligned, set to something nasty. */
