@@ -782,6 +782,8 @@ START_TEST(help_for_every_command)
 	ctltest_start(&s, NULL);
 	RUN(&s, &h, "help");
 	ctltest_expect(&h, 0, NULL);
+	ck_assert_msg(ctltest_widest_line(h.out, strlen(h.out)) <= 80, "%s",
+	    h.out);
 	ck_assert_ptr_nonnull(p = strstr(h.out, "commands:\n"));
 	for (p += 10; sscanf(p, "    %31s", name) == 1 && strncmp(p, "    ", 4)
 	    == 0; p = strchr(p, '\n') + 1, n++) {

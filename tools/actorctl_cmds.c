@@ -80,7 +80,7 @@ static const struct command commands[] = {
 	  "default\n"
 	  "  --tree          path is a supervisor: signal every worker under "
 	  "it\n" O_JSON },
-	{ "add", cmd_path, "path", "a new instance of a worker with instances",
+	{ "add", cmd_path, "path", "a new instance of a group",
 	  O_JSON },
 	{ "remove", cmd_path, "path", "remove a stopped child", O_JSON },
 	{ "reload", cmd_plain, "", "re-read actord.conf (like SIGHUP)", O_JSON },
@@ -96,7 +96,7 @@ static const struct command commands[] = {
 	  O_FOLLOW O_JSON },
 	{ "stats", cmd_stats, "[--prometheus] [path]", "actor statistics",
 	  "  --prometheus    the Prometheus text format\n" O_JSON },
-	{ "top", actorctl_top, "[-n count]", "a live view (h for its keys)",
+	{ "top", actorctl_top, "[-n count]", "a live view; keys s, /, q",
 	  NULL },
 	{ "log", cmd_log, "[-f] path", "a child's captured output",
 	  O_FOLLOW O_JSON },
