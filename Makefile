@@ -3,9 +3,9 @@
 # One Makefile for the whole tree; sources are found by directory so a new
 # file needs no edit here.  Objects go to $(BUILD) (build/ or build/san/ when
 # SAN=1), with -MMD dependency files so a changed header rebuilds exactly what
-# includes it.  Targets: all (default), check, bench, fuzz, run, install,
-# clean.  Missing Debian packages are installed by tools/install-deps before
-# anything is compiled.
+# includes it.  Targets: all (default), check, bench, bench-scale, fuzz, run,
+# install, clean.  Missing Debian packages are installed by tools/install-deps
+# before anything is compiled.
 
 PREFIX	?= /usr/local
 DESTDIR	?=
@@ -105,7 +105,9 @@ ACTORD	    = $(BUILD)/actord
 ACTORCTL    = $(BUILD)/actorctl
 TESTS	    = $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 PROGS	    = $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(PROG_SRC))
-BENCHES	    = $(patsubst tools/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
+BENCHES	    = $(patsubst tools/bench/%.c,$(BUILD)/bench/%,$(filter-out \
+		tools/bench/bench_scale.c,$(BENCH_SRC)))
+SCALE_BENCH = $(BUILD)/bench/bench_scale
 EXAMPLES    = $(patsubst examples/%.c,$(BUILD)/examples/%,$(EX_SRC))
 WMAINS	    = $(patsubst worker/%_main.c,$(BUILD)/%,$(WMAIN_SRC))
 TLIB_O	    = $(call obj,$(TLIB_SRC))
@@ -113,7 +115,7 @@ TLIB_O	    = $(call obj,$(TLIB_SRC))
 BINS	= $(if $(wildcard supervisor/actord_main.c),$(ACTORD)) \
 	  $(if $(wildcard tools/actorctl_main.c),$(ACTORCTL)) $(WMAINS)
 
-.PHONY: all check soak bench fuzz run install clean lint-man
+.PHONY: all check soak bench bench-scale fuzz run install clean lint-man
 all: $(LIBACTOR_A) $(LIBACTOR_SO) $(LIBACTORD_A) $(BINS) $(EXAMPLES) \
 	$(BUILD)/libactor.pc
 
@@ -213,6 +215,12 @@ lint-man:
 bench: all $(BENCHES) $(PROGS)
 	tools/install-deps --bench
 	BUILD=$(BUILD) tools/bench/run $(BENCHES)
+
+# The tree at N = 1, 100, 1,000 and 10,000 actors (tools/bench/bench_scale.c):
+# its own target, for it takes minutes and starts 10,000 processes at once.
+# Its figures join those of 'make bench' in the same results.json.
+bench-scale: all $(SCALE_BENCH) $(PROGS)
+	BUILD=$(BUILD) tools/bench/run $(SCALE_BENCH)
 
 # --- fuzzing (clang + libFuzzer) ------------------------------------------------
 FUZZ_SECONDS ?= 20

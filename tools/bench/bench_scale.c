@@ -1,0 +1,1308 @@
+/*
+ * bench_scale.c: what the tree costs as it grows (issue 13), at N = 1, 100,
+ * 1,000 and 10,000 workers of a minimal libactor actor (tests/progs/
+ * actor_echo, the default mailbox, ready = "actor"), each figure beside its
+ * floor on this machine and its target:
+ *
+ *   start		the real actord, fork to READY=1, against the floor:
+ *			fork/exec of N processes (tworker run, exec seen
+ *			through a close-on-exec pipe) that attach nothing
+ *   memory		the real actord, idle: its private memory (the arena
+ *			mapping left out) plus the arena's resident pages
+ *			(the memfd's allocated blocks), per actor
+ *   restart		SIGKILL of one actor to its next incarnation running
+ *			(actord's core in this process, backoff 0)
+ *   send		p50 of a tell by path and by reference to an idle
+ *			actor chosen at random, one every 100 us, and of the
+ *			lookup alone
+ *   sparse		every actor receives 10 messages a second from 4
+ *			producer processes for BENCH_SCALE_SPARSE_S seconds
+ *			(default 10): the CPU time of every process (actors,
+ *			producers, actord), against the same schedule over
+ *			one pipe per actor with each reader blocked in read
+ *   fan-in		P = 1, 10, 100, 1,000 producer processes telling one
+ *			actor as fast as they can: messages per second
+ *   one_for_all	a one_for_all supervisor of N actors: SIGKILL of one
+ *			to all N running again, against the floor's N stops
+ *			(SIGTERM, waitpid) and N starts
+ *
+ * A figure that cannot be measured (the tree does not start, a producer
+ * finds no slot) is null in the JSON with the reason beside it.  Every
+ * process started here is stopped and reaped by pid before the next phase.
+ * BENCH_SCALE_N overrides the list of N ("1 100 1000 10000").  Writes its
+ * figures to $BENCH_JSON and a table to stdout.  Needs $BUILD/actord,
+ * $BUILD/tests/progs/actor_echo and $BUILD/tests/progs/tworker.
+ */
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shm/shm.h"
+#include "supervisor/actord.h"
+#include "supervisor/config.h"
+#include "supervisor/log.h"
+#include "tools/bench/bench_common.h"
+#include "worker/actor.h"
+
+#define MAX_NS		8
+#define GROUP_MAX	1000	/* instances per group (SPEC_INSTANCES_MAX) */
+#define RESTART_ROUNDS	40
+#define SEND_ROUNDS	2000
+#define SEND_GAP_NS	100000	/* between sends: the target is asleep */
+#define SPARSE_RATE	10	/* messages per actor per second */
+#define SPARSE_PRODUCERS 4
+#define FANIN_MSGS	200000
+#define MSG_LEN		64
+#define TAG_IGNORED	99	/* actor_echo ignores it */
+#define NO_PROGRESS_MS	20000	/* a start that stalls this long failed */
+
+struct bench {
+	char		 build[512];
+	char		 echo[PATH_MAX];
+	char		 tworker[PATH_MAX];
+	char		 actord[PATH_MAX];
+	FILE		*json;
+	int		 first;
+	int		 sparse_s;
+};
+
+/* The figures of one N, for the table; < 0: not measured. */
+struct row {
+	int		 n;
+	double		 floor_start, floor_stop, start, mem_total_kb;
+	double		 mem_per_actor_kb, restart50, restart99;
+	double		 path50, ref50, lookup50;
+	double		 sparse_cpu, pipe_cpu;
+	double		 fanin[4];
+	double		 ofa, ofa_floor;
+	char		 why[256];		/* the first failure */
+};
+
+static const int fanin_p[4] = { 1, 10, 100, 1000 };
+
+static void	 emit(struct bench *, int, const char *, double);
+static void	 emit_str(struct bench *, int, const char *, const char *);
+static void	 fail(struct row *, const char *, ...)
+		    __attribute__((format(printf, 2, 3)));
+static uint64_t	 now_ns(void);
+static double	 quantile_ns(uint64_t *, size_t, double);
+static pid_t	 floor_spawn(const char *);
+static void	 bench_floor(struct bench *, struct row *);
+static void	 write_conf(struct bench *, const char *, const char *, int);
+static void	 bench_daemon(struct bench *, struct row *);
+static long	 smaps_private_kb(pid_t, const char *);
+static long	 memfd_kb(pid_t, const char *);
+static void	 kill_children_of(pid_t);
+static struct actord *core_tree(struct bench *, int, bool, struct row *);
+static bool	 core_root_up(struct actord *);
+static bool	 core_wait_running(struct actord *, int, int, struct row *);
+static void	 core_stop(struct actord *);
+static void	 bench_restart(struct bench *, struct actord *, struct row *);
+static void	 bench_send(struct bench *, struct actord *, struct row *);
+static void	 bench_fanin(struct bench *, struct actord *, struct row *);
+static void	 bench_sparse(struct bench *, struct actord *, struct row *);
+static void	 bench_pipes(struct bench *, struct row *);
+static void	 bench_ofa(struct bench *, struct row *);
+static uint64_t	 schedstat_ns(pid_t);
+static void	 sparse_run(int, int, uint64_t, int, void *,
+		    int (*)(void *, int));
+static void	 path_of(int, int, char *, size_t);
+static void	 print_table(struct row *, int);
+
+static void
+emit(struct bench *b, int n, const char *key, double v)
+{
+	if (v < 0)
+		fprintf(b->json, "%s\n  \"n%d_%s\": null", b->first ? "" : ",",
+		    n, key);
+	else
+		fprintf(b->json, "%s\n  \"n%d_%s\": %.3f", b->first ? "" : ",",
+		    n, key, v);
+	b->first = 0;
+	printf("  n=%-6d %-36s ", n, key);
+	if (v < 0)
+		printf("%12s\n", "-");
+	else
+		printf("%12.3f\n", v);
+	fflush(stdout);
+	fflush(b->json);
+}
+
+static void
+emit_str(struct bench *b, int n, const char *key, const char *s)
+{
+	const char *p;
+
+	fprintf(b->json, "%s\n  \"n%d_%s\": \"", b->first ? "" : ",", n, key);
+	for (p = s; *p != '\0'; p++)
+		if (*p == '"' || *p == '\\')
+			fprintf(b->json, "\\%c", *p);
+		else if ((unsigned char)*p >= 0x20)
+			fputc(*p, b->json);
+	fputc('"', b->json);
+	b->first = 0;
+	printf("  n=%-6d %s: %s\n", n, key, s);
+	fflush(stdout);
+}
+
+/* The first failure of an N is kept; later ones only print. */
+static void
+fail(struct row *r, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	printf("  n=%-6d FAILED: %s\n", r->n, buf);
+	fflush(stdout);
+	if (r->why[0] == '\0')
+		snprintf(r->why, sizeof(r->why), "%s", buf);
+}
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* The p-th quantile of v (ns), in us; sorts v. */
+static double
+quantile_ns(uint64_t *v, size_t n, double p)
+{
+	size_t i;
+
+	if (n == 0)
+		return -1;
+	qsort(v, n, sizeof(*v), cmp_u64);
+	i = (size_t)(p * (double)(n - 1) + 0.5);
+	return (double)v[i] / 1000.0;
+}
+
+/* Group g, instance i: /w<g>/<i>, groups of GROUP_MAX. */
+static void
+path_of(int n, int k, char *buf, size_t len)
+{
+	(void)n;
+	snprintf(buf, len, "/w%d/%d", k / GROUP_MAX, k % GROUP_MAX);
+}
+
+/* --- the floor: fork, exec, know that exec succeeded -------------------- */
+
+static pid_t
+floor_spawn(const char *prog)
+{
+	int p[2];
+	char c;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) == -1)
+		return -1;
+	if ((pid = fork()) == 0) {
+		char *argv[] = { (char *)(uintptr_t)prog, (char *)"run", NULL };
+		int devnull = open("/dev/null", O_WRONLY);
+
+		dup2(devnull, 1);
+		execv(prog, argv);
+		_exit(127);
+	}
+	close(p[1]);
+	(void)!read(p[0], &c, 1);	/* EOF: exec done */
+	close(p[0]);
+	return pid;
+}
+
+/* N starts, then N stops (SIGTERM, waitpid), one after the other. */
+static void
+bench_floor(struct bench *b, struct row *r)
+{
+	pid_t *pids;
+	uint64_t t0;
+	int i, n = r->n;
+
+	if ((pids = calloc((size_t)n, sizeof(*pids))) == NULL)
+		return;
+	t0 = now_ns();
+	for (i = 0; i < n; i++)
+		pids[i] = floor_spawn(b->tworker);
+	r->floor_start = (double)(now_ns() - t0) / 1e6;
+	t0 = now_ns();
+	for (i = 0; i < n; i++) {
+		if (pids[i] <= 0)
+			continue;
+		kill(pids[i], SIGTERM);
+		waitpid(pids[i], NULL, 0);
+	}
+	r->floor_stop = (double)(now_ns() - t0) / 1e6;
+	free(pids);
+	emit(b, n, "floor_start_ms", r->floor_start);
+	emit(b, n, "floor_stop_ms", r->floor_stop);
+}
+
+/* --- the real actord: start time and memory ------------------------------ */
+
+static void
+write_conf(struct bench *b, const char *conf, const char *dir, int n)
+{
+	FILE *f;
+	int g, left, k;
+
+	if ((f = fopen(conf, "w")) == NULL)
+		return;
+	/* A runtime_dir of its own: never another actord's socket. */
+	fprintf(f, "runtime_dir = \"%s\";\n", dir);
+	fprintf(f, "supervisor = { intensity = 10; period = 10; "
+	    "children = (\n");
+	for (g = 0, left = n; left > 0; g++, left -= k) {
+		k = left < GROUP_MAX ? left : GROUP_MAX;
+		fprintf(f, "%s  { name = \"w%d\"; exec = [\"%s\"]; "
+		    "ready = \"actor\"; instances = %d; }\n", g > 0 ? "," : "",
+		    g, b->echo, k);
+	}
+	fprintf(f, ");\n};\n");
+	fclose(f);
+}
+
+/* Private memory of pid, the mappings whose name contains skip left out. */
+static long
+smaps_private_kb(pid_t pid, const char *skip)
+{
+	char path[64], line[512];
+	long v, total = 0;
+	bool skipping = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		/* A mapping's first line: "start-end perms offset dev inode". */
+		if (strchr(line, '-') != NULL && line[0] != ' ' &&
+		    strchr(line, ':') != NULL && strstr(line, " kB") == NULL) {
+			skipping = skip != NULL && strstr(line, skip) != NULL;
+			continue;
+		}
+		if (skipping)
+			continue;
+		if ((sscanf(line, "Private_Clean: %ld", &v) == 1 ||
+		    sscanf(line, "Private_Dirty: %ld", &v) == 1))
+			total += v;
+	}
+	fclose(f);
+	return total;
+}
+
+/* The allocated size of pid's memfd whose link contains name, kB. */
+static long
+memfd_kb(pid_t pid, const char *name)
+{
+	char dir[64], path[512], link[256];
+	struct dirent *de;
+	struct stat st;
+	ssize_t len;
+	long kb = -1;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	if ((d = opendir(dir)) == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL) {
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if ((len = readlink(path, link, sizeof(link) - 1)) <= 0)
+			continue;
+		link[len] = '\0';
+		if (strstr(link, name) == NULL || stat(path, &st) == -1)
+			continue;
+		kb = (long)(st.st_blocks * 512 / 1024);
+		break;
+	}
+	closedir(d);
+	return kb;
+}
+
+/* SIGKILL, by pid, whatever still has ppid as its parent, and reap it. */
+static void
+kill_children_of(pid_t ppid)
+{
+	char path[300], buf[512], *p;
+	struct dirent *de;
+	DIR *d;
+	FILE *f;
+	long pp;
+	pid_t pid;
+
+	if ((d = opendir("/proc")) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if ((pid = (pid_t)atoi(de->d_name)) <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		if ((f = fopen(path, "re")) == NULL)
+			continue;
+		if (fgets(buf, sizeof(buf), f) != NULL &&
+		    (p = strrchr(buf, ')')) != NULL &&
+		    sscanf(p + 2, "%*c %ld", &pp) == 1 && pp == (long)ppid) {
+			kill(pid, SIGKILL);
+			if (ppid == getpid())
+				waitpid(pid, NULL, 0);
+		}
+		fclose(f);
+	}
+	closedir(d);
+}
+
+static void
+bench_daemon(struct bench *b, struct row *r)
+{
+	struct sockaddr_un sun;
+	struct timeval tv = { 1, 0 };
+	char dir[64] = "/tmp/bench-scale-XXXXXX", conf[128], logf[128];
+	char name[108], buf[256], cmd[200], tail[256] = "";
+	uint64_t t0, deadline;
+	long priv, arena;
+	ssize_t k;
+	size_t len;
+	pid_t pid;
+	int sock, st, n = r->n, ready = 0;
+	FILE *f;
+
+	if (mkdtemp(dir) == NULL)
+		return;
+	snprintf(conf, sizeof(conf), "%s/actord.conf", dir);
+	snprintf(logf, sizeof(logf), "%s/actord.log", dir);
+	write_conf(b, conf, dir, n);
+	sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	snprintf(name, sizeof(name), "@%s/notify", dir);
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	len = strlen(name);
+	memcpy(sun.sun_path, name, len);
+	sun.sun_path[0] = '\0';
+	(void)bind(sock, (struct sockaddr *)&sun,
+	    offsetof(struct sockaddr_un, sun_path) + len);
+	setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	t0 = now_ns();
+	if ((pid = fork()) == 0) {
+		int fd = open(logf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(fd, 2);
+		setenv("NOTIFY_SOCKET", name, 1);
+		execl(b->actord, b->actord, "-c", conf, (char *)NULL);
+		_exit(127);
+	}
+	deadline = now_ns() + (uint64_t)(60 + n / 100) * 1000000000ULL;
+	while (!ready && now_ns() < deadline) {
+		if ((k = recv(sock, buf, sizeof(buf) - 1, 0)) > 0) {
+			buf[k] = '\0';
+			ready = strstr(buf, "READY=1") != NULL;
+			continue;
+		}
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			pid = -1;
+			break;
+		}
+	}
+	if (ready) {
+		r->start = (double)(now_ns() - t0) / 1e6;
+		sleep(2);		/* idle: the first output drained */
+		priv = smaps_private_kb(pid, "memfd:");
+		arena = memfd_kb(pid, "memfd:actord");
+		if (priv >= 0 && arena >= 0) {
+			r->mem_total_kb = (double)(priv + arena);
+			r->mem_per_actor_kb = r->mem_total_kb / n;
+		}
+		emit(b, n, "actord_private_kb", (double)priv);
+		emit(b, n, "arena_resident_kb", (double)arena);
+	} else {
+		if ((f = fopen(logf, "re")) != NULL) {
+			while (fgets(buf, sizeof(buf), f) != NULL)
+				if (strstr(buf, "fail") != NULL ||
+				    strstr(buf, "gave up") != NULL ||
+				    strstr(buf, "slot") != NULL)
+					snprintf(tail, sizeof(tail), "%s", buf);
+			fclose(f);
+		}
+		tail[strcspn(tail, "\n")] = '\0';
+		fail(r, "actord did not say READY=1 within %.0f s (%s): %s",
+		    (double)(now_ns() - t0) / 1e9, pid == -1 ? "it exited" :
+		    "still running", tail[0] != '\0' ? tail : "no log line");
+	}
+	emit(b, n, "start_ms", r->start);
+	emit(b, n, "start_vs_floor", r->start > 0 && r->floor_start > 0 ?
+	    r->start / r->floor_start : -1);
+	emit(b, n, "memory_total_kb", r->mem_total_kb);
+	emit(b, n, "memory_per_actor_kb", r->mem_per_actor_kb);
+	if (pid > 0) {
+		kill(pid, SIGTERM);
+		deadline = now_ns() + 60000000000ULL;
+		while (waitpid(pid, &st, WNOHANG) == 0 && now_ns() < deadline)
+			usleep(10000);
+		if (kill(pid, 0) == 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+		}
+	}
+	/* What actord left behind came back to us (subreaper): reap it. */
+	kill_children_of(getpid());
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		continue;
+	close(sock);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	(void)!system(cmd);
+}
+
+/* --- actord's core in this process -------------------------------------- */
+
+static struct child_spec *
+echo_child(struct bench *b, struct child_spec *c, const char *name)
+{
+	spec_child_init(c);
+	c->name = strdup(name);
+	c->argv = calloc(2, sizeof(*c->argv));
+	c->argv[0] = strdup(b->echo);
+	c->ready = READY_ACTOR;
+	c->has_mailbox = true;
+	c->start_timeout = 60000;
+	return c;
+}
+
+/*
+ * N actors: groups of GROUP_MAX instances (/w0/0 ...), or with ofa one
+ * one_for_all supervisor /g of N children (/g/c0 ...).  Backoff 0.
+ */
+static struct actord *
+core_tree(struct bench *b, int n, bool ofa, struct row *r)
+{
+	struct actord_spec *spec = spec_new();
+	struct sup_spec *g;
+	struct actord *ad;
+	char err[256], name[32];
+	int i, ng, k;
+
+	spec->root.intensity = 1000;
+	spec->root.period = 1;
+	spec->root.backoff_min = spec->root.backoff_max = 0;
+	spec->shutdown_timeout = 120000;
+	if (ofa) {
+		spec->root.children = calloc(1, sizeof(struct child_spec));
+		spec->root.nchildren = 1;
+		spec_child_init(&spec->root.children[0]);
+		spec->root.children[0].name = strdup("g");
+		spec->root.children[0].kind = CHILD_SUPERVISOR;
+		g = spec->root.children[0].sup = calloc(1, sizeof(*g));
+		spec_sup_init(g);
+		g->strategy = STRATEGY_ONE_FOR_ALL;
+		g->intensity = 1000;
+		g->period = 1;
+		g->backoff_min = g->backoff_max = 0;
+		g->children = calloc((size_t)n, sizeof(struct child_spec));
+		g->nchildren = (size_t)n;
+		for (i = 0; i < n; i++) {
+			snprintf(name, sizeof(name), "c%d", i);
+			echo_child(b, &g->children[i], name);
+		}
+	} else {
+		ng = (n + GROUP_MAX - 1) / GROUP_MAX;
+		spec->root.children = calloc((size_t)ng,
+		    sizeof(struct child_spec));
+		spec->root.nchildren = (size_t)ng;
+		for (i = 0; i < ng; i++) {
+			snprintf(name, sizeof(name), "w%d", i);
+			echo_child(b, &spec->root.children[i], name);
+			k = n - i * GROUP_MAX;
+			spec->root.children[i].instances = (unsigned)(k <
+			    GROUP_MAX ? k : GROUP_MAX);
+		}
+	}
+	if ((ad = actord_new(spec, err, sizeof(err))) == NULL) {
+		fail(r, "actord_new: %s", err);
+		spec_free(spec);
+		return NULL;
+	}
+	ad->free_spec = spec_free;
+	return ad;
+}
+
+static void
+count_running(const struct node_status *st, void *arg)
+{
+	int *c = arg;
+
+	if (st->kind == NODE_WORKER && st->state == NS_RUNNING)
+		(*c)++;
+}
+
+/* The root running, no operation under way: every child started. */
+static bool
+core_root_up(struct actord *ad)
+{
+	return ad->root->state == NS_RUNNING && ad->root->op == OP_NONE;
+}
+
+/* Run the loop until n workers run; false (and why) if it stalls or ends. */
+static bool
+core_wait_running(struct actord *ad, int n, int progress_ms, struct row *r)
+{
+	uint64_t last = now_ns(), looked = 0;
+	int nrun = 0, best = -1;
+
+	for (;;) {
+		actord_run_once(ad, 10);
+		if (core_root_up(ad))
+			return true;
+		if (ad->done) {
+			fail(r, "the tree ended: %s", ad->message);
+			return false;
+		}
+		if (now_ns() - looked < 1000000000ULL)
+			continue;
+		looked = now_ns();
+		nrun = 0;
+		actord_walk(ad, count_running, &nrun);
+		if (nrun > best) {
+			best = nrun;
+			last = now_ns();
+		} else if (now_ns() - last > (uint64_t)progress_ms * 1000000) {
+			fail(r, "stalled at %d of %d actors running for %d s",
+			    nrun, n, progress_ms / 1000);
+			return false;
+		}
+	}
+}
+
+static void
+core_stop(struct actord *ad)
+{
+	uint64_t deadline = now_ns() + 180000000000ULL;
+
+	if (ad == NULL)
+		return;
+	actord_shutdown(ad);
+	while (!ad->done && now_ns() < deadline)
+		actord_run_once(ad, 100);
+	actord_free(ad);	/* kills, by pid, what is left */
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		continue;
+}
+
+/* SIGKILL of one actor to its next incarnation running. */
+static void
+bench_restart(struct bench *b, struct actord *ad, struct row *r)
+{
+	uint64_t lat[RESTART_ROUNDS], t0, deadline;
+	char path[64];
+	struct node *n;
+	pid_t old;
+	int i, done = 0;
+
+	path_of(r->n, r->n / 2, path, sizeof(path));
+	if ((n = actord_find(ad, path)) == NULL)
+		return;
+	for (i = 0; i < RESTART_ROUNDS; i++) {
+		old = n->pid;
+		t0 = now_ns();
+		deadline = t0 + 10000000000ULL;
+		kill(old, SIGKILL);
+		while ((n->state != NS_RUNNING || n->pid == old) &&
+		    !ad->done && now_ns() < deadline)
+			actord_run_once(ad, 100);
+		if (n->state != NS_RUNNING || n->pid == old) {
+			fail(r, "%s did not come back within 10 s", path);
+			break;
+		}
+		lat[i] = now_ns() - t0;
+		done++;
+		/* Let it settle (its first sleep) before the next kill. */
+		t0 = now_ns();
+		while (now_ns() - t0 < 2000000)
+			actord_run_once(ad, 1);
+	}
+	r->restart50 = quantile_ns(lat, (size_t)done, 0.5) / 1000.0;
+	r->restart99 = quantile_ns(lat, (size_t)done, 0.99) / 1000.0;
+	emit(b, r->n, "restart_p50_ms", r->restart50);
+	emit(b, r->n, "restart_p99_ms", r->restart99);
+}
+
+static void
+spin_until(uint64_t t)
+{
+	while (now_ns() < t)
+		__builtin_ia32_pause();
+}
+
+/* Tells by path and by reference, each to an idle actor at random. */
+static void
+bench_send(struct bench *b, struct actord *ad, struct row *r)
+{
+	static uint64_t by_path[SEND_ROUNDS], by_ref[SEND_ROUNDS],
+	    lookup[SEND_ROUNDS];
+	char (*paths)[32], err[ACTOR_ERRBUF], payload[MSG_LEN];
+	struct actor_ref *refs, ref;
+	struct actor *c;
+	uint64_t t0, t1, next;
+	int i, k, rc, n = r->n, bad = 0;
+
+	memset(payload, 'x', sizeof(payload));
+	if (actor_open(ad->arena, -1, &c, err, sizeof(err)) < 0) {
+		fail(r, "send: actor_open: %s", err);
+		return;
+	}
+	paths = calloc(SEND_ROUNDS, sizeof(*paths));
+	refs = calloc(SEND_ROUNDS, sizeof(*refs));
+	srandom(1);
+	for (i = 0; i < SEND_ROUNDS; i++) {
+		k = (int)(random() % n);
+		path_of(n, k, paths[i], sizeof(paths[i]));
+		if (actor_lookup(c, paths[i], &refs[i]) < 0)
+			bad++;
+	}
+	for (i = 0; i < SEND_ROUNDS; i++) {
+		t0 = now_ns();
+		rc = actor_lookup(c, paths[i], &ref);
+		lookup[i] = now_ns() - t0;
+		bad += rc < 0;
+	}
+	next = now_ns();
+	for (i = 0; i < SEND_ROUNDS; i++) {
+		spin_until(next);
+		t0 = now_ns();
+		rc = actor_tell_path(c, paths[i], TAG_IGNORED, payload,
+		    sizeof(payload));
+		t1 = now_ns();
+		by_path[i] = t1 - t0;
+		bad += rc < 0;
+		next = t1 + SEND_GAP_NS;
+	}
+	for (i = 0; i < SEND_ROUNDS; i++) {
+		spin_until(next);
+		t0 = now_ns();
+		rc = actor_tell(c, refs[i], TAG_IGNORED, payload,
+		    sizeof(payload));
+		t1 = now_ns();
+		by_ref[i] = t1 - t0;
+		bad += rc < 0;
+		next = t1 + SEND_GAP_NS;
+	}
+	if (bad > 0)
+		fail(r, "send: %d of %d lookups or tells failed", bad,
+		    3 * SEND_ROUNDS);
+	r->path50 = quantile_ns(by_path, SEND_ROUNDS, 0.5);
+	r->ref50 = quantile_ns(by_ref, SEND_ROUNDS, 0.5);
+	r->lookup50 = quantile_ns(lookup, SEND_ROUNDS, 0.5);
+	emit(b, n, "send_path_p50_us", r->path50);
+	emit(b, n, "send_path_p99_us", quantile_ns(by_path, SEND_ROUNDS,
+	    0.99));
+	emit(b, n, "send_ref_p50_us", r->ref50);
+	emit(b, n, "send_ref_p99_us", quantile_ns(by_ref, SEND_ROUNDS, 0.99));
+	emit(b, n, "lookup_p50_us", r->lookup50);
+	free(paths);
+	free(refs);
+	actor_close(c);
+	/* Let the actors handle what was sent. */
+	t0 = now_ns();
+	while (now_ns() - t0 < 200000000)
+		actord_run_once(ad, 10);
+}
+
+/*
+ * P producer processes, each with its own producer slot, tell one actor
+ * FANIN_MSGS / P messages as fast as they can once a pipe closes; the
+ * time until the actor has taken them all.
+ */
+static void
+bench_fanin(struct bench *b, struct actord *ad, struct row *r)
+{
+	struct shm_counters c0, c1;
+	struct actor_ref target;
+	struct actor *cl;
+	char err[ACTOR_ERRBUF], payload[MSG_LEN], key[64];
+	uint64_t t0, deadline, want;
+	pid_t *pids;
+	int go[2], res[2], i, j, p, per, nopen, failed, rc;
+	char c;
+
+	memset(payload, 'f', sizeof(payload));
+	if (actor_open(ad->arena, -1, &cl, err, sizeof(err)) < 0 ||
+	    actor_lookup(cl, "/w0/0", &target) < 0) {
+		fail(r, "fan-in: no client or no /w0/0");
+		return;
+	}
+	actor_close(cl);
+	pids = calloc(1000, sizeof(*pids));
+	for (j = 0; j < 4; j++) {
+		p = fanin_p[j];
+		per = FANIN_MSGS / p;
+		if (pipe2(go, O_CLOEXEC) == -1 || pipe2(res, O_CLOEXEC) == -1)
+			break;
+		for (i = 0; i < p; i++) {
+			if ((pids[i] = fork()) != 0)
+				continue;
+			/* A producer: its own slot, then wait for the start. */
+			close(go[1]);
+			close(res[0]);
+			rc = actor_open(ad->arena, -1, &cl, err, sizeof(err));
+			c = rc < 0 ? 'n' : 'y';
+			(void)!write(res[1], &c, 1);
+			if (rc < 0)
+				_exit(1);
+			(void)!read(go[0], &c, 1);
+			failed = 0;
+			for (i = 0; i < per; i++)
+				if (actor_tell(cl, target, TAG_IGNORED, payload,
+				    sizeof(payload)) < 0)
+					failed++;
+			actor_close(cl);
+			_exit(failed > 0 ? 2 : 0);
+		}
+		close(go[0]);
+		close(res[1]);
+		for (i = nopen = 0; i < p; i++)
+			if (read(res[0], &c, 1) == 1 && c == 'y')
+				nopen++;
+		close(res[0]);
+		shm_counters(ad->arena, target.index, &c0);
+		want = c0.dequeued + (uint64_t)nopen * (uint64_t)per;
+		t0 = now_ns();
+		close(go[1]);		/* go */
+		deadline = t0 + 120000000000ULL;
+		do {
+			actord_run_once(ad, 1);
+			shm_counters(ad->arena, target.index, &c1);
+		} while (c1.dequeued < want && now_ns() < deadline);
+		r->fanin[j] = nopen == p && c1.dequeued >= want ?
+		    (double)(c1.dequeued - c0.dequeued) /
+		    ((double)(now_ns() - t0) / 1e9) : -1;
+		if (nopen < p)
+			fail(r, "fan-in P=%d: %d producers found no producer "
+			    "slot", p, p - nopen);
+		else if (c1.dequeued < want)
+			fail(r, "fan-in P=%d: %llu of %llu messages taken in "
+			    "120 s", p, (unsigned long long)(c1.dequeued -
+			    c0.dequeued), (unsigned long long)(want -
+			    c0.dequeued));
+		/* actord's loop reaps them (orphans to it): wait for that. */
+		deadline = now_ns() + 30000000000ULL;
+		for (i = 0; i < p; i++)
+			while (kill(pids[i], 0) == 0 && now_ns() < deadline)
+				actord_run_once(ad, 1);
+		snprintf(key, sizeof(key), "fanin_p%d_msg_per_s", p);
+		emit(b, r->n, key, r->fanin[j]);
+	}
+	emit(b, r->n, "fanin_p1000_vs_p10", r->fanin[3] > 0 &&
+	    r->fanin[1] > 0 ? r->fanin[3] / r->fanin[1] : -1);
+	free(pids);
+}
+
+/* --- sparse traffic: actors against pipes ----------------------------- */
+
+static uint64_t
+schedstat_ns(pid_t pid)
+{
+	char path[64];
+	unsigned long long ns = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return 0;
+	if (fscanf(f, "%llu", &ns) != 1)
+		ns = 0;
+	fclose(f);
+	return ns;
+}
+
+static uint64_t
+self_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Producer p of SPARSE_PRODUCERS: actor a gets its r-th message at
+ * t0 + r / RATE + a / (N * RATE) seconds, from producer (r + a) % 4, so
+ * each actor hears from every producer and the load is even.  A message
+ * goes up to 1 ms early, so a producer sleeps at most 1,000 times a
+ * second whatever N.  Its own CPU time goes back on fd res.
+ */
+static void
+sparse_run(int p, int n, uint64_t t0, int secs, void *arg,
+    int (*send)(void *, int))
+{
+	uint64_t period = 1000000000ULL / SPARSE_RATE, t, now;
+	struct timespec ts;
+	int rounds = secs * SPARSE_RATE, rr, a;
+
+	for (rr = 0; rr < rounds; rr++) {
+		a = ((p - rr) % SPARSE_PRODUCERS + SPARSE_PRODUCERS) %
+		    SPARSE_PRODUCERS;
+		for (; a < n; a += SPARSE_PRODUCERS) {
+			t = t0 + (uint64_t)rr * period + (uint64_t)a * period /
+			    (uint64_t)n;
+			now = now_ns();
+			if (t > now + 1000000) {
+				ts.tv_sec = (time_t)(t / 1000000000ULL);
+				ts.tv_nsec = (long)(t % 1000000000ULL);
+				clock_nanosleep(CLOCK_MONOTONIC,
+				    TIMER_ABSTIME, &ts, NULL);
+			}
+			(void)send(arg, a);
+		}
+	}
+}
+
+struct actor_sender {
+	struct actor	*c;
+	struct actor_ref *refs;
+	char		 payload[MSG_LEN];
+	int		 failed;
+};
+
+static int
+send_actor(void *arg, int a)
+{
+	struct actor_sender *s = arg;
+
+	if (actor_tell(s->c, s->refs[a], TAG_IGNORED, s->payload,
+	    sizeof(s->payload)) < 0)
+		s->failed++;
+	return 0;
+}
+
+struct pipe_sender {
+	int		*fds;
+	char		 payload[MSG_LEN];
+	int		 failed;
+};
+
+static int
+send_pipe(void *arg, int a)
+{
+	struct pipe_sender *s = arg;
+
+	if (write(s->fds[a], s->payload, sizeof(s->payload)) !=
+	    (ssize_t)sizeof(s->payload))
+		s->failed++;
+	return 0;
+}
+
+/* Sum of the schedstat CPU of pids, ns. */
+static uint64_t
+sum_cpu(const pid_t *pids, int n)
+{
+	uint64_t s = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (pids[i] > 0)
+			s += schedstat_ns(pids[i]);
+	return s;
+}
+
+/*
+ * The window: the receivers' CPU (schedstat) read before t0 and after
+ * the producers' end, plus each producer's own CPU from the start of its
+ * schedule, plus (for actors) actord's.
+ */
+static void
+bench_sparse(struct bench *b, struct actord *ad, struct row *r)
+{
+	struct actor_sender s;
+	struct node *nd;
+	char err[ACTOR_ERRBUF], path[64];
+	uint64_t t0, c0, c1, self0, self1, pcpu = 0, v;
+	pid_t *pids, prod[SPARSE_PRODUCERS];
+	int i, res[2], n = r->n, failed = 0;
+
+	pids = calloc((size_t)n, sizeof(*pids));
+	s.refs = calloc((size_t)n, sizeof(*s.refs));
+	memset(s.payload, 's', sizeof(s.payload));
+	s.failed = 0;
+	if (actor_open(ad->arena, -1, &s.c, err, sizeof(err)) < 0) {
+		fail(r, "sparse: actor_open: %s", err);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		path_of(n, i, path, sizeof(path));
+		nd = actord_find(ad, path);
+		pids[i] = nd != NULL ? nd->pid : 0;
+		(void)actor_lookup(s.c, path, &s.refs[i]);
+	}
+	actor_close(s.c);
+	if (pipe2(res, O_CLOEXEC) == -1)
+		goto out;
+	t0 = now_ns() + 1000000000ULL + (uint64_t)n * 20000;
+	for (i = 0; i < SPARSE_PRODUCERS; i++) {
+		if ((prod[i] = fork()) != 0)
+			continue;
+		close(res[0]);
+		if (actor_open(ad->arena, -1, &s.c, err, sizeof(err)) < 0)
+			_exit(1);
+		spin_until(t0 - 1000000);
+		v = self_cpu_ns();
+		sparse_run(i, n, t0, b->sparse_s, &s, send_actor);
+		v = self_cpu_ns() - v;
+		actor_close(s.c);
+		(void)!write(res[1], &v, sizeof(v));
+		_exit(s.failed > 0 ? 2 : 0);
+	}
+	close(res[1]);
+	/* The sweep takes well under the second left before t0. */
+	c0 = sum_cpu(pids, n);
+	self0 = self_cpu_ns();
+	for (i = 0; i < SPARSE_PRODUCERS; i++) {
+		while (read(res[0], &v, sizeof(v)) != (ssize_t)sizeof(v)) {
+			if (errno != EINTR && errno != EAGAIN) {
+				failed++;
+				break;
+			}
+		}
+		pcpu += v;
+		/* actord's loop keeps turning while the traffic runs. */
+		actord_run_once(ad, 0);
+	}
+	self1 = self_cpu_ns();
+	c1 = sum_cpu(pids, n);
+	close(res[0]);
+	for (i = 0; i < SPARSE_PRODUCERS; i++)
+		while (kill(prod[i], 0) == 0)
+			actord_run_once(ad, 10);
+	if (failed > 0)
+		fail(r, "sparse: %d producers did not report", failed);
+	r->sparse_cpu = (double)(c1 - c0 + pcpu + (self1 - self0)) / 1e9;
+	emit(b, n, "sparse_actors_cpu_s", r->sparse_cpu);
+	emit(b, n, "sparse_actors_receivers_cpu_s", (double)(c1 - c0) / 1e9);
+	emit(b, n, "sparse_actors_producers_cpu_s", (double)pcpu / 1e9);
+	emit(b, n, "sparse_actors_actord_cpu_s", (double)(self1 - self0) / 1e9);
+out:
+	free(pids);
+	free(s.refs);
+}
+
+/* The same schedule over one pipe per actor, each reader blocked in read. */
+static void
+bench_pipes(struct bench *b, struct row *r)
+{
+	struct pipe_sender s;
+	pid_t *readers, prod[SPARSE_PRODUCERS];
+	uint64_t t0, c0, c1, pcpu = 0, v;
+	int i, p[2], res[2], n = r->n;
+	char buf[MSG_LEN];
+
+	readers = calloc((size_t)n, sizeof(*readers));
+	s.fds = calloc((size_t)n, sizeof(*s.fds));
+	memset(s.payload, 'p', sizeof(s.payload));
+	s.failed = 0;
+	for (i = 0; i < n; i++) {
+		if (pipe(p) == -1) {
+			fail(r, "pipes: pipe %d: %s", i, strerror(errno));
+			n = i;
+			break;
+		}
+		if ((readers[i] = fork()) == 0) {
+			if (p[0] != 3) {
+				dup2(p[0], 3);
+				close(p[0]);
+			}
+			syscall(SYS_close_range, 4U, ~0U, 0);
+			while (read(3, buf, sizeof(buf)) > 0)
+				continue;
+			_exit(0);
+		}
+		close(p[0]);
+		s.fds[i] = p[1];
+	}
+	if (pipe2(res, O_CLOEXEC) == -1)
+		goto out;
+	t0 = now_ns() + 1000000000ULL + (uint64_t)n * 20000;
+	for (i = 0; i < SPARSE_PRODUCERS; i++) {
+		if ((prod[i] = fork()) != 0)
+			continue;
+		close(res[0]);
+		spin_until(t0 - 1000000);
+		v = self_cpu_ns();
+		sparse_run(i, n, t0, b->sparse_s, &s, send_pipe);
+		v = self_cpu_ns() - v;
+		(void)!write(res[1], &v, sizeof(v));
+		_exit(s.failed > 0 ? 2 : 0);
+	}
+	close(res[1]);
+	c0 = sum_cpu(readers, n);
+	for (i = 0; i < SPARSE_PRODUCERS; i++) {
+		if (read(res[0], &v, sizeof(v)) == (ssize_t)sizeof(v))
+			pcpu += v;
+	}
+	c1 = sum_cpu(readers, n);
+	close(res[0]);
+	for (i = 0; i < SPARSE_PRODUCERS; i++)
+		waitpid(prod[i], NULL, 0);
+	r->pipe_cpu = (double)(c1 - c0 + pcpu) / 1e9;
+	emit(b, r->n, "sparse_pipes_cpu_s", r->pipe_cpu);
+	emit(b, r->n, "sparse_pipes_receivers_cpu_s", (double)(c1 - c0) / 1e9);
+	emit(b, r->n, "sparse_pipes_producers_cpu_s", (double)pcpu / 1e9);
+	emit(b, r->n, "sparse_actors_vs_pipes", r->sparse_cpu > 0 &&
+	    r->pipe_cpu > 0 ? r->sparse_cpu / r->pipe_cpu : -1);
+out:
+	for (i = 0; i < n; i++)
+		close(s.fds[i]);	/* EOF: the readers exit */
+	for (i = 0; i < n; i++)
+		if (readers[i] > 0)
+			waitpid(readers[i], NULL, 0);
+	free(readers);
+	free(s.fds);
+}
+
+/* --- one_for_all -------------------------------------------------------- */
+
+static bool
+ofa_back(struct actord *ad, struct node *g, pid_t old)
+{
+	struct node *k;
+	size_t i;
+
+	if (!core_root_up(ad) || g->state != NS_RUNNING || g->op != OP_NONE)
+		return false;
+	for (i = 0; i < g->nkids; i++) {
+		k = g->kids[i];
+		if (k->state != NS_RUNNING)
+			return false;
+		if (k->pid == old)
+			return false;
+	}
+	return true;
+}
+
+static void
+bench_ofa(struct bench *b, struct row *r)
+{
+	uint64_t lat[3], t0, deadline;
+	struct actord *ad;
+	struct node *g, *k;
+	int i, rounds = r->n >= 10000 ? 1 : 3, done = 0;
+	pid_t old;
+
+	if ((ad = core_tree(b, r->n, true, r)) == NULL)
+		return;
+	actord_boot(ad);
+	if (!core_wait_running(ad, r->n, NO_PROGRESS_MS, r))
+		goto out;
+	g = actord_find(ad, "/g");
+	for (i = 0; i < rounds; i++) {
+		k = g->kids[g->nkids / 2];
+		old = k->pid;
+		t0 = now_ns();
+		deadline = t0 + 600000000000ULL;
+		kill(old, SIGKILL);
+		/* Until the set restart has begun, then until it is done. */
+		while (g->op == OP_NONE && k->pid == old && !ad->done &&
+		    now_ns() < deadline)
+			actord_run_once(ad, 10);
+		while (!ofa_back(ad, g, old) && !ad->done &&
+		    now_ns() < deadline)
+			actord_run_once(ad, 10);
+		if (!ofa_back(ad, g, old)) {
+			fail(r, "one_for_all: %s", ad->done ? ad->message :
+			    "not back within 600 s");
+			break;
+		}
+		lat[done++] = now_ns() - t0;
+	}
+	if (done > 0) {
+		r->ofa = quantile_ns(lat, (size_t)done, 0.5) / 1000.0;
+		r->ofa_floor = r->floor_start + r->floor_stop;
+	}
+	emit(b, r->n, "one_for_all_restart_ms", r->ofa);
+	emit(b, r->n, "one_for_all_floor_ms", r->ofa_floor);
+	emit(b, r->n, "one_for_all_vs_floor", r->ofa > 0 && r->ofa_floor > 0 ?
+	    r->ofa / r->ofa_floor : -1);
+out:
+	core_stop(ad);
+}
+
+/* --- the table ------------------------------------------------------------ */
+
+static void
+cell(double v, const char *fmt)
+{
+	if (v < 0)
+		printf(" %10s", "-");
+	else
+		printf(fmt, v);
+}
+
+static void
+print_table(struct row *rows, int nr)
+{
+	int i, j;
+
+	printf("\nbench-scale: N workers of a minimal libactor actor\n");
+	printf("  %-34s", "N");
+	for (i = 0; i < nr; i++)
+		printf(" %10d", rows[i].n);
+	printf("   target\n");
+#define ROW(label, expr, fmt, target) do {				\
+	printf("  %-34s", label);					\
+	for (i = 0; i < nr; i++) {					\
+		struct row *r = &rows[i];				\
+		cell((expr), fmt);					\
+	}								\
+	printf("   %s\n", target);					\
+} while (0)
+	ROW("start ms", r->start, " %10.1f", "");
+	ROW("  floor fork/exec ms", r->floor_start, " %10.1f", "");
+	ROW("  vs floor", r->start > 0 && r->floor_start > 0 ?
+	    r->start / r->floor_start : -1, " %9.2fx", "<= 1.2x");
+	ROW("memory per actor KiB", r->mem_per_actor_kb, " %10.1f",
+	    "<= 64, flat");
+	ROW("  total MiB", r->mem_total_kb < 0 ? -1 :
+	    r->mem_total_kb / 1024, " %10.1f", "");
+	ROW("restart p50 ms", r->restart50, " %10.3f",
+	    "10,000 <= 1.2x 100");
+	ROW("send by path p50 us", r->path50, " %10.2f",
+	    "<= 1 us; 10,000 <= 1.2x 100");
+	ROW("send by ref p50 us", r->ref50, " %10.2f", "10,000 <= 1.2x 100");
+	ROW("lookup by path p50 us", r->lookup50, " %10.2f", "");
+	ROW("sparse CPU s, actors", r->sparse_cpu, " %10.3f", "");
+	ROW("sparse CPU s, pipes", r->pipe_cpu, " %10.3f", "");
+	ROW("  actors vs pipes", r->sparse_cpu > 0 && r->pipe_cpu > 0 ?
+	    r->sparse_cpu / r->pipe_cpu : -1, " %9.2fx", "<= 1.0x");
+	for (j = 0; j < 4; j++) {
+		char label[40];
+
+		snprintf(label, sizeof(label), "fan-in P=%d Mmsg/s",
+		    fanin_p[j]);
+		ROW(label, r->fanin[j] < 0 ? -1 : r->fanin[j] / 1e6,
+		    " %10.3f", "");
+	}
+	ROW("  P=1000 vs P=10", r->fanin[3] > 0 && r->fanin[1] > 0 ?
+	    r->fanin[3] / r->fanin[1] : -1, " %9.2fx", ">= 0.8x");
+	ROW("one_for_all restart ms", r->ofa, " %10.1f", "");
+	ROW("  floor N stops + N starts ms", r->ofa_floor, " %10.1f", "");
+	ROW("  vs floor", r->ofa > 0 && r->ofa_floor > 0 ?
+	    r->ofa / r->ofa_floor : -1, " %9.2fx", "<= 1.2x");
+#undef ROW
+	for (i = 0; i < nr; i++)
+		if (rows[i].why[0] != '\0')
+			printf("  N=%d failed: %s\n", rows[i].n, rows[i].why);
+}
+
+int
+main(void)
+{
+	struct bench b;
+	struct row rows[MAX_NS];
+	const char *build = getenv("BUILD"), *out = getenv("BENCH_JSON");
+	const char *ns = getenv("BENCH_SCALE_N"), *ss;
+	char list[256], prog[1024], *tok, *save;
+	struct actord *ad;
+	struct rlimit rl;
+	int nr = 0, j;
+
+	memset(&b, 0, sizeof(b));
+	b.first = 1;
+	ss = getenv("BENCH_SCALE_SPARSE_S");
+	b.sparse_s = ss != NULL && atoi(ss) > 0 ? atoi(ss) : 10;
+	log_init("bench", -1);
+	snprintf(b.build, sizeof(b.build), "%s", build != NULL ? build :
+	    "build");
+	snprintf(prog, sizeof(prog), "%s/tests/progs/actor_echo", b.build);
+	if (realpath(prog, b.echo) == NULL) {
+		fprintf(stderr, "bench_scale: need %s\n", prog);
+		return 1;
+	}
+	snprintf(prog, sizeof(prog), "%s/tests/progs/tworker", b.build);
+	if (realpath(prog, b.tworker) == NULL) {
+		fprintf(stderr, "bench_scale: need %s\n", prog);
+		return 1;
+	}
+	snprintf(prog, sizeof(prog), "%s/actord", b.build);
+	if (realpath(prog, b.actord) == NULL) {
+		fprintf(stderr, "bench_scale: need %s\n", prog);
+		return 1;
+	}
+	(void)log_open_file("/dev/null");	/* the core's own log */
+	b.json = fopen(out != NULL ? out : "/dev/null", "w");
+	if (b.json == NULL) {
+		fprintf(stderr, "bench_scale: %s: %s\n", out, strerror(errno));
+		return 1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	/* What actord leaves behind comes back here, to be reaped by pid. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	snprintf(list, sizeof(list), "%s", ns != NULL ? ns :
+	    "1 100 1000 10000");
+	fprintf(b.json, "{");
+	for (tok = strtok_r(list, " ,", &save); tok != NULL && nr < MAX_NS;
+	    tok = strtok_r(NULL, " ,", &save)) {
+		struct row *r = &rows[nr++];
+
+		memset(r, 0, sizeof(*r));
+		r->n = atoi(tok);
+		if (r->n <= 0) {
+			nr--;
+			continue;
+		}
+		r->floor_start = r->floor_stop = r->start = -1;
+		r->mem_total_kb = r->mem_per_actor_kb = -1;
+		r->restart50 = r->restart99 = r->path50 = r->ref50 = -1;
+		r->lookup50 = r->sparse_cpu = r->pipe_cpu = -1;
+		r->ofa = r->ofa_floor = -1;
+		for (j = 0; j < 4; j++)
+			r->fanin[j] = -1;
+		printf("== N = %d\n", r->n);
+		bench_floor(&b, r);
+		bench_daemon(&b, r);
+		if ((ad = core_tree(&b, r->n, false, r)) != NULL) {
+			uint64_t t0 = now_ns();
+
+			actord_boot(ad);
+			if (core_wait_running(ad, r->n, NO_PROGRESS_MS, r)) {
+				emit(&b, r->n, "core_start_ms",
+				    (double)(now_ns() - t0) / 1e6);
+				bench_restart(&b, ad, r);
+				bench_send(&b, ad, r);
+				bench_fanin(&b, ad, r);
+				bench_sparse(&b, ad, r);
+			}
+			core_stop(ad);
+		}
+		if (r->sparse_cpu > 0)
+			bench_pipes(&b, r);
+		bench_ofa(&b, r);
+		if (r->why[0] != '\0')
+			emit_str(&b, r->n, "failure", r->why);
+		kill_children_of(getpid());
+	}
+	fprintf(b.json, "\n}\n");
+	fclose(b.json);
+	print_table(rows, nr);
+	return 0;
+}
