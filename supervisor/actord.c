@@ -128,13 +128,14 @@ actord_free(struct actord *ad)
 			(void)killpg(n->pid, SIGKILL);
 			cgroup_signal(n, SIGKILL);
 			(void)waitpid(n->pid, NULL, 0);
-			n->pid = 0;
+			(void)node_set_pid(n, 0);
 		}
 	warden_stop(ad);
 	if (ad->root != NULL)
 		node_free(ad->root);
 	ad->root = NULL;
 	tree_release(ad);
+	tree_pids_free(ad);
 	output_flush_all(ad);
 	ready_socket_close(ad);
 	mailboxes_close(ad);

@@ -179,7 +179,8 @@ struct output;
 struct node {
 	struct actord	*ad;
 	struct node	*parent;
-	struct node	*next_all;	/* every node of the tree, for pid lookup */
+	struct node	*next_all;	/* every node of the tree */
+	struct node	*pid_next;	/* same pid bucket (tree.c, node_set_pid) */
 	char		 name[SPEC_NAME_MAX + 1];
 	char		 path[SPEC_PATH_MAX];
 	enum node_kind	 kind;
@@ -271,6 +272,8 @@ void	 node_free(struct node *);
 void	 tree_release(struct actord *);
 struct node *node_find(struct node *root, const char *path);
 struct node *node_by_pid(struct actord *, pid_t);
+int	 node_set_pid(struct node *, pid_t);	/* every change of n->pid */
+void	 tree_pids_free(struct actord *);
 size_t	 node_index(const struct node *);
 bool	 node_is_down(const struct node *);
 const char *node_state_name(enum node_state);
@@ -506,6 +509,9 @@ struct actord {
 	struct node	*root;
 	struct node	*all;		/* every node, linked by next_all */
 	struct node	*graveyard;	/* freed nodes, released after a loop turn */
+	struct node	**pid_buckets;	/* the pid index (tree.c) */
+	size_t		 pid_nbuckets;	/* a power of two, or 0 */
+	size_t		 npids;		/* workers in it */
 	pid_t		 self;
 	int		 notify_sock;	/* shared NOTIFY_SOCKET for children */
 	struct ev	 notify_ev;

@@ -3,10 +3,14 @@
  * paths (/db, /web/frontend, /counter/3), lookup by path and by pid,
  * insertion and removal, and the walk that status uses.
  *
- * It owns the memory of nodes.  A node is never freed in the middle of an
- * event-loop turn (an epoll batch may still point into it): node_free puts
- * it in a graveyard that tree_release empties between turns.  It must never
- * start or stop anything.
+ * It owns the memory of nodes and the pid index: a hash table from each
+ * running worker's pid to its node (chained through pid_next, as many
+ * buckets as workers with a pid, doubled as they grow), so that the reap
+ * of one pid costs the same in a tree of 10 or of 10,000 workers.  Every
+ * change of a node's pid goes through node_set_pid.  A node is never freed
+ * in the middle of an event-loop turn (an epoll batch may still point into
+ * it): node_free puts it in a graveyard that tree_release empties between
+ * turns.  It must never start or stop anything.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,6 +25,11 @@ static struct node *node_alloc(struct actord *, struct node *, const char *);
 static int	build_children(struct node *, const struct sup_spec *);
 static void	all_remove(struct node *);
 static void	walk(struct node *, unsigned, walk_fn, void *);
+static size_t	pid_bucket(const struct actord *, pid_t);
+static void	pid_unlink(struct node *);
+static void	pid_grow(struct actord *);
+
+#define PID_BUCKETS_MIN	64
 
 static struct node *
 node_alloc(struct actord *ad, struct node *parent, const char *name)
@@ -211,6 +220,7 @@ node_free(struct node *n)
 	output_node_gone(n);
 	cgroup_remove(n);
 	api_cancel(n, "node removed");
+	pid_unlink(n);		/* its pid (if any) no longer names it */
 	all_remove(n);
 	n->next_all = ad->graveyard;
 	ad->graveyard = n;
@@ -259,6 +269,98 @@ node_find(struct node *root, const char *path)
 	return n;
 }
 
+static size_t
+pid_bucket(const struct actord *ad, pid_t pid)
+{
+	/* Fibonacci hashing: consecutive pids spread over the buckets. */
+	return (size_t)(((uint32_t)pid * 2654435769u) >> 8) &
+	    (ad->pid_nbuckets - 1);
+}
+
+/* Take n out of the pid index, if it is there. */
+static void
+pid_unlink(struct node *n)
+{
+	struct actord *ad = n->ad;
+	struct node **pp;
+
+	if (n->pid <= 0 || ad->pid_buckets == NULL)
+		return;
+	for (pp = &ad->pid_buckets[pid_bucket(ad, n->pid)]; *pp != NULL;
+	    pp = &(*pp)->pid_next)
+		if (*pp == n) {
+			*pp = n->pid_next;
+			n->pid_next = NULL;
+			ad->npids--;
+			return;
+		}
+}
+
+/*
+ * Twice the buckets once there are more pids than buckets.  Without
+ * memory the table stays as it is: chains grow longer, lookups stay
+ * right.  The first table indexes every worker that already has a pid
+ * (none, unless an earlier allocation failed).
+ */
+static void
+pid_grow(struct actord *ad)
+{
+	struct node **nb, *n, *next;
+	size_t i, old = ad->pid_nbuckets, cap;
+
+	if (ad->pid_buckets != NULL && ad->npids < old)
+		return;
+	cap = ad->pid_buckets == NULL ? PID_BUCKETS_MIN : old * 2;
+	if ((nb = calloc(cap, sizeof(*nb))) == NULL)
+		return;
+	ad->pid_nbuckets = cap;
+	if (ad->pid_buckets == NULL) {
+		ad->pid_buckets = nb;
+		ad->npids = 0;
+		for (n = ad->all; n != NULL; n = n->next_all)
+			if (n->pid > 0) {
+				n->pid_next = nb[pid_bucket(ad, n->pid)];
+				nb[pid_bucket(ad, n->pid)] = n;
+				ad->npids++;
+			}
+		return;
+	}
+	for (i = 0; i < old; i++)
+		for (n = ad->pid_buckets[i]; n != NULL; n = next) {
+			next = n->pid_next;
+			n->pid_next = nb[pid_bucket(ad, n->pid)];
+			nb[pid_bucket(ad, n->pid)] = n;
+		}
+	free(ad->pid_buckets);
+	ad->pid_buckets = nb;
+}
+
+/*
+ * A worker's pid changes (forked: its pid; reaped: 0).  Returns -1 only
+ * when no table could ever be allocated: then the pid is set but not
+ * indexed, and node_by_pid walks every node.
+ */
+int
+node_set_pid(struct node *n, pid_t pid)
+{
+	struct actord *ad = n->ad;
+	size_t b;
+
+	pid_unlink(n);
+	n->pid = 0;		/* not indexed twice by a first table */
+	if (pid <= 0)
+		return 0;
+	pid_grow(ad);
+	n->pid = pid;
+	if (ad->pid_buckets == NULL)
+		return -1;
+	b = pid_bucket(ad, pid);
+	n->pid_next = ad->pid_buckets[b];
+	ad->pid_buckets[b] = n;
+	ad->npids++;
+	return 0;
+}
+
 struct node *
 node_by_pid(struct actord *ad, pid_t pid)
 {
@@ -266,10 +368,25 @@ node_by_pid(struct actord *ad, pid_t pid)
 
 	if (pid <= 0)
 		return NULL;
+	if (ad->pid_buckets != NULL) {
+		for (n = ad->pid_buckets[pid_bucket(ad, pid)]; n != NULL;
+		    n = n->pid_next)
+			if (n->pid == pid && n->kind == NODE_WORKER)
+				return n;
+		return NULL;
+	}
 	for (n = ad->all; n != NULL; n = n->next_all)
 		if (n->kind == NODE_WORKER && n->pid == pid)
 			return n;
 	return NULL;
+}
+
+void
+tree_pids_free(struct actord *ad)
+{
+	free(ad->pid_buckets);
+	ad->pid_buckets = NULL;
+	ad->pid_nbuckets = ad->npids = 0;
 }
 
 size_t

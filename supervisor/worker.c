@@ -178,7 +178,9 @@ a_spawn(struct node *n)
 	ep[1] = -1;
 	if (pid == -1)
 		goto fail;
-	n->pid = pid;
+	if (node_set_pid(n, pid) == -1)
+		log_warnx("%s: pid %d not indexed (no memory): its reap "
+		    "walks every node", n->path, (int)pid);
 	warden_add(n->ad, pid);		/* its group, if actord dies first */
 	n->state = NS_STARTING;
 	output_forked(n);
@@ -284,7 +286,7 @@ a_start_died(struct node *n)
 		    "%s before it was ready", desc);
 	group_kill(n, SIGKILL);
 	cleanup(n);
-	n->pid = 0;
+	(void)node_set_pid(n, 0);
 	n->state = NS_FAILED;
 	snprintf(n->last_exit, sizeof(n->last_exit), "%s", n->start_cause);
 	log_warnx("%s: failed to start: %s", n->path, n->start_cause);
@@ -350,7 +352,7 @@ a_stopped(struct node *n)
 	group_kill(n, SIGKILL);		/* what it left behind */
 	cleanup(n);
 	log_info("%s: pid %d stopped, %s", n->path, (int)n->pid, desc);
-	n->pid = 0;
+	(void)node_set_pid(n, 0);
 	if (n->start_failing) {
 		n->state = NS_FAILED;
 		snprintf(n->last_exit, sizeof(n->last_exit), "%s",
@@ -379,7 +381,7 @@ a_died(struct node *n)
 		log_info("%s: pid %d %s", n->path, (int)n->pid, desc);
 	else
 		log_warnx("%s: pid %d %s", n->path, (int)n->pid, desc);
-	n->pid = 0;
+	(void)node_set_pid(n, 0);
 	n->state = NS_STOPPED;
 	snprintf(n->last_exit, sizeof(n->last_exit), "%s", desc);
 	node_exited(n, clean, desc);

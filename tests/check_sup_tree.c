@@ -973,6 +973,42 @@ START_TEST(failed_restarts_count_and_escalate)
 }
 END_TEST
 
+/*
+ * The pid index (tree.c): each of 150 workers (past the first table's 64
+ * buckets, so it grew) is found by its pid; after a restart the new pid
+ * finds the node and the old one no longer does.
+ */
+START_TEST(pid_index_follows_restarts)
+{
+	struct actord_spec *spec = ts_spec();
+	struct child_spec *c;
+	struct actord *ad;
+	struct node *g, *k, *o;
+	pid_t old;
+	size_t i;
+
+	c = ts_add_fn(&spec->root, "g", ts_fn_run, NULL);
+	c->instances = 150;
+	ad = boot(spec);
+	g = actord_find(ad, "/g");
+	ck_assert_uint_eq(g->nkids, 150);
+	for (i = 0; i < g->nkids; i++) {
+		k = g->kids[i];
+		ck_assert_int_gt(k->pid, 0);
+		ck_assert_ptr_eq(node_by_pid(ad, k->pid), k);
+	}
+	k = g->kids[77];
+	old = k->pid;
+	kill_and_wait_restart(ad, k->path);
+	ck_assert_ptr_eq(node_by_pid(ad, k->pid), k);
+	/* Unless the pid was given again (then to the node that has it). */
+	o = node_by_pid(ad, old);
+	ck_assert(o == NULL || o->pid == old);
+	ck_assert_ptr_null(node_by_pid(ad, 0));
+	actord_free(ad);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -1023,6 +1059,12 @@ suite(void)
 	tcase_add_test(tc, arena_table_follows_the_workers);
 	tcase_add_test(tc, reload_in_process);
 	tcase_add_test(tc, output_tail_for_actorctl_log);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("scale");
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, pid_index_follows_restarts);
 	suite_add_tcase(s, tc);
 	return s;
 }
