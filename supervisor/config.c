@@ -250,6 +250,12 @@ static const struct enum_name ready_names[] = {
 	{ NULL, 0 }
 };
 
+static const struct enum_name start_names[] = {
+	{ "parallel", START_PARALLEL },
+	{ "ordered", START_ORDERED },
+	{ NULL, 0 }
+};
+
 static const struct enum_name overflow_names[] = {
 	{ "block", OVERFLOW_BLOCK },
 	{ "reject", OVERFLOW_REJECT },
@@ -331,6 +337,7 @@ static const struct key child_keys[] = {
 	KU32("instances", struct child_spec, instances, 1, SPEC_INSTANCES_MAX,
 	    KEY_WORKER),
 	KFN("nodes", key_nodes, KEY_WORKER),
+	KENUM("start", struct child_spec, start, start_names, KEY_WORKER),
 	KLATER("supervisor"),
 	KEND
 };

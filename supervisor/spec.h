@@ -35,6 +35,12 @@ enum ready_mode {
 	READY_ACTOR			/* the libactor worker says so */
 };
 
+/* How a group's instances start (instances > 0). */
+enum start_order {
+	START_PARALLEL,			/* all at once: independent siblings */
+	START_ORDERED			/* one at a time, each after the last is ready */
+};
+
 enum mailbox_overflow {
 	OVERFLOW_BLOCK,			/* the sender waits, with a timeout */
 	OVERFLOW_REJECT,		/* error at once */
@@ -130,6 +136,7 @@ struct child_spec {
 	char		**nodes;	/* a group spanning nodes: their names */
 	size_t		 nnodes;	/* 0: every instance runs here */
 	unsigned	 nodes_line;
+	enum start_order start;		/* a group's instances: read at its start */
 
 	/* CHILD_SUPERVISOR */
 	struct sup_spec	*sup;

@@ -2,8 +2,13 @@
  * sup.c: what a supervisor does when its children start, stop and die:
  * OTP's strategies (one_for_one, one_for_all, rest_for_one), restart types,
  * restart intensity and escalation, backoff, ordered start and reverse
- * ordered stop.  Instances groups are one_for_one supervisors that stop
- * their children in parallel, under one kill timer (the group's op_timer).
+ * ordered stop.  Instances groups are one_for_one supervisors whose
+ * children are independent siblings: they stop in parallel, under one kill
+ * timer (the group's op_timer), and start in parallel too, at most
+ * START_AT_ONCE at a time (unless the group says start = "ordered"), so a
+ * group of N starts in about the time of its slowest instance, not N
+ * times that.  A supervisor's own children start in order, each after the
+ * one before is ready, as OTP's do: a child may depend on an earlier one.
  *
  * A supervisor decides as supervisor.erl does: when a child dies, fails
  * to start or the supervisor must stop, it computes at once the children
@@ -27,6 +32,14 @@
 
 #include "supervisor/actord.h"
 #include "supervisor/log.h"
+
+/*
+ * Instances of a group starting at once: enough to keep forks, execs and
+ * readiness overlapped on a few CPUs, few enough that a starting child's
+ * descriptors (exec pipe, readiness pipe, output pipe) never crowd out
+ * actord's own, and that one loop turn never forks for long.
+ */
+#define START_AT_ONCE	32
 
 static void	sup_boot(struct node *);
 static void	sup_stop(struct node *);
@@ -322,26 +335,27 @@ start_step(struct node *s)
 {
 	struct plan *p = &s->plan;
 	struct node *c;
-	size_t i = 0;
-	bool busy = false;
+	size_t i = 0, starting = 0;
 
 	while (i < p->start.n) {
 		c = p->start.v[i].n;
-		if (!plan_ref_live(&p->start.v[i]) || c->state == NS_RUNNING) {
+		if (!plan_ref_live(&p->start.v[i]) || c->state == NS_RUNNING ||
+		    (p->kind == PLAN_BOOT && timer_pending(&c->backoff))) {
+			/* Up, or (it ran and died) its own restart is due. */
 			plan_del(&p->start, c);
 			continue;
 		}
 		if (c->state == NS_STARTING || c->state == NS_STOPPING)
-			busy = true;
-		else {
+			starting++;
+		else if (starting < START_AT_ONCE) {
 			node_start(c, WHY_PLAN);
 			return true;
 		}
-		if (!p->parallel)
+		if (!p->parallel || starting >= START_AT_ONCE)
 			break;
 		i++;
 	}
-	if (busy)
+	if (starting > 0)
 		return false;
 	start_done(s);
 	return true;
@@ -471,7 +485,9 @@ sup_boot(struct node *s)
 	p->kind = PLAN_BOOT;
 	p->phase = PH_START;
 	p->report = true;
-	p->parallel = false;
+	/* A group's instances are independent: all at once (top of file). */
+	p->parallel = s->kind == NODE_GROUP && s->cs != NULL &&
+	    s->cs->start == START_PARALLEL;
 	for (i = 0; i < s->nkids; i++)
 		plan_add(&p->start, s->kids[i]);
 	log_debug("%s: starting %zu children", s->path, s->nkids);

@@ -242,6 +242,9 @@ static const struct bad bad_configs[] = {
 	{ CHILD("ready = \"socket\";"),
 	  "t.conf:4: supervisor.children[0].ready: expected exec, fd, "
 	  "sd_notify or actor, got \"socket\"" },
+	{ CHILD("start = \"sideways\";"),
+	  "t.conf:4: supervisor.children[0].start: expected parallel or "
+	  "ordered, got \"sideways\"" },
 	{ CHILD("umask = 27;"),
 	  "t.conf:4: supervisor.children[0].umask: expected a string of octal "
 	  "digits from \"0\" to \"0777\" such as \"027\", got 27" },
@@ -496,7 +499,13 @@ START_TEST(worker_defaults)
 	ck_assert(!c->has_mailbox);
 	ck_assert_ptr_null(c->log.path);
 	ck_assert_uint_eq(c->instances, 0);
+	ck_assert_int_eq(c->start, START_PARALLEL);
 	ck_assert_ptr_null(c->sup);
+	spec_free(spec);
+	spec = parse_ok("supervisor = { children = (\n"
+	    "{ name = \"w\"; exec = [\"/bin/true\"]; instances = 3; "
+	    "start = \"ordered\"; } ); };\n");
+	ck_assert_int_eq(spec->root.children[0].start, START_ORDERED);
 	spec_free(spec);
 }
 END_TEST

@@ -475,7 +475,11 @@ sim_seen(struct node *n, bool exited, bool ok, void *arg)
 		model_start_failed(arg, n, n->why);
 }
 
-/* Stops are made last first, starts in order (for a plan's own steps). */
+/*
+ * Stops are made last first, starts in order (for a plan's own steps),
+ * except in a parallel plan: a group stops all its instances at once and
+ * (unless start = "ordered") starts them at once too.
+ */
 static void
 model_order(struct sim *sim, struct node *n, enum wev ev)
 {
@@ -487,7 +491,7 @@ model_order(struct sim *sim, struct node *n, enum wev ev)
 		return;
 	p = &s->plan;
 	at = node_index(n);
-	if (ev == WEV_START && n->why == WHY_PLAN) {
+	if (ev == WEV_START && n->why == WHY_PLAN && !p->parallel) {
 		for (i = 0; i < p->start.n; i++)
 			if (node_index(p->start.v[i].n) < at &&
 			    p->start.v[i].n->state != NS_RUNNING)

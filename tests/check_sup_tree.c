@@ -973,8 +973,104 @@ START_TEST(failed_restarts_count_and_escalate)
 }
 END_TEST
 
+/* Lines of the record file that begin with prefix. */
+static int
+record_count_prefix(const char *prefix)
+{
+	const char *p = ts_record_read(), *q;
+	int n = 0;
+
+	for (q = p; (q = strstr(q, prefix)) != NULL; q++)
+		if (q == p || q[-1] == '\n')
+			n++;
+	return n;
+}
+
 /*
- * The pid index (tree.c): each of 150 workers (past the first table's 64
+ * Instance 0 of the group says it is ready only once instance 2 has
+ * started: only a group that starts its instances in parallel gets
+ * there (one at a time, /g/2 waits for /g/0, which fails its start).
+ */
+static int
+fn_wait_for_last(void *arg)
+{
+	const char *path = getenv("ACTORD_PATH");
+	int i;
+
+	(void)arg;
+	ts_record("start");
+	if (path != NULL && strcmp(path, "/g/0") == 0) {
+		for (i = 0; i < 3000 && strstr(ts_record_read(),
+		    "start /g/2") == NULL; i++)
+			usleep(10000);
+		if (i == 3000)
+			ts_record("alone");
+	}
+	ts_ready();
+	for (;;)
+		pause();
+	return 0;
+}
+
+START_TEST(group_starts_in_parallel)
+{
+	struct actord_spec *spec = ts_spec();
+	struct child_spec *c;
+	struct actord *ad;
+
+	c = ts_add_fn(&spec->root, "g", fn_wait_for_last, NULL);
+	c->instances = 3;
+	c->start_timeout = 60000;
+	ad = ts_actord(spec);
+	actord_boot(ad);
+	ck_assert_msg(ts_wait_state(ad, "/", NS_RUNNING, 40000),
+	    "root not running: %s", ad->message);
+	ck_assert_int_eq(ts_record_count("alone"), 0);
+	ck_assert_int_eq(record_count_prefix("start /g/"), 3);
+	actord_free(ad);
+}
+END_TEST
+
+/* start = "ordered": /g/k starts only once /g/k-1 said it is ready. */
+static int
+fn_check_order(void *arg)
+{
+	const char *path = getenv("ACTORD_PATH"), *slash;
+	char want[64];
+	int k;
+
+	(void)arg;
+	ts_record("start");
+	slash = path != NULL ? strrchr(path, '/') : NULL;
+	k = slash != NULL ? atoi(slash + 1) : 0;
+	snprintf(want, sizeof(want), "ready /g/%d\n", k - 1);
+	if (k > 0 && strstr(ts_record_read(), want) == NULL)
+		ts_record("early");
+	ts_record("ready");
+	ts_ready();
+	for (;;)
+		pause();
+	return 0;
+}
+
+START_TEST(group_ordered_start_waits_for_each)
+{
+	struct actord_spec *spec = ts_spec();
+	struct child_spec *c;
+	struct actord *ad;
+
+	c = ts_add_fn(&spec->root, "g", fn_check_order, NULL);
+	c->instances = 5;
+	c->start = START_ORDERED;
+	ad = boot(spec);
+	ck_assert_int_eq(record_count_prefix("ready /g/"), 5);
+	ck_assert_int_eq(ts_record_count("early"), 0);
+	actord_free(ad);
+}
+END_TEST
+
+/*
+ * The pid index (tree.c): each of 100 workers (past the first table's 64
  * buckets, so it grew) is found by its pid; after a restart the new pid
  * finds the node and the old one no longer does.
  */
@@ -988,10 +1084,13 @@ START_TEST(pid_index_follows_restarts)
 	size_t i;
 
 	c = ts_add_fn(&spec->root, "g", ts_fn_run, NULL);
-	c->instances = 150;
-	ad = boot(spec);
+	c->instances = 100;
+	ad = ts_actord(spec);
+	actord_boot(ad);
+	ck_assert_msg(ts_wait_state(ad, "/", NS_RUNNING, 40000),
+	    "root not running: %s", ad->message);
 	g = actord_find(ad, "/g");
-	ck_assert_uint_eq(g->nkids, 150);
+	ck_assert_uint_eq(g->nkids, 100);
 	for (i = 0; i < g->nkids; i++) {
 		k = g->kids[i];
 		ck_assert_int_gt(k->pid, 0);
@@ -1065,6 +1164,8 @@ suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, pid_index_follows_restarts);
+	tcase_add_test(tc, group_starts_in_parallel);
+	tcase_add_test(tc, group_ordered_start_waits_for_each);
 	suite_add_tcase(s, tc);
 	return s;
 }
