@@ -458,6 +458,7 @@ void	 mailboxes_state(struct node *, int state);
 void	 mailboxes_reaped(struct actord *, pid_t, int wstatus, struct node *);
 int	 mailboxes_assign(struct node *);
 void	 mailboxes_release(struct node *);
+void	 mailboxes_gone(struct node *, uint32_t why);
 int	 mailboxes_reload_check(struct actord *, const struct actord_spec *,
 	    char *err, size_t errlen);
 

@@ -340,6 +340,30 @@ drop_cb(void *arg, enum shm_lane lane, const struct shm_msg *m,
 }
 
 /*
+ * n is gone for good (a worker, or every worker under a supervisor that
+ * gave up; why: ACTOR_GONE_*): libactor fails what waits for it and
+ * tells the watchers of its name (actor_gone).  Its next start, if an
+ * operator or a reload makes one, clears that.
+ */
+void
+mailboxes_gone(struct node *n, uint32_t why)
+{
+	size_t i;
+
+	if (n->ad->arena == NULL)
+		return;
+	if (n->kind != NODE_WORKER) {
+		for (i = 0; i < n->nkids; i++)
+			mailboxes_gone(n->kids[i], why);
+		return;
+	}
+	if (n->mbox < 0)
+		return;
+	(void)actor_gone(n->ad->arena, (uint32_t)n->mbox, why, &n->ad->owed);
+	owed_later(n->ad);
+}
+
+/*
  * A node is freed (removed, stopped: no process of it runs): its mailbox
  * goes back to the pool, unnamed, down, emptied, its incarnation bumped so
  * references to it reach nobody.  Not while actord stops.
@@ -353,6 +377,7 @@ mailboxes_release(struct node *n)
 	if (ad->arena == NULL || n->mbox < 0 || ad->spares == NULL ||
 	    ad->nspares >= ad->spec_spares || ad->shutting_down || ad->done)
 		goto out;
+	mailboxes_gone(n, ACTOR_GONE_REMOVED);
 	(void)shm_actor_set_path(ad->arena, idx, "");
 	(void)shm_actor_bump_incarnation(ad->arena, idx);
 	shm_actor_set_state(ad->arena, idx, SHM_ACTOR_DOWN);

@@ -32,6 +32,7 @@
 
 #include "supervisor/actord.h"
 #include "supervisor/log.h"
+#include "worker/actor.h"
 
 /*
  * Instances of a group starting at once: enough to keep forks, execs and
@@ -411,6 +412,7 @@ stop_done(struct node *s)
 		snprintf(s->last_exit, sizeof(s->last_exit), "gave up: %s",
 		    s->cause);
 		kids_cancel(s, "its supervisor gave up");
+		mailboxes_gone(s, ACTOR_GONE_GAVE_UP);
 		if (report)	/* its parent still waits for the start */
 			node_started(s, false, s->last_exit);
 		else
@@ -795,6 +797,7 @@ child_exited(struct node *s, struct node *c, bool clean, const char *cause)
 	want = restart_wanted(c->cs->restart, c->kind == NODE_WORKER ? clean :
 	    false);
 	if (!want) {
+		mailboxes_gone(c, ACTOR_GONE_EXITED);
 		if (c->cs->restart == RESTART_TEMPORARY) {
 			log_info("%s: temporary, %s, removed", c->path, cause);
 			api_cancel(c, "removed");

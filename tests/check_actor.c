@@ -38,8 +38,14 @@ enum {
 	T_COMMIT,		/* commit the string */
 	T_COMMIT_KILL,		/* commit the string, SIGKILL mid-commit */
 	T_SLOW,			/* wait for the gate, then count a note */
-	T_COMMIT_DIE		/* ask: commit, then SIGKILL before answering */
+	T_COMMIT_DIE,		/* ask: commit, then SIGKILL before answering */
+	T_QUIT,			/* actor_exit(0): on purpose, not a crash */
+	T_DEFER,		/* ask: keep it for the next T_ANSWER */
+	T_ANSWER		/* answer the kept ask with 77 */
 };
+
+/* The ask a T_DEFER kept (one per kv process). */
+static struct actor_caller kept;
 
 static void
 die(void)
@@ -103,6 +109,16 @@ kv_handle(struct actor *a, const struct actor_msg *m, void *arg)
 		if (actor_commit(a, "done", 5) < 0)
 			_exit(96);
 		die();
+		break;
+	case T_QUIT:
+		actor_exit(a, 0);
+	case T_DEFER:
+		if (actor_defer(a, &kept) < 0)
+			_exit(95);
+		break;
+	case T_ANSWER:
+		v = 77;
+		(void)actor_answer(a, &kept, T_ANSWER, &v, sizeof(v));
 		break;
 	case T_NOTE:
 		atomic_fetch_add(&sh->notes, 1);
@@ -391,6 +407,229 @@ START_TEST(ask_committed_then_died_fails_at_once)
 }
 END_TEST
 
+/* --- a deliberate exit is not a crash; watching a name ----------------------- */
+
+/* The next system message: its tag and payload, or tag 0. */
+static uint32_t
+next_system(struct actor *a, struct actor_terminated *t)
+{
+	struct actor_msg m;
+
+	memset(t, 0, sizeof(*t));
+	if (actor_recv(a, &m, (int64_t)WAIT * 1000000) < 0)
+		return 0;
+	if ((m.flags & ACTOR_MSG_SYSTEM) && m.len == sizeof(*t))
+		memcpy(t, m.data, sizeof(*t));
+	return m.tag;
+}
+
+static int
+fn_quit(void *arg)
+{
+	struct actor *a = attach_or_die();
+	struct actor_terminated t;
+	struct actor_ref kv;
+
+	(void)arg;
+	actor_set_wait(a, ACTOR_WAIT_SLEEP, 0);
+	(void)actor_ready(a);
+	CLIENT_CHECK(actor_lookup(a, "/kv", &kv) == 0);
+	CLIENT_CHECK(actor_watch_name(a, "/kv") == 0);
+	CLIENT_CHECK(actor_watch(a, kv) == 0);
+	kv.incarnation = ACTOR_ANY;
+	CLIENT_CHECK(actor_tell(a, kv, T_QUIT, NULL, 0) == 0);
+	/* The incarnation's death first, then the name's end. */
+	atomic_store(&sh->rc[0], (int)next_system(a, &t));
+	atomic_store(&sh->val[0], t.exit_status);
+	atomic_store(&sh->rc[1], (int)next_system(a, &t));
+	atomic_store(&sh->val[1], t.gone);
+	return client_finish(a);
+}
+
+/*
+ * actor_exit(0) in a handler: a clean exit, the message in hand finished
+ * (not given again), so a transient child is not restarted: gone for
+ * good, and a watch of its name says so.
+ */
+START_TEST(deliberate_exit_is_not_a_crash)
+{
+	struct actord_spec *spec = spec_kv(3, ON_DOWN_KEEP, fn_quit);
+	struct actor_stats st;
+	struct actord *ad;
+
+	spec->root.children[0].restart = RESTART_TRANSIENT;
+	ad = run_scenario(spec);
+	ck_assert_uint_eq((uint32_t)sh->rc[0], ACTOR_SYS_TERMINATED);
+	ck_assert_int_eq(sh->val[0], 0);
+	ck_assert_uint_eq((uint32_t)sh->rc[1], ACTOR_SYS_GONE);
+	ck_assert_int_eq(sh->val[1], ACTOR_GONE_EXITED);
+	ck_assert_int_eq(actor_stats(ad->arena, 0, &st), 0);
+	ck_assert_uint_eq(st.deaths, 1);
+	ck_assert_uint_eq(st.redelivered, 0);
+	ck_assert_uint_eq(st.poison, 0);
+	ck_assert(ts_state(ad, "/kv") == NS_STOPPED);
+	actord_free(ad);
+}
+END_TEST
+
+static int
+fn_quit_permanent(void *arg)
+{
+	struct actor *a = attach_or_die();
+	struct actor_ref kv;
+	struct actor_msg r;
+	int n = 3;
+
+	(void)arg;
+	(void)actor_ready(a);
+	CLIENT_CHECK(actor_lookup(a, "/kv", &kv) == 0);
+	CLIENT_CHECK(actor_tell_path(a, "/kv", T_QUIT, NULL, 0) == 0);
+	CLIENT_CHECK(actor_tell_path(a, "/kv", T_NOTE, NULL, 0) == 0);
+	CLIENT_CHECK(wait_new_incarnation(actor_arena(a), kv.index,
+	    kv.incarnation, WAIT) == 0);
+	atomic_store(&sh->rc[0], actor_ask_path(a, "/kv", T_GET, &n,
+	    sizeof(n), LONG_NS, &r));
+	return client_finish(a);
+}
+
+/* Permanent: restarted, and the message it left on is not given again. */
+START_TEST(deliberate_exit_finishes_the_message)
+{
+	struct actord *ad = run_scenario(spec_kv(3, ON_DOWN_KEEP,
+	    fn_quit_permanent));
+	struct actor_stats st;
+
+	ck_assert_int_eq(sh->rc[0], 0);
+	ck_assert_int_eq(sh->notes, 1);
+	ck_assert_int_eq(actor_stats(ad->arena, 0, &st), 0);
+	ck_assert_uint_eq(st.redelivered, 0);
+	actord_free(ad);
+}
+END_TEST
+
+static int
+fn_gave_up(void *arg)
+{
+	struct actor *a = attach_or_die();
+	struct actor_terminated t;
+	struct actor_ref kv;
+	uint32_t tag;
+	int i, n = 3;
+	struct actor_msg r;
+
+	(void)arg;
+	actor_set_wait(a, ACTOR_WAIT_SLEEP, 0);
+	(void)actor_ready(a);
+	CLIENT_CHECK(actor_lookup(a, "/sub/kv", &kv) == 0);
+	CLIENT_CHECK(actor_watch_name(a, "/sub/kv") == 0);
+	/* Crashes until /sub gives up (intensity 1): no Gone before. */
+	for (i = 0; i < 2; i++) {
+		CLIENT_CHECK(wait_state(actor_arena(a), kv.index,
+		    SHM_ACTOR_UP, WAIT) == 0);
+		CLIENT_CHECK(actor_tell_path(a, "/sub/kv", T_CRASH, NULL,
+		    0) == 0);
+		CLIENT_CHECK(wait_new_incarnation(actor_arena(a), kv.index,
+		    kv.incarnation, WAIT) == 0 || i == 1);
+		kv.incarnation = shm_actor_incarnation(actor_arena(a),
+		    kv.index);
+	}
+	tag = next_system(a, &t);
+	atomic_store(&sh->rc[0], (int)tag);
+	atomic_store(&sh->val[0], t.gone);
+	/* The root restarts /sub: the name is back, and asks reach it. */
+	for (i = 0; i < WAIT / 10; i++) {
+		atomic_store(&sh->rc[1], actor_ask_path(a, "/sub/kv", T_GET,
+		    &n, sizeof(n), LONG_NS, &r));
+		if (atomic_load(&sh->rc[1]) == 0)
+			break;
+		sleep_us(10000);
+	}
+	return client_finish(a);
+}
+
+/* A watch of a name passes restarts by, and ends when its supervisor gives up. */
+START_TEST(watch_name_gone_when_supervisor_gives_up)
+{
+	struct actord_spec *spec = ts_spec();
+	struct sup_spec *sub;
+	struct child_spec *c;
+	struct actord *ad;
+
+	spec->root.intensity = 100;
+	spec->root.period = 60;
+	sub = ts_add_sup(&spec->root, "sub", STRATEGY_ONE_FOR_ONE);
+	sub->intensity = 1;
+	sub->period = 60;
+	c = add_actor(sub, "kv", fn_kv);
+	c->mailbox.max_attempts = 1;
+	add_actor(&spec->root, "client", fn_gave_up);
+	ad = run_scenario(spec);
+	ck_assert_uint_eq((uint32_t)sh->rc[0], ACTOR_SYS_GONE);
+	ck_assert_int_eq(sh->val[0], ACTOR_GONE_GAVE_UP);
+	ck_assert_int_eq(sh->rc[1], 0);
+	actord_free(ad);
+}
+END_TEST
+
+/* --- deferred answers across processes; asks that ride out a restart ------- */
+
+static int
+fn_defer(void *arg)
+{
+	struct actor *a = attach_or_die();
+	struct actor_ref kv;
+	struct actor_msg r;
+	uint64_t c1, c2, got;
+	int64_t v = 0;
+	int rc;
+
+	(void)arg;
+	actor_set_wait(a, ACTOR_WAIT_SLEEP, 0);
+	(void)actor_ready(a);
+	CLIENT_CHECK(actor_lookup(a, "/kv", &kv) == 0);
+	kv.incarnation = ACTOR_ANY;
+	/* Kept, then answered from a later handler call. */
+	CLIENT_CHECK(actor_ask_send(a, kv, T_DEFER, NULL, 0, LONG_NS,
+	    &c1) == 0);
+	CLIENT_CHECK(actor_tell(a, kv, T_ANSWER, NULL, 0) == 0);
+	rc = actor_ask_next(a, &r, LONG_NS, &got);
+	if (rc == 0 && r.len == sizeof(v))
+		memcpy(&v, r.data, sizeof(v));
+	atomic_store(&sh->rc[0], rc);
+	atomic_store(&sh->val[0], v);
+	/* Kept, then the actor dies: the ask fails at once. */
+	CLIENT_CHECK(actor_ask_send(a, kv, T_DEFER, NULL, 0, LONG_NS,
+	    &c2) == 0);
+	CLIENT_CHECK(actor_tell(a, kv, T_CRASH, NULL, 0) == 0);
+	atomic_store(&sh->rc[1], actor_ask_next(a, &r, LONG_NS, &got));
+	CLIENT_CHECK(got == c2);
+	/* Down, in its backoff: a plain ask fails, a waiting one is answered. */
+	CLIENT_CHECK(wait_state(actor_arena(a), kv.index, SHM_ACTOR_DOWN,
+	    WAIT) == 0);
+	atomic_store(&sh->rc[2], actor_ask(a, kv, T_GET, &rc, sizeof(rc),
+	    LONG_NS, &r));
+	atomic_store(&sh->rc[3], actor_ask_with(a, kv, T_GET, &rc,
+	    sizeof(rc), LONG_NS, ACTOR_ASK_WAIT_UP, &r));
+	return client_finish(a);
+}
+
+START_TEST(deferred_answers_and_waiting_asks)
+{
+	struct actord_spec *spec = spec_kv(1, ON_DOWN_KEEP, fn_defer);
+	struct actord *ad;
+
+	spec->root.backoff_min = spec->root.backoff_max = 1000;
+	ad = run_scenario(spec);
+	ck_assert_int_eq(sh->rc[0], 0);
+	ck_assert_int_eq(sh->val[0], 77);
+	ck_assert_int_eq(sh->rc[1], ACTOR_EDIED);
+	ck_assert_int_eq(sh->rc[2], ACTOR_EDOWN);
+	ck_assert_int_eq(sh->rc[3], 0);
+	ck_assert_int_eq(count_dl(ad->arena, 0, SHM_DL_ASK_FAILED), 0);
+	actord_free(ad);
+}
+END_TEST
+
 /* --- an ask during backoff fails at once; a tell waits for the restart ------ */
 
 static int
@@ -441,7 +680,8 @@ START_TEST(ask_during_backoff_fails_at_once)
 	ck_assert_int_eq(sh->rc[2], 0);
 	ck_assert_int_eq(sh->rc[3], 0);
 	ck_assert_int_eq(sh->notes, 1);
-	ck_assert_int_eq(count_dl(ad->arena, 0, SHM_DL_ASK_FAILED), 1);
+	/* Failed at once, counted, no dead letter: the asker has the error. */
+	ck_assert_int_eq(count_dl(ad->arena, 0, SHM_DL_ASK_FAILED), 0);
 	actord_free(ad);
 }
 END_TEST
@@ -1128,6 +1368,10 @@ actor_suite(void)
 	ADD(tc, four_asks_second_crashes_fail);
 	ADD(tc, four_asks_second_crashes_redelivered);
 	ADD(tc, ask_committed_then_died_fails_at_once);
+	ADD(tc, deliberate_exit_is_not_a_crash);
+	ADD(tc, deliberate_exit_finishes_the_message);
+	ADD(tc, watch_name_gone_when_supervisor_gives_up);
+	ADD(tc, deferred_answers_and_waiting_asks);
 	ADD(tc, ask_during_backoff_fails_at_once);
 	ADD(tc, stale_reference_after_restart);
 	ADD(tc, poison_max_attempts_1);

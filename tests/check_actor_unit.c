@@ -979,6 +979,159 @@ START_TEST(ghost_slots_are_reclaimed)
 }
 END_TEST
 
+/* An ask kept with actor_defer is answered later, from another call. */
+START_TEST(deferred_answer_later)
+{
+	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
+	struct actor *c = open_(ar, 0), *s = open_(ar, 1);
+	struct actor_ref to = { 1, ACTOR_ANY };
+	struct actor_caller k;
+	struct actor_msg m, r;
+	uint64_t corr, got;
+
+	ck_assert_int_eq(actor_ask_send(c, to, 5, "q", 1, 10000000000LL,
+	    &corr), 0);
+	ck_assert_int_eq(actor_tell(c, to, 6, "t", 1), 0);
+	ck_assert_int_eq(actor_recv(s, &m, 0), 0);
+	ck_assert_int_eq(actor_defer(s, &k), 0);
+	ck_assert_uint_eq(k.tag, 5);
+	ck_assert_int_eq(actor_recv(s, &m, 0), 0);	/* the tell */
+	ck_assert_int_eq(actor_defer(s, &k), ACTOR_ENOTASK);
+	ck_assert_int_eq(actor_ask_next(c, &r, 0, &got), ACTOR_EAGAIN);
+	ck_assert_int_eq(actor_answer(s, &k, 7, "later", 5), 0);
+	ck_assert_int_eq(actor_answer(s, &k, 7, "twice", 5), ACTOR_EINVAL);
+	ck_assert_int_eq(actor_ask_next(c, &r, 0, &got), 0);
+	ck_assert_uint_eq(got, corr);
+	ck_assert_uint_eq(r.tag, 7);
+	ck_assert(r.len == 5 && memcmp(r.data, "later", 5) == 0);
+	actor_close(s);
+	actor_close(c);
+	shm_detach(ar);
+}
+END_TEST
+
+/*
+ * The actor dies holding two deferred asks, the second still in hand:
+ * the first fails at once (ACTOR_EDIED), the second is given again and
+ * answered by the next incarnation.
+ */
+START_TEST(deferred_fail_at_death)
+{
+	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
+	struct actor *c = open_(ar, 1), *w = open_(ar, 0);
+	struct actor_ref to = { 0, ACTOR_ANY };
+	struct actor_caller k1, k2;
+	struct actor_msg m, r;
+	uint64_t c1, c2, got;
+
+	ck_assert_int_eq(actor_ask_send(c, to, 1, "a", 1, 10000000000LL, &c1),
+	    0);
+	ck_assert_int_eq(actor_ask_send(c, to, 2, "b", 1, 10000000000LL, &c2),
+	    0);
+	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
+	ck_assert_int_eq(actor_defer(w, &k1), 0);
+	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
+	ck_assert_int_eq(actor_defer(w, &k2), 0);
+	w = died_holding(ar, w);
+	ck_assert_int_eq(actor_ask_next(c, &r, 0, &got), ACTOR_EDIED);
+	ck_assert_uint_eq(got, c1);
+	ck_assert_str_eq(actor_error_text(&r), "the actor died holding its "
+	    "deferred answer");
+	ck_assert_int_eq(actor_ask_next(c, &r, 0, &got), ACTOR_EAGAIN);
+	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
+	ck_assert_uint_eq(m.tag, 2);
+	ck_assert(m.flags & ACTOR_MSG_REDELIVERED);
+	ck_assert_int_eq(actor_reply(w, 2, "B", 1), 0);
+	ck_assert_int_eq(actor_ask_next(c, &r, 0, &got), 0);
+	ck_assert_uint_eq(got, c2);
+	actor_close(w);
+	actor_close(c);
+	shm_detach(ar);
+}
+END_TEST
+
+/* The deferred set is full; entries whose asks timed out are taken back. */
+START_TEST(deferred_set_reclaims_asks_that_are_over)
+{
+	struct shm_arena *ar = arena_reply(2, SHM_OVERFLOW_BLOCK, 256, 64);
+	struct actor *c = open_(ar, 0), *s = open_(ar, 1);
+	struct actor_ref to = { 1, ACTOR_ANY };
+	struct actor_caller k;
+	struct actor_msg m;
+	uint64_t corr;
+	uint32_t i;
+
+	for (i = 0; i < 64; i++)
+		ck_assert_int_eq(actor_ask_send(c, to, 1, &i, sizeof(i), 1000,
+		    &corr), 0);
+	for (i = 0; i < 64; i++) {
+		ck_assert_int_eq(actor_recv(s, &m, 0), 0);
+		ck_assert_int_eq(actor_defer(s, &k), 0);
+	}
+	ck_assert_int_eq(actor_ask_send(c, to, 1, &i, sizeof(i),
+	    10000000000LL, &corr), ACTOR_EFULL);
+	for (i = 0; i < 64; i++)
+		ck_assert_int_eq(actor_ask_next(c, &m, ACTOR_FOREVER, &corr),
+		    ACTOR_ETIMEDOUT);
+	ck_assert_int_eq(actor_ask_send(c, to, 1, &i, sizeof(i),
+	    10000000000LL, &corr), 0);
+	ck_assert_int_eq(actor_recv(s, &m, 0), 0);
+	ck_assert_int_eq(actor_defer(s, &k), 0);
+	ck_assert_int_eq(actor_answer(s, &k, 1, "ok", 2), 0);
+	ck_assert_int_eq(actor_ask_next(c, &m, 0, &corr), 0);
+	actor_close(s);
+	actor_close(c);
+	shm_detach(ar);
+}
+END_TEST
+
+/*
+ * Asks to a down actor fail at once, counted, and make no dead letter
+ * (a retry loop must not flood the ring); with ACTOR_ASK_WAIT_UP one is
+ * queued for the next incarnation, unless the actor is gone for good.
+ */
+START_TEST(asks_while_down)
+{
+	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
+	struct actor *c = open_(ar, 1), *w = open_(ar, 0);
+	struct actor_ref to = { 0, ACTOR_ANY };
+	struct actor_dl_counters dl;
+	struct actor_stats st;
+	struct actor_msg m, r;
+	uint64_t corr, got;
+	int i;
+
+	actor_close(w);
+	ck_assert_int_eq(actor_reaped(ar, 0, 0, 9, NULL), 0);
+	for (i = 0; i < 1000; i++)
+		ck_assert_int_eq(actor_ask(c, to, 1, "x", 1, 10000000000LL,
+		    &r), ACTOR_EDOWN);
+	actor_dl_counters(ar, &dl);
+	ck_assert_uint_eq(dl.total, 0);
+	ck_assert_int_eq(actor_stats(ar, 0, &st), 0);
+	ck_assert_uint_eq(st.asks_failed, 1000);
+	ck_assert_int_eq(actor_ask_send_with(c, to, 2, "y", 1, 10000000000LL,
+	    ACTOR_ASK_WAIT_UP, &corr), 0);
+	/* The restart. */
+	ck_assert_uint_gt(actor_prepare_start(ar, 0), 0);
+	shm_actor_set_state(ar, 0, SHM_ACTOR_UP);
+	w = open_(ar, 0);
+	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
+	ck_assert_uint_eq(m.tag, 2);
+	ck_assert_int_eq(actor_reply(w, 2, "Y", 1), 0);
+	ck_assert_int_eq(actor_ask_next(c, &r, 0, &got), 0);
+	ck_assert_uint_eq(got, corr);
+	/* Gone for good: even a waiting ask fails at once. */
+	actor_close(w);
+	ck_assert_int_eq(actor_reaped(ar, 0, 0, 0, NULL), 0);
+	ck_assert_int_eq(actor_gone(ar, 0, ACTOR_GONE_EXITED, NULL), 0);
+	ck_assert_int_eq(actor_ask_with(c, to, 3, "z", 1, 10000000000LL,
+	    ACTOR_ASK_WAIT_UP, &r), ACTOR_EDOWN);
+	actor_close(c);
+	shm_detach(ar);
+}
+END_TEST
+
 static Suite *
 unit_suite(void)
 {
@@ -1006,6 +1159,10 @@ unit_suite(void)
 	tcase_add_test(tc, asks_in_flight_bounded_by_reply_lane);
 	tcase_add_test(tc, late_answers_never_crowd_out_live_ones);
 	tcase_add_test(tc, ghost_slots_are_reclaimed);
+	tcase_add_test(tc, deferred_answer_later);
+	tcase_add_test(tc, deferred_fail_at_death);
+	tcase_add_test(tc, deferred_set_reclaims_asks_that_are_over);
+	tcase_add_test(tc, asks_while_down);
 	tcase_add_test(tc, watches_of_dead_watchers_are_reclaimed);
 	tcase_add_test(tc, watcher_set_sized_by_config);
 	tcase_add_test(tc, error_answer_owed_when_reply_lane_full);

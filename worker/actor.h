@@ -8,8 +8,10 @@
  * Who owns what (one file per responsibility):
  *   attach.c     attach from the environment or an arena, ready, close
  *   region.c     the per-actor libactor region: policies, counters, layout
- *   recv.c       receive (in-hand slot, redelivery), the run loop, stop
+ *   recv.c       receive (in-hand slot, redelivery), the run loop, stop,
+ *                a deliberate exit
  *   send.c       lookup, tell, reply, the incarnation check of a receiver
+ *   defer.c      deferred answers: keep an ask, answer it later
  *   ask.c        ask: correlation ids, the pending table, late answers
  *   replyslots.c the reply slots: one answer cell held per ask in flight
  *   watch.c      death watch: watch, unwatch, Terminated
@@ -100,6 +102,18 @@ struct actor_ref {
 /* System messages (tags on the system lane). */
 #define ACTOR_SYS_TERMINATED	0xfffffff0u	/* payload: actor_terminated */
 #define ACTOR_SYS_STOP		0xfffffff1u	/* stop gracefully */
+#define ACTOR_SYS_GONE		0xfffffff2u	/* payload: actor_terminated */
+
+/* Why an actor is gone for good (actor_terminated.gone). */
+#define ACTOR_GONE_REMOVED	1	/* removed from the tree */
+#define ACTOR_GONE_GAVE_UP	2	/* a supervisor above it gave up */
+#define ACTOR_GONE_EXITED	3	/* exited, and its restart type says
+					   it is not restarted */
+
+/* Ask options (actor_ask_with, actor_ask_send_with). */
+#define ACTOR_ASK_WAIT_UP	0x0001u	/* a down actor: wait for its restart
+					   within the timeout, instead of
+					   ACTOR_EDOWN at once */
 
 /* A received message: data is good until the next receive. */
 struct actor_msg {
@@ -113,13 +127,22 @@ struct actor_msg {
 	uint64_t	 enq_ns;	/* CLOCK_MONOTONIC when it was sent */
 };
 
-/* The payload of ACTOR_SYS_TERMINATED. */
+/* The payload of ACTOR_SYS_TERMINATED and ACTOR_SYS_GONE. */
 struct actor_terminated {
-	struct actor_ref who;		/* the incarnation that died */
+	struct actor_ref who;		/* the incarnation that died (GONE:
+					   the last one, or 0) */
 	int32_t		 wstatus;	/* from waitpid, -1 if unknown */
 	int32_t		 exit_status;	/* -1 if killed by a signal */
 	int32_t		 signal;	/* 0 if it exited */
-	uint32_t	 pad;
+	uint32_t	 gone;		/* GONE: ACTOR_GONE_*; else 0 */
+};
+
+/* A deferred answer: the ask it answers (actor_defer). */
+struct actor_caller {
+	struct actor_ref asker;
+	uint64_t	 corr;
+	uint32_t	 entry;		/* its place in the deferred set */
+	uint32_t	 tag;		/* the ask's tag */
 };
 
 /*
@@ -203,6 +226,7 @@ void	 actor_done(struct actor *);
 int	 actor_run(struct actor *, actor_handler, actor_stop_fn, void *arg);
 void	 actor_stop(struct actor *);
 bool	 actor_stopping(const struct actor *);
+void	 actor_exit(struct actor *, int status) __attribute__((noreturn));
 
 /* send.c */
 int	 actor_lookup(struct actor *, const char *path, struct actor_ref *);
@@ -216,6 +240,13 @@ int	 actor_reply(struct actor *, uint32_t tag, const void *data,
 	    size_t len);
 int	 actor_reply_error(struct actor *, int code, const char *text);
 
+/* defer.c */
+int	 actor_defer(struct actor *, struct actor_caller *);
+int	 actor_answer(struct actor *, const struct actor_caller *,
+	    uint32_t tag, const void *data, size_t len);
+int	 actor_answer_error(struct actor *, const struct actor_caller *,
+	    int code, const char *text);
+
 /* ask.c */
 int	 actor_ask(struct actor *, struct actor_ref, uint32_t tag,
 	    const void *data, size_t len, int64_t timeout_ns,
@@ -225,12 +256,19 @@ int	 actor_ask_path(struct actor *, const char *path, uint32_t tag,
 	    struct actor_msg *reply);
 int	 actor_ask_send(struct actor *, struct actor_ref, uint32_t tag,
 	    const void *data, size_t len, int64_t timeout_ns, uint64_t *corr);
+int	 actor_ask_with(struct actor *, struct actor_ref, uint32_t tag,
+	    const void *data, size_t len, int64_t timeout_ns, unsigned flags,
+	    struct actor_msg *reply);
+int	 actor_ask_send_with(struct actor *, struct actor_ref, uint32_t tag,
+	    const void *data, size_t len, int64_t timeout_ns, unsigned flags,
+	    uint64_t *corr);
 int	 actor_ask_next(struct actor *, struct actor_msg *reply,
 	    int64_t timeout_ns, uint64_t *corr);
 unsigned actor_asks_pending(const struct actor *);
 
 /* watch.c */
 int	 actor_watch(struct actor *, struct actor_ref);
+int	 actor_watch_name(struct actor *, const char *path);
 int	 actor_unwatch(struct actor *, struct actor_ref);
 
 /* snapshot.c */
@@ -297,6 +335,8 @@ struct actor_owed;
 int	 actor_reaped(struct shm_arena *, uint32_t idx, pid_t, int wstatus,
 	    struct actor_owed **owed);
 int	 actor_deliver_owed(struct shm_arena *, struct actor_owed **owed);
+int	 actor_gone(struct shm_arena *, uint32_t idx, uint32_t why,
+	    struct actor_owed **owed);
 void	 actor_owed_free(struct actor_owed **owed);
 
 /* errors.c */

@@ -10,6 +10,7 @@
  *                      the two snapshot headers
  *   watchers           watch_cap entries (watch.c)
  *   reply slots        ask_cap entries (replyslots.c)
+ *   deferred answers   ask_cap entries (defer.c)
  *   slot 0, slot 1     snapshot data, snap_cap bytes each (64-aligned)
  *
  * The in-hand slot (shm_inhand(arena, i)), one cell long:
@@ -85,6 +86,7 @@ struct ar_hdr {
 	uint32_t	 ask_cap;	/* reply slots, a power of two */
 	_Atomic uint32_t launched;	/* incarnation last given a process */
 	_Atomic uint32_t last_dead;	/* incarnation that died last */
+	_Atomic uint32_t gone;		/* ACTOR_GONE_*: not coming back */
 	_Atomic int32_t	 last_wstatus;
 	/* Written by the consumer on every message. */
 	_Alignas(64) _Atomic uint32_t inhand;	/* IH_* */
@@ -106,6 +108,12 @@ struct ar_hdr {
 	_Alignas(64) _Atomic uint64_t shard_msgs;
 	struct ar_snap	 snap[2];
 	/* Then: the watcher set (watch_cap entries), the snapshot slots. */
+};
+
+/* A deferred answer (defer.c): the ask's corr (0: free) and its asker. */
+struct ar_defer {
+	_Atomic uint64_t corr;
+	_Atomic uint64_t who;		/* index << 32 | incarnation */
 };
 
 /* A reply slot as its asker sees it (replyslots.c). */
@@ -167,6 +175,7 @@ struct actor {
 	void		(*commit_hook)(void *);
 	void		*commit_arg;
 	struct shard_cache shard;
+	uint32_t	 defer_next;	/* where actor_defer looks first */
 };
 
 /*
@@ -203,6 +212,7 @@ struct ar_hdr	*ar_hdr(struct shm_arena *, uint32_t idx);
 unsigned char	*ar_snapdata(struct ar_hdr *, int slot);
 _Atomic uint64_t *ar_watchers(struct ar_hdr *);	/* watch_cap entries */
 _Atomic uint64_t *ar_asks(struct ar_hdr *);	/* ask_cap reply slots */
+struct ar_defer	*ar_defers(struct ar_hdr *);	/* ask_cap entries */
 bool	 ar_stale(struct shm_arena *, uint32_t idx, uint64_t corr);
 
 /* ask.c */
@@ -219,15 +229,24 @@ bool	 slot_claim(struct shm_arena *, const struct shm_msg *ask,
 	    uint32_t who, uint32_t inc);
 void	 slot_unclaim(struct shm_arena *, const struct shm_msg *ask);
 
+/* defer.c */
+int	 defer_reaped(struct shm_producer *, struct shm_arena *, uint32_t,
+	    struct ar_hdr *, const struct shm_msg *handled,
+	    struct actor_owed **);
+
 /* send.c */
+void	 inhand_answered(struct actor *);
+int	 send_answer(struct actor *, const struct shm_msg *ask, uint32_t tag,
+	    const void *data, size_t len);
 int	 send_error_reply(struct shm_producer *, struct shm_arena *,
 	    const struct shm_msg *ask, int code, const char *text,
 	    struct actor_owed **);
 int	 send_raw(struct actor *, struct actor_ref, enum shm_lane,
 	    struct shm_msg *, const void *data, int64_t timeout_ns);
+/* send_stamped's flags: ACTOR_ASK_* of an ask (0 for a tell). */
 int	 send_stamped(struct actor *, struct actor_ref, enum shm_lane,
 	    struct shm_msg *, const void *, int64_t timeout_ns,
-	    uint64_t *started);
+	    unsigned flags, uint64_t *started);
 
 /* snapshot.c */
 int	 snap_latest(struct ar_hdr *, uint64_t *handled);

@@ -29,7 +29,8 @@ static struct pending *find(struct actor *, uint64_t);
 static int	 make_room(struct actor *);
 static void	 insert(struct actor *, uint64_t, int64_t);
 static int	 ask_post(struct actor *, struct actor_ref, uint32_t,
-		    const void *, size_t, int64_t, uint64_t *, int64_t *);
+		    const void *, size_t, int64_t, unsigned, uint64_t *,
+		    int64_t *);
 static void	 remove_at(struct actor *, struct pending *);
 static int	 grow(struct actor *);
 static int	 take_reply(struct actor *, struct shm_msg *);
@@ -194,13 +195,22 @@ to_user(const struct shm_msg *m, const void *data, struct actor_msg *out)
 	out->enq_ns = m->enq_ns;
 }
 
+int
+actor_ask_send(struct actor *a, struct actor_ref ref, uint32_t tag,
+    const void *data, size_t len, int64_t timeout_ns, uint64_t *corr)
+{
+	return actor_ask_send_with(a, ref, tag, data, len, timeout_ns, 0,
+	    corr);
+}
+
 /*
  * An ask whose answer actor_ask_next() returns.  Room in the table comes
  * first: once the ask is sent, its answer must find it.
  */
 int
-actor_ask_send(struct actor *a, struct actor_ref ref, uint32_t tag,
-    const void *data, size_t len, int64_t timeout_ns, uint64_t *corr)
+actor_ask_send_with(struct actor *a, struct actor_ref ref, uint32_t tag,
+    const void *data, size_t len, int64_t timeout_ns, unsigned flags,
+    uint64_t *corr)
 {
 	uint64_t c;
 	int64_t deadline;
@@ -210,7 +220,7 @@ actor_ask_send(struct actor *a, struct actor_ref ref, uint32_t tag,
 		return ACTOR_ENOMAILBOX;
 	if ((rc = make_room(a)) < 0)
 		return rc;
-	if ((rc = ask_post(a, ref, tag, data, len, timeout_ns, &c,
+	if ((rc = ask_post(a, ref, tag, data, len, timeout_ns, flags, &c,
 	    &deadline)) < 0)
 		return rc;
 	insert(a, c, deadline);
@@ -227,8 +237,8 @@ actor_ask_send(struct actor *a, struct actor_ref ref, uint32_t tag,
  */
 static int
 ask_post(struct actor *a, struct actor_ref ref, uint32_t tag,
-    const void *data, size_t len, int64_t timeout_ns, uint64_t *corr,
-    int64_t *deadline)
+    const void *data, size_t len, int64_t timeout_ns, unsigned flags,
+    uint64_t *corr, int64_t *deadline)
 {
 	struct shm_msg m;
 	uint64_t started, id;
@@ -249,7 +259,7 @@ ask_post(struct actor *a, struct actor_ref ref, uint32_t tag,
 	m.corr = id | (uint64_t)(ref.incarnation & CORR_INC_MASK) <<
 	    CORR_INC_SHIFT;
 	if ((rc = send_stamped(a, ref, SHM_LANE_MAIN, &m, data, timeout_ns,
-	    &started)) < 0) {
+	    flags, &started)) < 0) {
 		slot_unsend(a, m.corr);
 		return rc;
 	}
@@ -410,12 +420,25 @@ actor_ask(struct actor *a, struct actor_ref ref, uint32_t tag,
     const void *data, size_t len, int64_t timeout_ns,
     struct actor_msg *reply)
 {
+	return actor_ask_with(a, ref, tag, data, len, timeout_ns, 0, reply);
+}
+
+/*
+ * actor_ask with options: ACTOR_ASK_WAIT_UP queues an ask to an actor
+ * that is down (restarting) for its next incarnation instead of failing
+ * it at once; its own timeout still bounds it.
+ */
+int
+actor_ask_with(struct actor *a, struct actor_ref ref, uint32_t tag,
+    const void *data, size_t len, int64_t timeout_ns, unsigned flags,
+    struct actor_msg *reply)
+{
 	struct shm_msg m;
 	uint64_t corr;
 	int64_t deadline, now;
 	int rc;
 
-	if ((rc = ask_post(a, ref, tag, data, len, timeout_ns, &corr,
+	if ((rc = ask_post(a, ref, tag, data, len, timeout_ns, flags, &corr,
 	    &deadline)) < 0)
 		return rc;
 	for (;;) {

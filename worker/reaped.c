@@ -13,9 +13,12 @@
  *     will answer it); under max_attempts it is kept for the next
  *     incarnation, first; at the limit it is a dead letter "poison" and an
  *     ask gets an error answer at once;
- *  4. on_down = fail: every queued ask gets an error answer, every queued
+ *  4. every deferred answer it still held (defer.c) fails at once with
+ *     ACTOR_EDIED, but for the message in hand when step 3 gives it
+ *     again or answered it as poison;
+ *  5. on_down = fail: every queued ask gets an error answer, every queued
  *     tell becomes a dead letter "actor down"; on_down = keep: nothing;
- *  5. one Terminated to every watcher of the dead incarnation.
+ *  6. one Terminated to every watcher of the dead incarnation.
  *
  * An error answer or a Terminated that finds its recipient's lane full
  * is kept in the caller's owed list (owed.c), not dead-lettered.
@@ -28,8 +31,8 @@
 
 #include "worker/actor_impl.h"
 
-static void	 inhand(struct shm_producer *, struct shm_arena *, uint32_t,
-		    struct ar_hdr *, struct actor_owed **);
+static bool	 inhand(struct shm_producer *, struct shm_arena *, uint32_t,
+		    struct ar_hdr *, struct actor_owed **, struct shm_msg *);
 static int	 fail_cb(void *, enum shm_lane, const struct shm_msg *,
 		    const void *);
 static bool	 still_queued(struct shm_arena *, uint32_t, uint32_t,
@@ -58,9 +61,14 @@ still_queued(struct shm_arena *a, uint32_t idx, uint32_t lane,
 	    q.len >= m->len;
 }
 
-static void
+/*
+ * The message in hand when the actor died (step 3).  true if it will be
+ * given again or was answered as poison, with its header in *taken: its
+ * deferred answer, if any, is not the deferred set's to fail.
+ */
+static bool
 inhand(struct shm_producer *p, struct shm_arena *a, uint32_t idx,
-    struct ar_hdr *h, struct actor_owed **owed)
+    struct ar_hdr *h, struct actor_owed **owed, struct shm_msg *taken)
 {
 	unsigned char *slot;
 	struct shm_msg m;
@@ -69,12 +77,20 @@ inhand(struct shm_producer *p, struct shm_arena *a, uint32_t idx,
 	size_t len = 0;
 	char text[60];
 
+	if (atomic_load(&h->inhand) == IH_PENDING) {
+		/* Died again before taking it: still to be given again. */
+		slot = shm_inhand(a, idx, &len);
+		if (slot == NULL || len < INHAND_PAYLOAD)
+			return false;
+		memcpy(taken, slot, sizeof(*taken));
+		return true;
+	}
 	if (atomic_load(&h->inhand) != IH_HELD)
-		return;			/* empty, or still pending: unchanged */
+		return false;		/* empty */
 	slot = shm_inhand(a, idx, &len);
 	if (slot == NULL || len < INHAND_PAYLOAD) {
 		atomic_store(&h->inhand, IH_EMPTY);
-		return;
+		return false;
 	}
 	memcpy(&m, slot, sizeof(m));
 	memcpy(&lane, slot + sizeof(m), sizeof(lane));
@@ -82,15 +98,16 @@ inhand(struct shm_producer *p, struct shm_arena *a, uint32_t idx,
 		m.len = 0;
 		shm_dl_put(a, idx, SHM_LANE_MAIN, SHM_DL_GARBLED, &m, NULL);
 		atomic_store(&h->inhand, IH_EMPTY);
-		return;
+		return false;
 	}
+	*taken = m;
 	if (still_queued(a, idx, lane, &m)) {
 		/*
 		 * Killed between marking it held and freeing its cell: the
 		 * handler never ran, and the cell delivers it again.
 		 */
 		atomic_store(&h->inhand, IH_EMPTY);
-		return;
+		return true;
 	}
 	if (snap_latest(h, &handled) >= 0 && handled != 0 &&
 	    handled == atomic_load(&h->inhand_id)) {
@@ -105,11 +122,11 @@ inhand(struct shm_producer *p, struct shm_arena *a, uint32_t idx,
 			    "the actor died after committing, before it "
 			    "answered", owed);
 		atomic_store(&h->inhand, IH_EMPTY);
-		return;
+		return false;
 	}
 	if (m.attempts < h->max_attempts) {
 		atomic_store(&h->inhand, IH_PENDING);
-		return;
+		return true;
 	}
 	shm_dl_put(a, idx, (enum shm_lane)lane, SHM_DL_POISON, &m,
 	    slot + INHAND_PAYLOAD);
@@ -120,6 +137,7 @@ inhand(struct shm_producer *p, struct shm_arena *a, uint32_t idx,
 		(void)send_error_reply(p, a, &m, ACTOR_EPOISON, text, owed);
 	}
 	atomic_store(&h->inhand, IH_EMPTY);
+	return true;
 }
 
 static int
@@ -146,7 +164,9 @@ actor_reaped(struct shm_arena *a, uint32_t idx, pid_t pid, int wstatus,
     struct actor_owed **owed)
 {
 	struct shm_producer *p = NULL;
+	struct shm_msg taken;
 	struct fail_arg fa;
+	bool again;
 	struct ar_hdr *h;
 	uint32_t dead;
 	unsigned released = 0;
@@ -171,7 +191,8 @@ actor_reaped(struct shm_arena *a, uint32_t idx, pid_t pid, int wstatus,
 	/* Without a slot, answers cannot go out; dead letters still do. */
 	if (shm_producer_open(a, &p) < 0)
 		p = NULL;
-	inhand(p, a, idx, h, owed);
+	again = inhand(p, a, idx, h, owed, &taken);
+	(void)defer_reaped(p, a, idx, h, again ? &taken : NULL, owed);
 	if (h->on_down == ACTOR_ON_DOWN_FAIL) {
 		fa.p = p;
 		fa.a = a;

@@ -15,6 +15,9 @@
  * stays marked CONSUMING until the copy is held, so a worker killed in
  * between loses nothing either (shm_consumer_recover publishes it again).
  *
+ * A deliberate exit (actor_exit) finishes the message in hand first, so
+ * that it is not taken for a crash: the message is not given again.
+ *
  * Owns: the in-hand slot while the worker lives, the run loop, SIGTERM in
  * the run loop.  Must never block without a deadline, nor call a handler
  * with a message that is not marked held.
@@ -22,6 +25,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "worker/actor_impl.h"
@@ -265,7 +269,7 @@ stale_system(struct actor *a)
 		return false;
 	if (a->cur.tag == ACTOR_SYS_STOP)
 		return a->cur.corr != a->incarnation;
-	if (a->cur.tag == ACTOR_SYS_TERMINATED)
+	if (a->cur.tag == ACTOR_SYS_TERMINATED || a->cur.tag == ACTOR_SYS_GONE)
 		return a->cur.corr != TERM_FOR(a->incarnation);
 	return false;
 }
@@ -360,4 +364,19 @@ bool
 actor_stopping(const struct actor *a)
 {
 	return a->stop || term_seen;
+}
+
+/*
+ * Leave on purpose, from a handler or anywhere: the message in hand is
+ * finished with (a crash would give it again, up to max_attempts), what
+ * we owe goes out, the handle is closed, and the process exits with
+ * status, which its restart type judges (0: a clean exit).  Deferred
+ * answers still held fail at once when actord reaps us.
+ */
+void
+actor_exit(struct actor *a, int status)
+{
+	if (a != NULL)
+		actor_close(a);		/* finishes the message in hand */
+	exit(status);
 }

@@ -19,6 +19,7 @@
 static size_t	 hdr_size(void);
 static size_t	 watchers_size(uint32_t);
 static size_t	 asks_size(uint32_t);
+static size_t	 defers_size(uint32_t);
 static uint32_t	 pow2_floor(uint32_t);
 static int	 fixed_part(struct shm_arena *, uint32_t, struct ar_hdr *,
 		    size_t, const struct actor_policy *);
@@ -41,6 +42,12 @@ asks_size(uint32_t n)
 	return AR_ALIGN((size_t)n * sizeof(uint64_t));
 }
 
+static size_t
+defers_size(uint32_t n)
+{
+	return AR_ALIGN((size_t)n * sizeof(struct ar_defer));
+}
+
 static uint32_t
 pow2_floor(uint32_t v)
 {
@@ -54,7 +61,8 @@ pow2_floor(uint32_t v)
 /*
  * The bytes of state region actord must give a mailbox with `state` bytes
  * of committed state, `watchers` watch entries (0: ACTOR_WATCHERS) and
- * `asks` reply slots (0: ACTOR_ASKS), the asks it may have in flight.
+ * `asks` reply slots (0: ACTOR_ASKS), the asks it may have in flight,
+ * and as many deferred answers it may hold.
  */
 size_t
 actor_region_size(uint32_t state_bytes, uint32_t watchers, uint32_t asks)
@@ -64,7 +72,7 @@ actor_region_size(uint32_t state_bytes, uint32_t watchers, uint32_t asks)
 	if (asks == 0)
 		asks = ACTOR_ASKS;
 	return hdr_size() + watchers_size(watchers) + asks_size(asks) +
-	    2 * AR_ALIGN((size_t)state_bytes);
+	    defers_size(asks) + 2 * AR_ALIGN((size_t)state_bytes);
 }
 
 /* The checked header of actor idx, or NULL (unconfigured or too small). */
@@ -86,7 +94,7 @@ ar_hdr(struct shm_arena *a, uint32_t idx)
 	    (h->ask_cap & (h->ask_cap - 1)) != 0 ||
 	    h->ask_cap > SHM_CAPACITY_MAX ||
 	    hdr_size() + watchers_size(h->watch_cap) + asks_size(h->ask_cap) +
-	    2 * (size_t)h->snap_cap > len)
+	    defers_size(h->ask_cap) + 2 * (size_t)h->snap_cap > len)
 		return NULL;
 	return h;
 }
@@ -96,6 +104,13 @@ ar_asks(struct ar_hdr *h)
 {
 	return (_Atomic uint64_t *)(void *)((unsigned char *)h + hdr_size() +
 	    watchers_size(h->watch_cap));
+}
+
+struct ar_defer *
+ar_defers(struct ar_hdr *h)
+{
+	return (struct ar_defer *)(void *)((unsigned char *)h + hdr_size() +
+	    watchers_size(h->watch_cap) + asks_size(h->ask_cap));
 }
 
 _Atomic uint64_t *
@@ -108,7 +123,8 @@ unsigned char *
 ar_snapdata(struct ar_hdr *h, int slot)
 {
 	return (unsigned char *)h + hdr_size() + watchers_size(h->watch_cap) +
-	    asks_size(h->ask_cap) + (size_t)slot * h->snap_cap;
+	    asks_size(h->ask_cap) + defers_size(h->ask_cap) +
+	    (size_t)slot * h->snap_cap;
 }
 
 /* A main-lane message addressed to an incarnation that is not the live one. */
@@ -147,7 +163,8 @@ fixed_part(struct shm_arena *a, uint32_t idx, struct ar_hdr *h, size_t len,
 	if (asks > lay.reply_capacity)
 		asks = lay.reply_capacity;
 	asks = pow2_floor(asks);
-	fixed = hdr_size() + watchers_size(watchers) + asks_size(asks);
+	fixed = hdr_size() + watchers_size(watchers) + asks_size(asks) +
+	    defers_size(asks);
 	if (len < fixed)
 		return -1;
 	h->max_attempts = p != NULL && p->max_attempts > 0 ?
@@ -170,6 +187,7 @@ actor_configure(struct shm_arena *a, uint32_t idx,
     const struct actor_policy *p)
 {
 	struct ar_hdr *h, want;
+	struct ar_defer *d;
 	_Atomic uint64_t *set;
 	size_t len = 0;
 	uint32_t i;
@@ -190,6 +208,12 @@ actor_configure(struct shm_arena *a, uint32_t idx,
 	    watchers_size(want.watch_cap));
 	for (i = 0; i < want.ask_cap; i++)
 		atomic_store_explicit(&set[i], 0, memory_order_relaxed);
+	d = (struct ar_defer *)(void *)((unsigned char *)h + hdr_size() +
+	    watchers_size(want.watch_cap) + asks_size(want.ask_cap));
+	for (i = 0; i < want.ask_cap; i++) {
+		atomic_store_explicit(&d[i].corr, 0, memory_order_relaxed);
+		atomic_store_explicit(&d[i].who, 0, memory_order_relaxed);
+	}
 	return actor_restore(a, idx, p);
 }
 
@@ -230,8 +254,10 @@ actor_prepare_start(struct shm_arena *a, uint32_t idx)
 	inc = shm_actor_incarnation(a, idx);
 	if (h == NULL || inc == 0 || atomic_load(&h->launched) == inc)
 		inc = shm_actor_bump_incarnation(a, idx);
-	if (h != NULL)
+	if (h != NULL) {
 		atomic_store(&h->launched, inc);
+		atomic_store(&h->gone, 0);	/* back: it was not for good */
+	}
 	shm_actor_set_state(a, idx, SHM_ACTOR_STARTING);
 	return inc;
 }

@@ -15,10 +15,9 @@
 #include "worker/actor_impl.h"
 
 static int	 check_target(struct actor *, struct actor_ref, bool,
-		    const struct shm_msg *, const void *);
+		    unsigned, const struct shm_msg *, const void *);
 static int	 reply_to(struct shm_producer *, struct shm_arena *,
 		    const struct shm_msg *, struct shm_msg *, const void *);
-static void	 mark_answered(struct actor *);
 
 int
 actor_lookup(struct actor *a, const char *path, struct actor_ref *ref)
@@ -37,10 +36,15 @@ actor_lookup(struct actor *a, const char *path, struct actor_ref *ref)
 /*
  * Before a send: the target exists, the reference is not stale, and a
  * down target takes the message by its policy.  0, or a negative code
- * after the message was dead-lettered.
+ * after the message was dead-lettered.  An ask to a down actor fails at
+ * once (ACTOR_EDOWN), counted but no dead letter: its asker has the
+ * error in hand, and a caller retrying through a restart would otherwise
+ * flood the dead-letter ring and push the real ones out.  With
+ * ACTOR_ASK_WAIT_UP it is queued for the next incarnation instead,
+ * unless the actor is gone for good.
  */
 static int
-check_target(struct actor *a, struct actor_ref ref, bool ask,
+check_target(struct actor *a, struct actor_ref ref, bool ask, unsigned flags,
     const struct shm_msg *m, const void *data)
 {
 	struct ar_hdr *h;
@@ -64,8 +68,9 @@ check_target(struct actor *a, struct actor_ref ref, bool ask,
 		return 0;
 	h = ar_hdr(a->arena, ref.index);
 	if (ask) {
-		shm_dl_put(a->arena, ref.index, SHM_LANE_MAIN,
-		    SHM_DL_ASK_FAILED, m, data);
+		if ((flags & ACTOR_ASK_WAIT_UP) && h != NULL &&
+		    atomic_load(&h->gone) == 0)
+			return 0;
 		if (h != NULL)
 			atomic_fetch_add(&h->asks_failed, 1);
 		return ACTOR_EDOWN;
@@ -84,22 +89,25 @@ send_raw(struct actor *a, struct actor_ref ref, enum shm_lane lane,
 {
 	int rc;
 
-	if ((rc = check_target(a, ref, (m->flags & SHM_MSG_ASK) != 0, m,
+	if ((rc = check_target(a, ref, (m->flags & SHM_MSG_ASK) != 0, 0, m,
 	    data)) < 0)
 		return rc;
 	return shm_send(a->prod, ref.index, lane, m, data, timeout_ns);
 }
 
-/* send_raw, and *started is when the send began (shm_send_stamped). */
+/*
+ * send_raw, with an ask's ACTOR_ASK_* flags, and *started is when the
+ * send began (shm_send_stamped).
+ */
 int
 send_stamped(struct actor *a, struct actor_ref ref, enum shm_lane lane,
     struct shm_msg *m, const void *data, int64_t timeout_ns,
-    uint64_t *started)
+    unsigned flags, uint64_t *started)
 {
 	int rc;
 
-	if ((rc = check_target(a, ref, (m->flags & SHM_MSG_ASK) != 0, m,
-	    data)) < 0)
+	if ((rc = check_target(a, ref, (m->flags & SHM_MSG_ASK) != 0, flags,
+	    m, data)) < 0)
 		return rc;
 	return shm_send_stamped(a->prod, ref.index, lane, m, data, timeout_ns,
 	    started);
@@ -217,25 +225,35 @@ send_error_reply(struct shm_producer *p, struct shm_arena *arena,
 	return rc;
 }
 
+/* An answer to ask, from this actor. */
 int
-actor_reply(struct actor *a, uint32_t tag, const void *data, size_t len)
+send_answer(struct actor *a, const struct shm_msg *ask, uint32_t tag,
+    const void *data, size_t len)
 {
 	struct shm_msg m;
 
+	if (len > UINT32_MAX || (data == NULL && len > 0))
+		return ACTOR_EINVAL;
+	memset(&m, 0, sizeof(m));
+	m.tag = tag;
+	m.len = (uint32_t)len;
+	m.sender.index = (uint32_t)a->idx;	/* it has a mailbox */
+	m.sender.incarnation = a->incarnation;
+	m.flags = SHM_MSG_REPLY;
+	return reply_to(a->prod, a->arena, ask, &m, data);
+}
+
+int
+actor_reply(struct actor *a, uint32_t tag, const void *data, size_t len)
+{
 	if (!a->holding)
 		return ACTOR_EINVAL;
 	if ((a->cur.flags & SHM_MSG_ASK) == 0)
 		return ACTOR_ENOTASK;
 	if (len > UINT32_MAX || (data == NULL && len > 0))
 		return ACTOR_EINVAL;
-	memset(&m, 0, sizeof(m));
-	m.tag = tag;
-	m.len = (uint32_t)len;
-	m.sender.index = (uint32_t)a->idx;	/* holding: it has a mailbox */
-	m.sender.incarnation = a->incarnation;
-	m.flags = SHM_MSG_REPLY;
-	mark_answered(a);
-	return reply_to(a->prod, a->arena, &a->cur, &m, data);
+	inhand_answered(a);
+	return send_answer(a, &a->cur, tag, data, len);
 }
 
 /*
@@ -243,8 +261,8 @@ actor_reply(struct actor *a, uint32_t tag, const void *data, size_t len)
  * not fail it if we die before we are done with it (reaped.c).  Only the
  * consumer writes it, and actord reads it once the consumer is dead.
  */
-static void
-mark_answered(struct actor *a)
+void
+inhand_answered(struct actor *a)
 {
 	atomic_store_explicit(&a->hdr->answered, atomic_load_explicit(
 	    &a->hdr->inhand_id, memory_order_relaxed), memory_order_relaxed);
@@ -264,6 +282,6 @@ actor_reply_error(struct actor *a, int code, const char *text)
 	if (code < 0 && code < ACTOR_ELAST)
 		return ACTOR_EINVAL;
 	if (a->cur.flags & SHM_MSG_ASK)
-		mark_answered(a);
+		inhand_answered(a);
 	return send_error_reply(a->prod, a->arena, &a->cur, code, text, NULL);
 }

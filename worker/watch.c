@@ -12,6 +12,13 @@
  * (owed.c): actord's list for those it sends, the watcher's own for the
  * one actor_watch sends itself.
  *
+ * A watch on a name (actor_watch_name) is an entry for no incarnation
+ * (0): deaths and restarts pass it by, and it is taken once, with one
+ * Gone, when the actor is gone for good (actor_gone: removed, its
+ * supervisor gave up, or it exited and is not restarted).  actord marks
+ * the actor gone before it scans the entries, so a watch made meanwhile
+ * sees the mark and answers itself, as for a watch of the dead.
+ *
  * Owns: the watcher sets.  Must never send a Terminated for an entry it
  * did not take.
  */
@@ -26,7 +33,20 @@
 static bool	 watcher_alive(struct shm_arena *, uint32_t, uint32_t);
 static uint32_t	 claim_entry(struct shm_arena *, struct ar_hdr *, uint64_t);
 static int	 send_terminated(struct shm_producer *, uint32_t, uint32_t,
-		    const struct actor_terminated *, struct actor_owed **);
+		    uint32_t, const struct actor_terminated *,
+		    struct actor_owed **);
+static int	 fail_gone_cb(void *, enum shm_lane, const struct shm_msg *,
+		    const void *);
+static void	 gone_fill(struct actor_terminated *, struct ar_hdr *,
+		    uint32_t, uint32_t);
+
+struct gone_arg {
+	struct shm_producer *p;
+	struct shm_arena *a;
+	uint32_t	 idx;
+	struct ar_hdr	*h;
+	struct actor_owed **owed;
+};
 
 void
 terminated_fill(struct actor_terminated *t, uint32_t idx, uint32_t inc,
@@ -44,19 +64,20 @@ terminated_fill(struct actor_terminated *t, uint32_t idx, uint32_t inc,
 }
 
 /*
- * A Terminated to incarnation winc (low 23 bits) of watcher `to`, now or
- * owed (owed.c).  The watcher's incarnation travels in corr: one still
- * queued when its watcher died is not for the next incarnation, whose
- * receive drops it (recv.c), as the watches died with the watcher.
+ * A Terminated (or a Gone: tag) to incarnation winc (low 23 bits) of
+ * watcher `to`, now or owed (owed.c).  The watcher's incarnation travels
+ * in corr: one still queued when its watcher died is not for the next
+ * incarnation, whose receive drops it (recv.c), as the watches died with
+ * the watcher.
  */
 static int
 send_terminated(struct shm_producer *p, uint32_t to, uint32_t winc,
-    const struct actor_terminated *t, struct actor_owed **owed)
+    uint32_t tag, const struct actor_terminated *t, struct actor_owed **owed)
 {
 	struct shm_msg m;
 
 	memset(&m, 0, sizeof(m));
-	m.tag = ACTOR_SYS_TERMINATED;
+	m.tag = tag;
 	m.len = sizeof(*t);
 	m.corr = TERM_FOR(winc);
 	return owed_send(p, to, winc, 0x7fffff, SHM_LANE_SYSTEM, &m, t, owed);
@@ -91,14 +112,17 @@ watch_notify(struct shm_producer *p, struct shm_arena *a, uint32_t who,
 	set = ar_watchers(h);
 	for (i = 0; i < h->watch_cap; i++) {
 		w = atomic_load(&set[i]);
-		if (w == 0 || W_TINC(w) != (dead_inc & 0xffffff))
+		/* A name watch (no incarnation) waits for actor_gone. */
+		if (w == 0 || W_TINC(w) == 0 ||
+		    W_TINC(w) != (dead_inc & 0xffffff))
 			continue;
 		if (!atomic_compare_exchange_strong(&set[i], &w, 0))
 			continue;	/* unwatched meanwhile */
 		to = W_IDX(w);
 		if (!watcher_alive(a, to, W_WINC(w)))
 			continue;	/* the watcher died too */
-		if (send_terminated(p, to, W_WINC(w), &t, owed) == 0)
+		if (send_terminated(p, to, W_WINC(w), ACTOR_SYS_TERMINATED,
+		    &t, owed) == 0)
 			sent++;
 	}
 	return sent;
@@ -161,7 +185,124 @@ actor_watch(struct actor *a, struct actor_ref ref)
 	terminated_fill(&t, ref.index, tinc, wst);
 	/* Owed to ourselves if our system lane is full: actor_recv sends it. */
 	return send_terminated(a->prod, (uint32_t)a->idx,
-	    a->incarnation & 0x7fffff, &t, &a->owed);
+	    a->incarnation & 0x7fffff, ACTOR_SYS_TERMINATED, &t, &a->owed);
+}
+
+/* A Gone's payload: the last incarnation that ran, and why. */
+static void
+gone_fill(struct actor_terminated *t, struct ar_hdr *h, uint32_t idx,
+    uint32_t why)
+{
+	terminated_fill(t, idx, atomic_load(&h->last_dead),
+	    atomic_load(&h->last_wstatus));
+	t->gone = why;
+}
+
+/*
+ * Watch the actor at path by name: one Gone (ACTOR_SYS_GONE) when it is
+ * gone for good, whatever its restarts before.  At once if it already is.
+ */
+int
+actor_watch_name(struct actor *a, const char *path)
+{
+	struct actor_terminated t;
+	struct ar_hdr *h;
+	uint64_t w, mine;
+	uint32_t i, why;
+	int idx;
+
+	if (a->idx < 0)
+		return ACTOR_ENOMAILBOX;
+	if (path == NULL)
+		return ACTOR_EINVAL;
+	if ((idx = shm_lookup(a->arena, path)) < 0)
+		return idx == SHM_ENOENT ? ACTOR_ENOENT : idx;
+	if ((h = ar_hdr(a->arena, (uint32_t)idx)) == NULL)
+		return ACTOR_ENOENT;
+	mine = W_MAKE((uint32_t)a->idx, a->incarnation, 0);
+	if ((i = claim_entry(a->arena, h, mine)) == NO_ENTRY)
+		return ACTOR_EFULL;
+	/* actord marks it gone before it scans the watchers. */
+	if ((why = atomic_load(&h->gone)) == 0)
+		return 0;
+	w = mine;
+	if (!atomic_compare_exchange_strong(&ar_watchers(h)[i], &w, 0))
+		return 0;	/* actord took it: its Gone is on the way */
+	gone_fill(&t, h, (uint32_t)idx, why);
+	return send_terminated(a->prod, (uint32_t)a->idx,
+	    a->incarnation & 0x7fffff, ACTOR_SYS_GONE, &t, &a->owed);
+}
+
+/* A queued ask of a gone actor fails at once; a tell is a dead letter. */
+static int
+fail_gone_cb(void *arg, enum shm_lane lane, const struct shm_msg *m,
+    const void *payload)
+{
+	struct gone_arg *ga = arg;
+
+	if (m->flags & SHM_MSG_ASK) {
+		atomic_fetch_add(&ga->h->asks_failed, 1);
+		if (ga->p != NULL)
+			(void)send_error_reply(ga->p, ga->a, m, ACTOR_EDOWN,
+			    "the actor is gone for good", ga->owed);
+	} else
+		shm_dl_put(ga->a, ga->idx, lane, SHM_DL_ACTOR_DOWN, m,
+		    payload);
+	return 0;
+}
+
+/*
+ * actord: actor idx is gone for good (why: ACTOR_GONE_*).  It is marked
+ * gone until its next start (asks that would wait for a restart fail at
+ * once), what is queued for it is emptied (asks fail, tells are dead
+ * letters) while no process of it runs, and every watch of its name gets
+ * one Gone.  Once per going: 0 if it already was gone.  Returns how many
+ * Gone went out or are owed.
+ */
+int
+actor_gone(struct shm_arena *a, uint32_t idx, uint32_t why,
+    struct actor_owed **owed)
+{
+	struct shm_producer *p = NULL;
+	struct ar_hdr *h = ar_hdr(a, idx);
+	struct actor_terminated t;
+	struct gone_arg ga;
+	_Atomic uint64_t *set;
+	uint32_t none = 0, i, to;
+	uint64_t w;
+	int sent = 0;
+
+	if (h == NULL || why == 0)
+		return h == NULL ? ACTOR_EBADINDEX : ACTOR_EINVAL;
+	if (!atomic_compare_exchange_strong(&h->gone, &none, why))
+		return 0;
+	if (shm_producer_open(a, &p) < 0)
+		p = NULL;
+	if (shm_actor_state(a, idx) == SHM_ACTOR_DOWN) {
+		ga.p = p;
+		ga.a = a;
+		ga.idx = idx;
+		ga.h = h;
+		ga.owed = owed;
+		(void)shm_drain(a, idx, SHM_LANE_BIT(SHM_LANE_MAIN), 0,
+		    fail_gone_cb, &ga);
+	}
+	gone_fill(&t, h, idx, why);
+	set = ar_watchers(h);
+	for (i = 0; i < h->watch_cap; i++) {
+		w = atomic_load(&set[i]);
+		if (w == 0 || W_TINC(w) != 0)
+			continue;
+		if (!atomic_compare_exchange_strong(&set[i], &w, 0))
+			continue;	/* unwatched meanwhile */
+		to = W_IDX(w);
+		if (watcher_alive(a, to, W_WINC(w)) && send_terminated(p, to,
+		    W_WINC(w), ACTOR_SYS_GONE, &t, owed) == 0)
+			sent++;
+	}
+	if (p != NULL)
+		shm_producer_close(p);
+	return sent;
 }
 
 int
