@@ -1132,6 +1132,53 @@ START_TEST(asks_while_down)
 }
 END_TEST
 
+/*
+ * With actor_recv_answers, actor_recv hands over the answers to asks sent
+ * with actor_ask_send as messages, and an ask past its deadline as an
+ * ACTOR_ETIMEDOUT error message: one loop for both.
+ */
+START_TEST(recv_hands_answers_over)
+{
+	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
+	struct actor *c = open_(ar, 0), *s = open_(ar, 1);
+	struct actor_ref to = { 1, ACTOR_ANY }, back = { 0, ACTOR_ANY };
+	struct actor_msg m;
+	uint64_t c1, c2, c3;
+
+	actor_recv_answers(c, true);
+	ck_assert_int_eq(actor_ask_send(c, to, 5, "q", 1, 10000000000LL, &c1),
+	    0);
+	ck_assert_int_eq(actor_ask_send(c, to, 6, "r", 1, 10000000000LL, &c2),
+	    0);
+	ck_assert_int_eq(actor_recv(s, &m, 0), 0);
+	ck_assert_int_eq(actor_reply(s, 5, "A", 1), 0);
+	ck_assert_int_eq(actor_recv(s, &m, 0), 0);
+	ck_assert_int_eq(actor_reply_error(s, 42, "no"), 0);
+	ck_assert_int_eq(actor_tell(s, back, 9, NULL, 0), 0);
+	ck_assert_int_eq(actor_recv(c, &m, 0), 0);
+	ck_assert(m.flags & ACTOR_MSG_REPLY);
+	ck_assert_uint_eq(m.corr, c1);
+	ck_assert_uint_eq(m.tag, 5);
+	ck_assert_int_eq(actor_reply_status(&m), 0);
+	ck_assert_int_eq(actor_recv(c, &m, 0), 0);
+	ck_assert_uint_eq(m.corr, c2);
+	ck_assert_int_eq(actor_reply_status(&m), ACTOR_EREPLY);
+	ck_assert_int_eq(actor_error_code(&m), 42);
+	ck_assert_int_eq(actor_recv(c, &m, 0), 0);
+	ck_assert_uint_eq(m.tag, 9);
+	ck_assert((m.flags & ACTOR_MSG_REPLY) == 0);
+	/* Past its deadline, with nothing else coming: a timeout message. */
+	ck_assert_int_eq(actor_ask_send(c, to, 7, "t", 1, 1000000, &c3), 0);
+	ck_assert_int_eq(actor_recv(c, &m, 10000000000LL), 0);
+	ck_assert_uint_eq(m.corr, c3);
+	ck_assert_int_eq(actor_reply_status(&m), ACTOR_ETIMEDOUT);
+	ck_assert_int_eq(actor_recv(c, &m, 1000000), ACTOR_ETIMEDOUT);
+	actor_close(s);
+	actor_close(c);
+	shm_detach(ar);
+}
+END_TEST
+
 static Suite *
 unit_suite(void)
 {
@@ -1163,6 +1210,7 @@ unit_suite(void)
 	tcase_add_test(tc, deferred_fail_at_death);
 	tcase_add_test(tc, deferred_set_reclaims_asks_that_are_over);
 	tcase_add_test(tc, asks_while_down);
+	tcase_add_test(tc, recv_hands_answers_over);
 	tcase_add_test(tc, watches_of_dead_watchers_are_reclaimed);
 	tcase_add_test(tc, watcher_set_sized_by_config);
 	tcase_add_test(tc, error_answer_owed_when_reply_lane_full);

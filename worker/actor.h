@@ -265,6 +265,8 @@ int	 actor_ask_send_with(struct actor *, struct actor_ref, uint32_t tag,
 int	 actor_ask_next(struct actor *, struct actor_msg *reply,
 	    int64_t timeout_ns, uint64_t *corr);
 unsigned actor_asks_pending(const struct actor *);
+void	 actor_recv_answers(struct actor *, bool);
+int	 actor_reply_status(const struct actor_msg *reply);
 
 /* watch.c */
 int	 actor_watch(struct actor *, struct actor_ref);

@@ -156,6 +156,7 @@ struct actor {
 	uint64_t	 recv_ns;	/* when the sampled message came, or 0 */
 	struct shm_msg	 cur;		/* its header (copy) */
 	volatile sig_atomic_t stop;
+	bool		 answers;	/* actor_recv returns answers too */
 	/* asks */
 	uint64_t	 corr_next;
 	struct pending	*pend;
@@ -217,6 +218,7 @@ bool	 ar_stale(struct shm_arena *, uint32_t idx, uint64_t corr);
 
 /* ask.c */
 void	 ask_drain(struct actor *);
+int	 ask_poll(struct actor *, struct actor_msg *);
 
 /* replyslots.c */
 int	 slots_init(struct actor *);

@@ -20,6 +20,7 @@
  * by corr) and the queue of answers taken early.  Must never block past
  * the earliest deadline of the caller.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -482,6 +483,63 @@ unsigned
 actor_asks_pending(const struct actor *a)
 {
 	return a->npend;
+}
+
+/*
+ * For actor_recv (actor_recv_answers): the next ask sent with
+ * actor_ask_send that completed, now, as a message: 1 with *out (flags
+ * ACTOR_MSG_REPLY, and ACTOR_MSG_ERROR with an error answer: its code and
+ * text, ACTOR_ETIMEDOUT for an ask past its deadline), 0 if none.
+ */
+int
+ask_poll(struct actor *a, struct actor_msg *out)
+{
+	struct actor_error_reply er;
+	uint64_t corr = 0;
+	size_t len;
+	int rc;
+
+	if (a->npend == 0)
+		return 0;
+	memset(out, 0, sizeof(*out));
+	rc = actor_ask_next(a, out, 0, &corr);
+	if (rc == ACTOR_EAGAIN || rc == ACTOR_EEMPTY || corr == 0)
+		return 0;
+	out->corr = corr;
+	out->flags |= ACTOR_MSG_REPLY;
+	if (rc == ACTOR_ETIMEDOUT) {
+		/* No answer came: one of our own says so. */
+		memset(&er, 0, sizeof(er));
+		er.code = ACTOR_ETIMEDOUT;
+		len = sizeof(er.code) + (size_t)snprintf(er.text,
+		    sizeof(er.text), "no answer in time") + 1;
+		free(a->last_reply);
+		if ((a->last_reply = malloc(len)) == NULL)
+			return 0;
+		memcpy(a->last_reply, &er, len);
+		out->data = a->last_reply;
+		out->len = (uint32_t)len;
+		out->flags |= ACTOR_MSG_ERROR;
+	}
+	return 1;
+}
+
+/* What an answer means to its ask: 0, an ACTOR_E* code or ACTOR_EREPLY. */
+int
+actor_reply_status(const struct actor_msg *m)
+{
+	int32_t code;
+
+	if (m == NULL || (m->flags & ACTOR_MSG_ERROR) == 0)
+		return 0;
+	code = actor_error_code(m);
+	return code < 0 && code >= ACTOR_ELAST ? code : ACTOR_EREPLY;
+}
+
+void
+actor_recv_answers(struct actor *a, bool on)
+{
+	a->answers = on;
 }
 
 /*

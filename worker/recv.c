@@ -177,7 +177,8 @@ int
 actor_recv(struct actor *a, struct actor_msg *out, int64_t timeout_ns)
 {
 	struct take_arg ta;
-	int64_t deadline, now;
+	int64_t deadline, until, now;
+	unsigned lanes;
 	int rc;
 
 	if (a->idx < 0)
@@ -193,6 +194,9 @@ again:
 	for (;;) {
 		if (take_pending(a))
 			break;
+		/* Answers to our asks, as messages (actor_recv_answers). */
+		if (a->answers && ask_poll(a, out))
+			return 0;
 		ta.a = a;
 		ta.took = 0;
 		rc = shm_take_one(a->arena, (uint32_t)a->idx, SHM_LANES_INBOX,
@@ -204,16 +208,25 @@ again:
 				continue;
 			break;
 		}
-		now = deadline == INT64_MAX ? 0 :
-		    (int64_t)shm_clock_ns(a->arena);
+		until = deadline;
+		lanes = SHM_LANES_INBOX;
+		if (a->answers && a->npend > 0) {
+			/* Wake for an answer, or for an ask's deadline. */
+			lanes |= SHM_LANE_BIT(SHM_LANE_REPLY);
+			if (a->min_deadline < until)
+				until = a->min_deadline;
+		}
+		now = until == INT64_MAX ? 0 : (int64_t)shm_clock_ns(a->arena);
 		if (now >= deadline)
 			return ACTOR_ETIMEDOUT;
-		rc = shm_wait(a->arena, (uint32_t)a->idx, SHM_LANES_INBOX,
+		if (now >= until)
+			continue;	/* an ask's deadline: ask_poll says so */
+		rc = shm_wait(a->arena, (uint32_t)a->idx, lanes,
 		    (enum shm_wait_mode)a->wait, a->spin_ns,
-		    deadline == INT64_MAX ? SHM_NO_TIMEOUT : deadline - now);
-		if (rc == SHM_ETIMEDOUT)
+		    until == INT64_MAX ? SHM_NO_TIMEOUT : until - now);
+		if (rc == SHM_ETIMEDOUT && until == deadline)
 			return ACTOR_ETIMEDOUT;
-		if (rc < 0)
+		if (rc < 0 && rc != SHM_ETIMEDOUT)
 			return rc;
 	}
 	a->holding = true;
