@@ -190,6 +190,7 @@ header_sum(const struct shm_hdr *h, const struct shm_desc *d)
 	struct shm_hdr	 c = *h;
 
 	c.checksum = 0;
+	c.paths_gen = 0;
 	return shm_fnv(shm_fnv(0xcbf29ce484222325ULL, &c, sizeof(c)), d,
 	    (size_t)c.nmailboxes * sizeof(*d));
 }
@@ -847,7 +848,17 @@ shm_actor_set_path(struct shm_arena *a, uint32_t idx, const char *path)
 		return SHM_EINVAL;
 	memset(a->mb[idx].actor->path, 0, SHM_PATH_MAX);
 	memcpy(a->mb[idx].actor->path, path, len);
+	__atomic_fetch_add(&((struct shm_hdr *)(void *)a->lbase)->paths_gen, 1,
+	    __ATOMIC_RELEASE);
 	return 0;
+}
+
+uint64_t
+shm_paths_gen(const struct shm_arena *a)
+{
+	return __atomic_load_n(
+	    &((const struct shm_hdr *)(const void *)a->lbase)->paths_gen,
+	    __ATOMIC_ACQUIRE);
 }
 
 int

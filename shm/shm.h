@@ -303,6 +303,13 @@ int	 shm_actor_set_path(struct shm_arena *, uint32_t idx, const char *path);
 int	 shm_actor_path(const struct shm_arena *, uint32_t idx, char *buf,
 	    size_t buflen);
 int	 shm_lookup(const struct shm_arena *, const char *path); /* idx or <0 */
+/*
+ * A number that changes after every change of a path in the actor table
+ * (shm_actor_set_path): whoever caches lookups compares it to know when
+ * to look again.  A lookup made while it was g and that finds it still g
+ * afterwards saw no change in between.
+ */
+uint64_t shm_paths_gen(const struct shm_arena *);
 uint32_t shm_actor_incarnation(const struct shm_arena *, uint32_t idx);
 uint32_t shm_actor_bump_incarnation(struct shm_arena *, uint32_t idx);
 pid_t	 shm_actor_pid(const struct shm_arena *, uint32_t idx);

@@ -97,7 +97,13 @@ struct shm_hdr {
 	uint32_t	 tsc_ok;	/* 0: use clock_gettime */
 	uint32_t	 pad1;
 	uint64_t	 layout_size;	/* bytes of the layout memfd */
-	uint8_t		 pad2[48];
+	/*
+	 * Bumped (atomically, by the creator) after every change of a path
+	 * in the actor table; not in the checksum.  Readers of the table
+	 * that cache what they found (libactor's shard groups) compare it.
+	 */
+	uint64_t	 paths_gen;
+	uint8_t		 pad2[40];
 };
 
 /* One mailbox descriptor, in the layout: immutable after create. */

@@ -33,6 +33,7 @@
 
 static struct ts_daemon	 d;
 static struct ctltest_server srv;	/* only .sock is used */
+static int		 grp_instances = 2;	/* of /grp, in write_conf */
 
 static void	 write_conf(const char *top, const char *extra);
 static void	 start_daemon(const char *top, const char *extra);
@@ -56,9 +57,9 @@ write_conf(const char *top, const char *extra)
 	    "max_attempts = 1;");
 	snprintf(c2, sizeof(c2), ECHO_CHILD, "echo", echo, d.dir,
 	    "max_attempts = 1;");
-	snprintf(c3, sizeof(c3), "{ name = \"grp\"; instances = 2; "
+	snprintf(c3, sizeof(c3), "{ name = \"grp\"; instances = %d; "
 	    "exec = [\"%s\"]; ready = \"actor\"; env = { TW_DIR = \"%s\"; }; "
-	    "mailbox = { capacity = 16; }; }", echo, d.dir);
+	    "mailbox = { capacity = 16; }; }", grp_instances, echo, d.dir);
 	ts_daemon_conf(&d,
 	    "runtime_dir = \"%s/run\";\n"
 	    "shutdown_timeout = 3000;\n"
@@ -89,6 +90,7 @@ setup(void)
 {
 	ts_daemon_init(&d);
 	memset(&srv, 0, sizeof(srv));
+	grp_instances = 2;
 }
 
 static void
@@ -184,17 +186,26 @@ ask_fails_at_once(const char *path, const char *tag, const char *data,
 	ctltest_out_free(&o);
 }
 
+/* ask path tag data answers want on stdout. */
+static void
+ask_answers(const char *path, const char *tag, const char *data,
+    const char *want)
+{
+	struct ctltest_out o;
+
+	RUN(&o, "ask", "-t", ASK_T, path, tag, data);
+	ctltest_expect(&o, 0, NULL);
+	ck_assert_msg(o.outlen == strlen(want) && memcmp(o.out, want,
+	    o.outlen) == 0, "ask %s %s %s: answered \"%s\", not \"%s\"",
+	    path, tag, data, o.out, want);
+	ctltest_out_free(&o);
+}
+
 /* ask path 1 (echo) data answers data on stdout. */
 static void
 ask_is(const char *path, const char *data)
 {
-	struct ctltest_out o;
-
-	RUN(&o, "ask", "-t", ASK_T, path, "1", data);
-	ctltest_expect(&o, 0, NULL);
-	ck_assert_msg(o.outlen == strlen(data) && memcmp(o.out, data,
-	    o.outlen) == 0, "ask %s: answered \"%s\"", path, o.out);
-	ctltest_out_free(&o);
+	ask_answers(path, "1", data, data);
 }
 
 START_TEST(ask_answer_and_json)
@@ -577,6 +588,40 @@ START_TEST(reload_adds_worker_with_mailbox)
 }
 END_TEST
 
+/*
+ * A long-lived sender's shard group follows the tree: /echo's handle
+ * looked /grp up once, then sees the instance added by actorctl add, the
+ * one removed by actorctl remove, and the ones a reload adds, without
+ * opening a new handle (actor_echo's tag 7: actor_shard_group).
+ */
+START_TEST(shard_group_follows_changes)
+{
+	struct ctltest_out o;
+
+	start_daemon("spare_mailboxes = 4;", NULL);
+	ask_answers("/echo", "7", "/grp", "2");
+	RUN(&o, "add", "/grp");
+	ctltest_expect(&o, 0, NULL);
+	ctltest_out_free(&o);
+	ask_answers("/echo", "7", "/grp", "3");
+	RUN(&o, "stop", "/grp/2");
+	ctltest_expect(&o, 0, NULL);
+	ctltest_out_free(&o);
+	RUN(&o, "remove", "/grp/2");
+	ctltest_expect(&o, 0, NULL);
+	ctltest_out_free(&o);
+	ask_answers("/echo", "7", "/grp", "2");
+
+	grp_instances = 4;
+	write_conf("spare_mailboxes = 4;", NULL);
+	RUN(&o, "reload");
+	ctltest_expect(&o, 0, NULL);
+	ctltest_out_free(&o);
+	ck_assert(wait_state("/grp/3", "running"));
+	ask_answers("/echo", "7", "/grp", "4");
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -596,6 +641,7 @@ suite(void)
 	tcase_add_test(tc, add_keeps_configured_mailbox);
 	tcase_add_test(tc, reload_refuses_cell_too_large);
 	tcase_add_test(tc, reload_adds_worker_with_mailbox);
+	tcase_add_test(tc, shard_group_follows_changes);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -133,6 +133,7 @@ struct pending {
 
 struct shard_cache {
 	char		 group[ACTOR_PATH_MAX];
+	uint64_t	 gen;		/* shm_paths_gen when it was looked up */
 	uint32_t	 n;
 	uint32_t	*idx;		/* n mailbox indexes */
 };

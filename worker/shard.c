@@ -13,8 +13,9 @@
  * so any process, in any language, computes the same shard; libactor(3)
  * documents it with test vectors.
  *
- * Owns: the per-handle cache of one group's mailbox indexes.  Must never
- * route by anything but the key's bytes and N.
+ * Owns: the per-handle cache of one group's mailbox indexes, refreshed
+ * when the actor table's paths change (shm_paths_gen).  Must never route
+ * by anything but the key's bytes and N.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,21 +54,18 @@ actor_shard_of(const void *key, size_t len, uint32_t nshards)
 	return (uint32_t)b;
 }
 
-/* The members of a group, GROUP/0 .. GROUP/N-1, looked up once. */
-int
-actor_shard_group(struct actor *a, const char *group, uint32_t *nshards)
+/*
+ * The members GROUP/0 .. GROUP/N-1 as the actor table names them now, in
+ * *idx (malloc'd) and *n.  0, ACTOR_ENOENT or ACTOR_ESYS.
+ */
+static int
+group_lookup(struct actor *a, const char *group, uint32_t **idxp,
+    uint32_t *np)
 {
-	struct shard_cache *c = &a->shard;
 	char path[ACTOR_PATH_MAX];
 	uint32_t n = 0, *idx = NULL, *t;
 	int i;
 
-	if (group == NULL || strlen(group) >= sizeof(c->group))
-		return ACTOR_EINVAL;
-	if (c->idx != NULL && strcmp(c->group, group) == 0) {
-		*nshards = c->n;
-		return 0;
-	}
 	for (;;) {
 		if (snprintf(path, sizeof(path), "%s/%u", group, n) >=
 		    (int)sizeof(path))
@@ -83,9 +81,38 @@ actor_shard_group(struct actor *a, const char *group, uint32_t *nshards)
 	}
 	if (n == 0)
 		return ACTOR_ENOENT;
+	*idxp = idx;
+	*np = n;
+	return 0;
+}
+
+/*
+ * The members of a group, looked up again only when a path of the actor
+ * table changed since (actorctl add or remove, a reload): one load of a
+ * word that rarely changes per call.  A lookup that raced with a change
+ * is kept under the number seen before it, so the next call looks again.
+ */
+int
+actor_shard_group(struct actor *a, const char *group, uint32_t *nshards)
+{
+	struct shard_cache *c = &a->shard;
+	uint32_t n, *idx;
+	uint64_t gen;
+	int rc;
+
+	if (group == NULL || strlen(group) >= sizeof(c->group))
+		return ACTOR_EINVAL;
+	gen = shm_paths_gen(a->arena);
+	if (c->idx != NULL && c->gen == gen && strcmp(c->group, group) == 0) {
+		*nshards = c->n;
+		return 0;
+	}
+	if ((rc = group_lookup(a, group, &idx, &n)) < 0)
+		return rc;
 	free(c->idx);
 	c->idx = idx;
 	c->n = n;
+	c->gen = gen;
 	snprintf(c->group, sizeof(c->group), "%s", group);
 	*nshards = n;
 	return 0;

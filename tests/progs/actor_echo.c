@@ -9,6 +9,8 @@
  *	5  ask: answer with the payload after 400 ms (too late for a short ask)
  *	6  ask: an error of the application's own: code 42, "no such key: "
  *	   and the payload
+ *	7  ask: the number of shards of the group named by the payload, as
+ *	   this long-lived handle sees it (actor_shard_group), in decimal
  *
  * Anything else is ignored.
  */
@@ -23,6 +25,25 @@
 
 static int	handle(struct actor *, const struct actor_msg *, void *);
 static void	seen(struct actor *, const struct actor_msg *);
+static void	shards(struct actor *, const struct actor_msg *);
+
+static void
+shards(struct actor *a, const struct actor_msg *m)
+{
+	char group[ACTOR_PATH_MAX], text[32];
+	uint32_t n = 0;
+	int rc, len;
+
+	len = snprintf(group, sizeof(group), "%.*s", (int)(m->len <
+	    sizeof(group) - 1 ? m->len : sizeof(group) - 1),
+	    (const char *)m->data);
+	if ((rc = actor_shard_group(a, group, &n)) < 0) {
+		(void)actor_reply_error(a, 1, actor_strerror(rc));
+		return;
+	}
+	len = snprintf(text, sizeof(text), "%u", n);
+	(void)actor_reply(a, 7, text, (size_t)len);
+}
 
 static void
 seen(struct actor *a, const struct actor_msg *m)
@@ -66,6 +87,9 @@ handle(struct actor *a, const struct actor_msg *m, void *arg)
 		snprintf(text, sizeof(text), "no such key: %.*s",
 		    (int)(m->len < 200 ? m->len : 200), (const char *)m->data);
 		(void)actor_reply_error(a, 42, text);
+		break;
+	case 7:
+		shards(a, m);
 		break;
 	default:
 		break;
