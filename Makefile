@@ -3,7 +3,8 @@
 # One Makefile for the whole tree; sources are found by directory so a new
 # file needs no edit here.  Objects go to $(BUILD) (build/ or build/san/ when
 # SAN=1), with -MMD dependency files so a changed header rebuilds exactly what
-# includes it.  Targets: all (default), check, bench, bench-scale, fuzz, run,
+# includes it.  Targets: all (default), check, bench, bench-scale,
+# bench-seeds, fuzz, run,
 # install, clean.  Missing Debian packages are installed by tools/install-deps
 # before anything is compiled.
 
@@ -106,8 +107,9 @@ ACTORCTL    = $(BUILD)/actorctl
 TESTS	    = $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 PROGS	    = $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(PROG_SRC))
 BENCHES	    = $(patsubst tools/bench/%.c,$(BUILD)/bench/%,$(filter-out \
-		tools/bench/bench_scale.c,$(BENCH_SRC)))
+		tools/bench/bench_scale.c tools/bench/bench_seeds.c,$(BENCH_SRC)))
 SCALE_BENCH = $(BUILD)/bench/bench_scale
+SEEDS_BENCH = $(BUILD)/bench/bench_seeds
 EXAMPLES    = $(patsubst examples/%.c,$(BUILD)/examples/%,$(EX_SRC))
 WMAINS	    = $(patsubst worker/%_main.c,$(BUILD)/%,$(WMAIN_SRC))
 TLIB_O	    = $(call obj,$(TLIB_SRC))
@@ -115,7 +117,8 @@ TLIB_O	    = $(call obj,$(TLIB_SRC))
 BINS	= $(if $(wildcard supervisor/actord_main.c),$(ACTORD)) \
 	  $(if $(wildcard tools/actorctl_main.c),$(ACTORCTL)) $(WMAINS)
 
-.PHONY: all check soak bench bench-scale fuzz run install clean lint-man
+.PHONY: all check soak bench bench-scale bench-seeds fuzz run install clean \
+	lint-man
 all: $(LIBACTOR_A) $(LIBACTOR_SO) $(LIBACTORD_A) $(BINS) $(EXAMPLES) \
 	$(BUILD)/libactor.pc
 
@@ -221,6 +224,14 @@ bench: all $(BENCHES) $(PROGS)
 # Its figures join those of 'make bench' in the same results.json.
 bench-scale: all $(SCALE_BENCH) $(PROGS)
 	BUILD=$(BUILD) tools/bench/run $(SCALE_BENCH)
+
+# The seeds' table side by side (tools/bench/bench_seeds.c): every pattern
+# the seeds measured, their figure, ours and the ratio, in one run; then
+# its charts (gnuplot) in $(BUILD)/bench/.  About two minutes.
+bench-seeds: all $(SEEDS_BENCH) $(PROGS)
+	tools/install-deps --bench
+	BUILD=$(BUILD) nice tools/bench/run $(SEEDS_BENCH)
+	tools/bench/seeds-charts $(BUILD)/bench/seeds.dat $(BUILD)/bench
 
 # --- fuzzing (clang + libFuzzer) ------------------------------------------------
 FUZZ_SECONDS ?= 20
