@@ -1042,6 +1042,7 @@ node_stats(struct tree_ctl *tc, const struct node *n,
 	s->deadlettered = c.dead_lettered;
 	hist_from_shm(c.wait_hist, &s->wait, &s->wait_p50_us, &s->wait_p99_us);
 	if (actor_stats(tc->ad->arena, (uint32_t)n->mbox, &as) == 0) {
+		s->asks_failed = as.asks_failed;
 		hist_from_shm(as.handler_hist, &s->handle, &s->handle_p50_us,
 		    &s->handle_p99_us);
 		if (s->handle.total == 0)	/* nothing sampled yet: n/a */

@@ -71,6 +71,7 @@ static const struct fdesc actor_f[] = {
 	NUM(12, K_U64, struct ctl_actor_stats, deadlettered),
 	NUM(13, K_HIST, struct ctl_actor_stats, wait),
 	NUM(14, K_HIST, struct ctl_actor_stats, handle),
+	NUM(15, K_U64, struct ctl_actor_stats, asks_failed),
 };
 
 static const struct fdesc shards_f[] = {

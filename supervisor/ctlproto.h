@@ -167,6 +167,7 @@ struct ctl_actor_stats {
 	uint64_t	 handle_p50_us, handle_p99_us;
 	uint64_t	 restarts;
 	uint64_t	 sent, received, dropped, deadlettered;
+	uint64_t	 asks_failed;	/* at once, down: counted, no dead letter */
 	struct ctl_hist	 wait;
 	struct ctl_hist	 handle;
 };

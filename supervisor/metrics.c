@@ -163,6 +163,9 @@ static const struct {
 	{ "actord_messages_deadlettered_total", "counter",
 	    "Messages to the actor that became dead letters.",
 	    ACTOR_U64(r, deadlettered) },
+	{ "actord_asks_failed_total", "counter",
+	    "Asks to the actor that failed at once because it was down "
+	    "(counted here, not dead letters).", ACTOR_U64(r, asks_failed) },
 };
 
 static const struct {

@@ -1087,27 +1087,36 @@ END_TEST
 
 /*
  * Asks to a down actor fail at once, counted, and make no dead letter
- * (a retry loop must not flood the ring); with ACTOR_ASK_WAIT_UP one is
+ * (a retry loop must not flood the ring: a real dead letter written
+ * before 1000 of them is still there); with ACTOR_ASK_WAIT_UP one is
  * queued for the next incarnation, unless the actor is gone for good.
  */
 START_TEST(asks_while_down)
 {
 	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
 	struct actor *c = open_(ar, 1), *w = open_(ar, 0);
-	struct actor_ref to = { 0, ACTOR_ANY };
+	struct actor_ref to = { 0, ACTOR_ANY }, old = actor_self(w);
 	struct actor_dl_counters dl;
+	struct actor_dead_letter d;
 	struct actor_stats st;
 	struct actor_msg m, r;
-	uint64_t corr, got;
+	uint64_t corr, got, cursor = 0;
 	int i;
 
 	actor_close(w);
 	ck_assert_int_eq(actor_reaped(ar, 0, 0, 9, NULL), 0);
+	/* A real dead letter: a tell to the incarnation that died. */
+	ck_assert_int_eq(actor_tell(c, old, 4, "real", 4), ACTOR_ESTALE);
+	/* 1000 failed asks, the ring holds 64: the real one stays. */
 	for (i = 0; i < 1000; i++)
 		ck_assert_int_eq(actor_ask(c, to, 1, "x", 1, 10000000000LL,
 		    &r), ACTOR_EDOWN);
 	actor_dl_counters(ar, &dl);
-	ck_assert_uint_eq(dl.total, 0);
+	ck_assert_uint_eq(dl.total, 1);
+	ck_assert_int_eq(actor_dl_read(ar, &cursor, &d), 1);
+	ck_assert_uint_eq(d.reason, SHM_DL_STALE_REF);
+	ck_assert_uint_eq(d.tag, 4);
+	ck_assert_int_eq(actor_dl_read(ar, &cursor, &d), 0);
 	ck_assert_int_eq(actor_stats(ar, 0, &st), 0);
 	ck_assert_uint_eq(st.asks_failed, 1000);
 	ck_assert_int_eq(actor_ask_send_with(c, to, 2, "y", 1, 10000000000LL,

@@ -345,6 +345,7 @@ START_TEST(deadletters_and_stats)
 	ck_assert_ptr_nonnull(json_get(a, "received"));
 	ck_assert_ptr_nonnull(json_get(a, "dropped"));
 	ck_assert_ptr_nonnull(json_get(a, "deadlettered"));
+	ck_assert(json_get(a, "asks_failed")->num == 3);
 	ck_assert_uint_eq(json_count(json_get(json_get(a, "mailbox_wait"),
 	    "buckets")), 4);
 	g = json_at(json_get(v, "shard_groups"), 0);

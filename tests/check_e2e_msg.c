@@ -41,7 +41,7 @@ static bool	 wait_state(const char *, const char *);
 static int64_t	 mono_ms(void);
 static bool	 seen_has(const char *, int);
 static void	 ask_is(const char *, const char *);
-static double	 stats_capacity(const char *);
+static double	 stats_num(const char *, const char *);
 
 /* An actor_echo worker; %s: its name, TW_DIR and mailbox extras. */
 #define ECHO_CHILD	"{ name = \"%s\"; exec = [\"%s\"]; ready = \"actor\"; " \
@@ -314,7 +314,37 @@ START_TEST(late_answer_cancelled_client_then_idle)
 }
 END_TEST
 
-/* During its backoff (5 s here) the actor is down: the ask fails at once. */
+/* A number of path's entry in stats --json, -1 if not shown. */
+static double
+stats_num(const char *path, const char *key)
+{
+	struct ctltest_out o;
+	struct json *doc;
+	const struct json *as, *v, *c;
+	char err[128];
+	double num = -1;
+	size_t i;
+
+	RUN(&o, "stats", "--json");
+	ctltest_expect(&o, 0, NULL);
+	doc = json_parse(o.out, o.outlen, err, sizeof(err));
+	ck_assert_msg(doc != NULL, "bad JSON (%s): %s", err, o.out);
+	as = json_get(doc, "actors");
+	for (i = 0; as != NULL && (v = json_at(as, i)) != NULL; i++)
+		if (strcmp(json_get(v, "path")->str, path) == 0 &&
+		    (c = json_get(v, key)) != NULL && c->type == JSON_NUMBER)
+			num = c->num;
+	json_free(doc);
+	ctltest_out_free(&o);
+	return num;
+}
+
+/*
+ * During its backoff (5 s here) the actor is down: the ask fails at once.
+ * An actor's asks retried through the restart are counted (stats:
+ * asks_failed), not written as dead letters: the real one, the message
+ * it died with (max_attempts 1: poison), is the only dead letter.
+ */
 START_TEST(ask_during_backoff_fails_at_once)
 {
 	struct ctltest_out o;
@@ -325,6 +355,14 @@ START_TEST(ask_during_backoff_fails_at_once)
 	ctltest_out_free(&o);
 	ck_assert(wait_state("/slow/echo", "restarting"));
 	ask_fails_at_once("/slow/echo", "1", "anyone?", "not running");
+	ask_answers("/echo", "8", "/slow/echo 500", "500");
+	ck_assert(stats_num("/slow/echo", "asks_failed") == 500);
+	RUN(&o, "deadletters");
+	ctltest_expect(&o, 0, NULL);
+	ck_assert_msg(strstr(o.out, "/slow/echo") != NULL &&
+	    strstr(o.out, "poison") != NULL && strstr(o.out, "1 dead letter") !=
+	    NULL, "deadletters: %s", o.out);
+	ctltest_out_free(&o);
 }
 END_TEST
 
@@ -462,32 +500,6 @@ START_TEST(add_takes_spare_mailbox)
 }
 END_TEST
 
-/* The mailbox_capacity of path in stats --json, -1 if not shown. */
-static double
-stats_capacity(const char *path)
-{
-	struct ctltest_out o;
-	struct json *doc;
-	const struct json *as, *v, *c;
-	char err[128];
-	double cap = -1;
-	size_t i;
-
-	RUN(&o, "stats", "--json");
-	ctltest_expect(&o, 0, NULL);
-	doc = json_parse(o.out, o.outlen, err, sizeof(err));
-	ck_assert_msg(doc != NULL, "bad JSON (%s): %s", err, o.out);
-	as = json_get(doc, "actors");
-	for (i = 0; as != NULL && (v = json_at(as, i)) != NULL; i++)
-		if (strcmp(json_get(v, "path")->str, path) == 0 &&
-		    (c = json_get(v, "mailbox_capacity")) != NULL &&
-		    c->type == JSON_NUMBER)
-			cap = c->num;
-	json_free(doc);
-	ctltest_out_free(&o);
-	return cap;
-}
-
 /*
  * A late instance keeps its group's mailbox: the spare (a ring of the
  * default 1024 cells) is configured to the group's capacity and overflow
@@ -510,9 +522,9 @@ START_TEST(add_keeps_configured_mailbox)
 	ctltest_out_free(&o);
 	ck_assert(wait_state("/rej/1", "running"));
 	ask_is("/rej/1", "late, rejecting");
-	ck_assert(stats_capacity("/rej/0") == 64);
-	ck_assert_msg(stats_capacity("/rej/1") == 64, "capacity %g",
-	    stats_capacity("/rej/1"));
+	ck_assert(stats_num("/rej/0", "mailbox_capacity") == 64);
+	ck_assert_msg(stats_num("/rej/1", "mailbox_capacity") == 64,
+	    "capacity %g", stats_num("/rej/1", "mailbox_capacity"));
 	RUN(&o, "stats", "/rej/1");
 	ctltest_expect(&o, 0, NULL);
 	ck_assert_msg(strstr(o.out, " 0/64 ") != NULL, "stats: %s", o.out);
@@ -523,7 +535,7 @@ START_TEST(add_keeps_configured_mailbox)
 	ctltest_out_free(&o);
 	ck_assert(wait_state("/grp/2", "running"));
 	ask_is("/grp/2", "fits");
-	ck_assert(stats_capacity("/grp/2") == 16);
+	ck_assert(stats_num("/grp/2", "mailbox_capacity") == 16);
 }
 END_TEST
 

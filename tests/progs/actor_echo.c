@@ -11,6 +11,9 @@
  *	   and the payload
  *	7  ask: the number of shards of the group named by the payload, as
  *	   this long-lived handle sees it (actor_shard_group), in decimal
+ *	8  ask: payload "PATH N": ask PATH N times (tag 1, 1 s each), as a
+ *	   caller retrying through a restart would; answer how many failed
+ *	   at once with ACTOR_EDOWN, in decimal
  *
  * Anything else is ignored.
  */
@@ -26,6 +29,30 @@
 static int	handle(struct actor *, const struct actor_msg *, void *);
 static void	seen(struct actor *, const struct actor_msg *);
 static void	shards(struct actor *, const struct actor_msg *);
+static void	retry(struct actor *, const struct actor_msg *);
+
+static void
+retry(struct actor *a, const struct actor_msg *m)
+{
+	char req[ACTOR_PATH_MAX + 16], path[ACTOR_PATH_MAX], text[32];
+	struct actor_msg r;
+	struct actor_ref to;
+	int i, n = 0, down = 0, len;
+
+	len = snprintf(req, sizeof(req), "%.*s", (int)(m->len <
+	    sizeof(req) - 1 ? m->len : sizeof(req) - 1),
+	    (const char *)m->data);
+	if (len <= 0 || sscanf(req, "%255s %d", path, &n) != 2 ||
+	    actor_lookup(a, path, &to) < 0) {
+		(void)actor_reply_error(a, 1, "bad request");
+		return;
+	}
+	for (i = 0; i < n; i++)
+		down += actor_ask(a, to, 1, "x", 1, 1000000000LL, &r) ==
+		    ACTOR_EDOWN;
+	len = snprintf(text, sizeof(text), "%d", down);
+	(void)actor_reply(a, 8, text, (size_t)len);
+}
 
 static void
 shards(struct actor *a, const struct actor_msg *m)
@@ -90,6 +117,9 @@ handle(struct actor *a, const struct actor_msg *m, void *arg)
 		break;
 	case 7:
 		shards(a, m);
+		break;
+	case 8:
+		retry(a, m);
 		break;
 	default:
 		break;

@@ -574,6 +574,7 @@ actor_stats(const struct fnode *n, struct ctl_actor_stats *s)
 	s->received = n->received + 20;
 	s->dropped = 1;
 	s->deadlettered = 2;
+	s->asks_failed = 3;
 	for (k = 0; k < 4; k++) {
 		s->wait.le_us[k] = s->handle.le_us[k] = le[k];
 		s->wait.count[k] = 10 - 2 * k;
