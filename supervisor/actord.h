@@ -190,6 +190,7 @@ struct node {
 	struct sup_spec	 group_ss;	/* a group's implicit supervisor */
 	bool		 dynamic;	/* added at run time */
 	uint64_t	 id;		/* unique in this actord: identity */
+	bool		 gone;		/* freed: out of the tree (node_free) */
 
 	/* Worker process. */
 	int32_t		 mbox;		/* mailbox index in the arena, or -1 */
@@ -395,6 +396,7 @@ void	 node_exited(struct node *, bool clean, const char *cause);
 size_t	 sup_decisions_in_period(struct node *);
 void	 sup_run(struct node *s);
 void	 sup_end_loop(struct node *);
+void	 sup_resume(struct node *);
 bool	 sup_in_loop(const struct node *);
 bool	 sup_will_start(const struct node *);
 bool	 sup_stopping(const struct node *s);

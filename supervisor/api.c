@@ -32,6 +32,8 @@ struct api_waiter {
 };
 
 static int	check_node(struct actord *, const char *, struct node **);
+static void	stop_by_hand(struct node *, done_fn, void *);
+static void	restart_by_hand(struct node *);
 static int	kill_tree(struct node *, int);
 static bool	is_temporary(const struct node *);
 
@@ -178,13 +180,23 @@ int
 actord_stop_node(struct actord *ad, const char *path, done_fn done,
     void *arg)
 {
-	struct node *n;
+	struct node *n, *s;
 	int e;
 
 	if ((e = check_node(ad, path, &n)) != 0)
 		return e;
 	log_info("%s: stop asked", n->path);
+	s = n->parent;
 	sup_end_loop(n);
+	stop_by_hand(n, done, arg);
+	sup_resume(s);
+	return 0;
+}
+
+/* n is out of its restart loop: it goes down, and stays down. */
+static void
+stop_by_hand(struct node *n, done_fn done, void *arg)
+{
 	n->manual_stopped = true;
 	api_settle(n, true, ECANCELED, "stopped by hand");
 	if (n->after_stop == AFTER_START)
@@ -199,12 +211,11 @@ actord_stop_node(struct actord *ad, const char *path, done_fn done,
 			edit_remove(n);
 		} else if (n->after_stop == AFTER_REPLACE)
 			edit_replace(n);
-		return 0;
+		return;
 	}
 	api_wait(n, false, done, arg);
 	if (n->state != NS_STOPPING)
 		node_stop(n);
-	return 0;
 }
 
 /* Stop (ending any restart loop) and start again, by hand. */
@@ -212,7 +223,7 @@ int
 actord_restart_node(struct actord *ad, const char *path, done_fn done,
     void *arg)
 {
-	struct node *n;
+	struct node *n, *s;
 	int e;
 
 	if ((e = check_node(ad, path, &n)) != 0)
@@ -226,18 +237,27 @@ actord_restart_node(struct actord *ad, const char *path, done_fn done,
 		api_wait(n, true, done, arg);	/* a boot not there yet */
 		return 0;
 	}
+	s = n->parent;
 	sup_end_loop(n);
 	api_wait(n, true, done, arg);
+	restart_by_hand(n);
+	sup_resume(s);
+	return 0;
+}
+
+/* n is out of its restart loop: it goes down if up, then starts. */
+static void
+restart_by_hand(struct node *n)
+{
 	if (node_is_down(n)) {
 		node_start(n, WHY_MANUAL);
-		return 0;
+		return;
 	}
 	if (n->state == NS_STARTING && n->why == WHY_MANUAL)
-		return 0;		/* already starting by hand */
+		return;			/* already starting by hand */
 	n->after_stop = AFTER_START;
 	if (n->state != NS_STOPPING)
 		node_stop(n);
-	return 0;
 }
 
 static int

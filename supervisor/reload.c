@@ -89,17 +89,20 @@ same_shape(const struct node *n, const struct child_spec *cs)
 static void
 drop(struct node *n)
 {
+	struct node *s = n->parent;
+
 	log_info("%s: removed from the configuration", n->path);
 	sup_end_loop(n);
 	api_settle(n, true, ECANCELED, "removed from the configuration");
 	if (node_is_down(n)) {
 		api_cancel(n, "removed from the configuration");
 		edit_remove(n);
-		return;
+	} else {
+		n->after_stop = AFTER_REMOVE;
+		if (n->state != NS_STOPPING)
+			node_stop(n);
 	}
-	n->after_stop = AFTER_REMOVE;
-	if (n->state != NS_STOPPING)
-		node_stop(n);
+	sup_resume(s);
 }
 
 /* Point a group and its instances at a new (equal) spec. */
@@ -121,6 +124,8 @@ set_group(struct node *g, const struct child_spec *cs)
 static void
 change(struct node *n, const struct child_spec *cs)
 {
+	struct node *s = n->parent;
+
 	log_info("%s: changed, restarting", n->path);
 	n->pending_cs = cs;
 	if (n->kind == NODE_GROUP) {
@@ -130,13 +135,14 @@ change(struct node *n, const struct child_spec *cs)
 		 * puts the new one in its place.
 		 */
 		sup_end_loop(n);
-		if (node_is_down(n)) {
+		if (node_is_down(n))
 			edit_replace(n);
-			return;
+		else {
+			n->after_stop = AFTER_REPLACE;
+			if (n->state != NS_STOPPING)
+				node_stop(n);
 		}
-		n->after_stop = AFTER_REPLACE;
-		if (n->state != NS_STOPPING)
-			node_stop(n);
+		sup_resume(s);
 		return;
 	}
 	if (sup_in_loop(n) || sup_will_start(n) || n->state == NS_STOPPING)

@@ -211,15 +211,27 @@ sup_in_loop(const struct node *c)
 
 /*
  * End c's restart loop for good (a stop by hand, a reload): no backoff
- * left, and no plan of its supervisor starts it again.
+ * left, and no plan of its supervisor starts it again.  The plan does not
+ * run here: the caller acts on c first (running it could decide a set
+ * restart that stops and removes c under the caller), then calls
+ * sup_resume on c's supervisor.
  */
 void
 sup_end_loop(struct node *c)
 {
-	struct node *s = c->parent;
-
 	end_restarting(c);
-	if (s != NULL && plan_del(&s->plan.start, c))
+	if (c->parent != NULL)
+		plan_del(&c->parent->plan.start, c);
+}
+
+/*
+ * s's plan goes on after a call acted on one of its children, unless what
+ * the call set off took s itself out of the tree.
+ */
+void
+sup_resume(struct node *s)
+{
+	if (s != NULL && !s->gone && s->plan.kind != PLAN_NONE)
 		sup_run(s);
 }
 

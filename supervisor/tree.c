@@ -222,6 +222,7 @@ node_free(struct node *n)
 	api_cancel(n, "node removed");
 	pid_unlink(n);		/* its pid (if any) no longer names it */
 	all_remove(n);
+	n->gone = true;
 	n->next_all = ad->graveyard;
 	ad->graveyard = n;
 }
