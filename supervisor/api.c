@@ -36,6 +36,7 @@ static void	stop_by_hand(struct node *, done_fn, void *);
 static void	restart_by_hand(struct node *);
 static int	kill_tree(struct node *, int);
 static bool	is_temporary(const struct node *);
+static const char *again_text(const struct node *);
 
 struct node *
 actord_find(struct actord *ad, const char *path)
@@ -370,9 +371,30 @@ actord_remove_node(struct actord *ad, const char *path)
 }
 
 /*
+ * Why a call on n may not start anything now (EAGAIN).  For an add, n is
+ * the group: it is the supervisor that refuses.
+ */
+static const char *
+again_text(const struct node *n)
+{
+	const struct node *s;
+
+	if (n == NULL)
+		return "its supervisor is not running";
+	if (n->after_stop == AFTER_REMOVE)
+		return "removed from the configuration";
+	if (n->after_stop == AFTER_REPLACE)
+		return "rebuilt by a reload";
+	s = n->kind == NODE_GROUP && sup_stopping(n) ? n : n->parent;
+	if (s != NULL && (sup_stopping(s) || s->ad->shutting_down))
+		return "its supervisor is stopping";
+	return "its supervisor is not running";
+}
+
+/*
  * The text actorctl(8) shows for an error of the calls above on node n
- * (NULL if there is none): the reason alone, actorctl adds command and
- * path.
+ * (NULL if there is none; for an add, the group): the reason alone,
+ * actorctl adds command and path.
  */
 const char *
 actord_strerror(int e, const struct node *n, char *buf, size_t len)
@@ -395,10 +417,7 @@ actord_strerror(int e, const struct node *n, char *buf, size_t len)
 		    sup_in_loop(n) ? "restarting" : node_state_name(n->state));
 		break;
 	case EAGAIN:
-		snprintf(buf, len, "%s", n != NULL && n->parent != NULL &&
-		    (sup_stopping(n->parent) || n->parent->ad->shutting_down) ?
-		    "its supervisor is stopping" :
-		    "its supervisor is not running");
+		snprintf(buf, len, "%s", again_text(n));
 		break;
 	case ESHUTDOWN:
 		snprintf(buf, len, "actord is shutting down");

@@ -662,7 +662,7 @@ be_add(void *ctx, const char *path, struct ctl_reply *r)
 	if (e != 0) {
 		waiter_unlink(w);
 		free(w);
-		return api_error(r, e, NULL);
+		return api_error(r, e, actord_find(tc->ad, group));
 	}
 	return CTL_REPLY_LATER;	/* maybe finished already: control.c checks */
 }

@@ -259,7 +259,7 @@ actord_reload(struct actord *ad, struct actord_spec *newspec, char *err,
 	struct actord_spec **r;
 
 	if (ad->shutting_down || ad->done) {
-		snprintf(err, errlen, "shutting down");
+		snprintf(err, errlen, "actord is shutting down");
 		return ESHUTDOWN;
 	}
 	/* The arena is sealed: new mailboxes come from the spares. */

@@ -590,6 +590,62 @@ START_TEST(reload_keeps_one_node_per_path)
 }
 END_TEST
 
+static struct actord_spec *
+slow_spec(bool with_a)
+{
+	struct actord_spec *spec = ts_spec();
+	struct child_spec *c;
+
+	if (with_a)
+		ts_add_fn(&spec->root, "a", ts_fn_ignterm, NULL)->shutdown =
+		    600000;
+	c = ts_add_fn(&spec->root, "g", ts_fn_ignterm, NULL);
+	c->instances = 1;
+	c->shutdown = 600000;
+	return spec;
+}
+
+/*
+ * actorctl(8)'s words for a call that cannot start anything now: an add
+ * to a group being stopped says its supervisor (the group) is stopping,
+ * not that it is not running; a restart of a child that a reload is
+ * taking away says so.
+ */
+START_TEST(refusals_say_why)
+{
+	struct actord *ad;
+	struct node *g;
+	char err[256], text[128], path[64];
+	pid_t a, g0;
+	int e;
+
+	ad = ts_actord(slow_spec(true));
+	actord_boot(ad);
+	ck_assert(ts_wait_state(ad, "/", NS_RUNNING, WAIT));
+	a = ts_pid(ad, "/a");
+	g0 = ts_pid(ad, "/g/0");
+	ck_assert_int_eq(actord_stop_node(ad, "/g", NULL, NULL), 0);
+	g = actord_find(ad, "/g");
+	ck_assert_int_eq(g->state, NS_STOPPING);
+	e = actord_add_instance(ad, "/g", NULL, NULL, path, sizeof(path));
+	ck_assert_int_eq(e, EAGAIN);
+	ck_assert_str_eq(actord_strerror(e, g, text, sizeof(text)),
+	    "its supervisor is stopping");
+	ck_assert_int_eq(actord_reload(ad, slow_spec(false), err, sizeof(err)),
+	    0);
+	ck_assert_int_eq(ts_state(ad, "/a"), NS_STOPPING);
+	e = actord_restart_node(ad, "/a", NULL, NULL);
+	ck_assert_int_eq(e, EAGAIN);
+	ck_assert_str_eq(actord_strerror(e, actord_find(ad, "/a"), text,
+	    sizeof(text)), "removed from the configuration");
+	ck_assert_int_eq(kill(a, SIGKILL), 0);
+	ck_assert_int_eq(kill(g0, SIGKILL), 0);
+	ck_assert(ts_run_until(ad, gone, "/a", WAIT));
+	ck_assert(ts_wait_state(ad, "/g", NS_STOPPED, WAIT));
+	actord_free(ad);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -603,6 +659,7 @@ suite(void)
 	tcase_add_test(tc, reload_during_a_nested_restart);
 	tcase_add_test(tc, stopped_temporary_child_is_gone);
 	tcase_add_test(tc, failed_add_adds_nothing);
+	tcase_add_test(tc, refusals_say_why);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("loops");
