@@ -8,7 +8,8 @@
  * schedule of events drives it: crash, clean exit, exit during start,
  * ready, ready timeout, start failure, SIGKILL, stop completion, time
  * passing, API start/stop/restart/kill/add/remove, reload (children
- * added, removed, reordered, changed, nested supervisors), shutdown.
+ * added, removed, reordered, changed in settings or in kind, nested
+ * supervisors added and changed), shutdown.
  *
  * After every event the invariants are checked (check_tree):
  *   - every node is stable, or has exactly one pending timer or event that
@@ -34,7 +35,9 @@
  * seed (SIM_VERBOSE=1 prints its events, SIM_TREE=1 with it the tree
  * after each event, SIM_LOG=1 the core's log on stderr); SIM_SEEDS=n
  * runs n seeds from SIM_FIRST (default 1), stopping after SIM_MAXFAIL
- * failures (default 3).
+ * failures (default 3).  SIM_SCHEDULE=1 plays a seed as the schedules
+ * did before reloads added nested supervisors and changed kinds (rnd2);
+ * a crash prints its seed too.
  * make check runs 2,000 seeds and the seeds of regressions[] (each once
  * failed: a new failure's seed goes there with its fix), make soak
  * 1,000,000.
@@ -56,6 +59,7 @@
 #include "tests/lib/tsup.h"
 
 #define SIM_EVENTS	160		/* events in one schedule */
+#define SIM_SCHEDULE	2		/* the schedules' version (rnd2) */
 #define SIM_IDS		4096		/* node ids one run may use */
 #define SIM_SETTLE_MS	600000		/* bound on settling, simulated ms */
 #define SIM_PID_BASE	0x40000000	/* fake pids: never a real process */
@@ -118,6 +122,8 @@ struct call {
 struct sim {
 	uint64_t	 seed;
 	uint64_t	 rng;
+	uint64_t	 rng2;		/* reload's kinds: the seeds of before stay */
+	unsigned	 schedule;	/* 1: without what rnd2 draws; 2: all */
 	struct actord	*ad;
 	struct desc	 desc;
 	uint64_t	 next_pid;
@@ -137,6 +143,7 @@ struct sim {
 static struct sim *S;		/* the run in progress, for the hooks */
 
 static uint32_t	rnd(struct sim *, uint32_t);
+static uint32_t	rnd2(struct sim *, uint32_t);
 static void	note(struct sim *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
 static void	broken(struct sim *, const char *, ...)
@@ -147,6 +154,19 @@ static uint32_t
 rnd(struct sim *sim, uint32_t n)
 {
 	return n == 0 ? 0 : rng_next(&sim->rng) % n;
+}
+
+/*
+ * A second stream, for what reloads learned later (a nested supervisor
+ * added, a child that changes kind): drawn apart from rnd's, so that a
+ * seed whose reloads do neither plays the schedule it played before.
+ */
+static uint32_t
+rnd2(struct sim *sim, uint32_t n)
+{
+	if (sim->schedule < 2)
+		return 1;	/* never 0: what it gates is not drawn */
+	return n == 0 ? 0 : rng_next(&sim->rng2) % n;
 }
 
 static void
@@ -275,12 +295,17 @@ build_spec(struct sim *sim)
 	return spec;
 }
 
-/* A reload's changes: add, remove, reorder, change, in nested ones too. */
+/*
+ * A reload's changes: add (a worker, a group, a nested supervisor with
+ * its children), remove, reorder, change (settings, or the kind under the
+ * same name), in nested supervisors too.
+ */
 static void
 desc_mutate(struct sim *sim)
 {
 	struct desc *d = &sim->desc;
 	struct dnode *s;
+	enum dkind kind;
 	int k, i, j, t, tries;
 
 	for (tries = 0; tries < 3; tries++) {
@@ -290,9 +315,13 @@ desc_mutate(struct sim *sim)
 		while (d->n[k].kind != D_SUP);
 		s = &d->n[k];
 		switch (rnd(sim, 5)) {
-		case 0:		/* add */
-			if (s->nkids < DESC_KIDS && (i = desc_new(sim,
-			    rnd(sim, 4) == 0 ? D_GROUP : D_WORKER, 2)) >= 0)
+		case 0:		/* add: a worker, a group, a supervisor */
+			if (s->nkids >= DESC_KIDS)
+				break;
+			kind = rnd(sim, 4) == 0 ? D_GROUP : D_WORKER;
+			if (rnd2(sim, 6) == 0)
+				kind = D_SUP;
+			if ((i = desc_new(sim, kind, 2)) >= 0)
 				s->kids[s->nkids++] = i;
 			break;
 		case 1:		/* remove */
@@ -318,6 +347,10 @@ desc_mutate(struct sim *sim)
 				d->n[i].shutdown += 100;
 				d->n[i].instances = 1 + rnd(sim, 3);
 				d->n[i].restart = (enum restart_type)rnd(sim, 3);
+				/* Another kind under the same name. */
+				if (d->n[i].kind != D_SUP && rnd2(sim, 4) == 0)
+					d->n[i].kind = d->n[i].kind == D_GROUP ?
+					    D_WORKER : D_GROUP;
 			}
 			break;
 		default:	/* the supervisor's own settings */
@@ -1187,7 +1220,7 @@ on_shutdown_timeout(void *arg)
 
 /* One seed: 0 when every invariant held, else the failure is printed. */
 static int
-sim_run(uint64_t seed, bool verbose)
+sim_run(uint64_t seed, unsigned schedule, bool verbose)
 {
 	static struct sim sim;
 	struct actord *ad;
@@ -1199,6 +1232,8 @@ sim_run(uint64_t seed, bool verbose)
 	S = &sim;
 	sim.seed = seed;
 	sim.rng = seed * 0x9e3779b97f4a7c15ULL + 1;
+	sim.rng2 = seed * 0xd1b54a32d192ed03ULL + 7;
+	sim.schedule = schedule;
 	sim.verbose = verbose;
 	desc_new(&sim, D_SUP, 0);
 	if ((ad = calloc(1, sizeof(*ad))) == NULL)
@@ -1266,19 +1301,20 @@ sim_run(uint64_t seed, bool verbose)
  */
 static const struct {
 	uint64_t	 seed;
+	unsigned	 schedule;	/* the schedule it failed with */
 	const char	*bug;
 } regressions[] = {
-	{ 33816, "model: a nested supervisor that gives up is a restart "
+	{ 33816, 1, "model: a nested supervisor that gives up is a restart "
 	    "its parent counts (escalation), decided inside the core" },
-	{ 9, "core: a stop by hand while a start timeout's kill is on its "
+	{ 9, 1, "core: a stop by hand while a start timeout's kill is on its "
 	    "way never completed (its failed start was taken for a start)" },
-	{ 523, "core: a stop by hand of a supervisor giving up never "
+	{ 523, 1, "core: a stop by hand of a supervisor giving up never "
 	    "completed, and its parent restarted it" },
-	{ 7, "core: a reload that still configures a child on its way out "
+	{ 7, 1, "core: a reload that still configures a child on its way out "
 	    "made a second node of its path" },
-	{ 158, "core: the same, seen as a stop that completed on the other "
+	{ 158, 1, "core: the same, seen as a stop that completed on the other "
 	    "node of the path" },
-	{ 23600, "core: a stop by hand of a temporary child ran its "
+	{ 23600, 1, "core: a stop by hand of a temporary child ran its "
 	    "supervisor's plan before stopping it; a start failing in that "
 	    "plan removed the child, and the stop removed it again (a "
 	    "double free)" },
@@ -1288,7 +1324,8 @@ START_TEST(regression)
 {
 	uint64_t seed = regressions[_i].seed;
 
-	ck_assert_msg(sim_run(seed, false) == 0, "seed %" PRIu64 " (%s) "
+	ck_assert_msg(sim_run(seed, regressions[_i].schedule, false) == 0,
+	    "seed %" PRIu64 " (%s) "
 	    "fails again", seed, regressions[_i].bug);
 }
 END_TEST
@@ -1300,16 +1337,19 @@ START_TEST(seeds)
 	uint64_t from = first != NULL ? strtoull(first, NULL, 10) : 1;
 	uint64_t n = many != NULL ? strtoull(many, NULL, 10) : 2000, s;
 	unsigned maxfail = most != NULL ? (unsigned)atoi(most) : 3;
+	const char *sched = getenv("SIM_SCHEDULE");
+	unsigned schedule = sched != NULL ? (unsigned)atoi(sched) :
+	    SIM_SCHEDULE;
 	unsigned failed = 0;
 	clock_t t0 = clock();
 
 	if (one != NULL) {
-		ck_assert_int_eq(sim_run(strtoull(one, NULL, 10),
+		ck_assert_int_eq(sim_run(strtoull(one, NULL, 10), schedule,
 		    getenv("SIM_VERBOSE") != NULL), 0);
 		return;
 	}
 	for (s = from; s < from + n && failed < maxfail; s++)
-		if (sim_run(s, false) != 0)
+		if (sim_run(s, schedule, false) != 0)
 			failed++;
 	fprintf(stderr, "sim: %" PRIu64 " seeds from %" PRIu64 ", %u failed, "
 	    "%.1f s of CPU\n", s - from, from, failed,
