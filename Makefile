@@ -205,6 +205,21 @@ soak-sim: all $(BUILD)/tests/check_sup_sim
 	for p in $$pids; do wait $$p || rc=1; done; \
 	grep -h '^sim: ' $(BUILD)/tests/soak-sim.*.log; exit $$rc
 
+# soak-hostile: the hostile-worker races of tests/check_e2e_hostile.c
+# (the scribbler, and the region flipped while its actor is reaped), 10
+# minutes each instead of make check's 10 s, side by side.
+SOAK_RUNS  += hostile
+HOSTILE_SOAK_SECONDS ?= 600
+soak-hostile: all $(BUILD)/tests/check_e2e_hostile $(PROGS)
+	@pids=""; for c in hostile flip; do \
+	  ACTORD_BUILD=$(BUILD) HOSTILE_SECONDS=$(HOSTILE_SOAK_SECONDS) \
+	    CK_RUN_CASE=$$c $(BUILD)/tests/check_e2e_hostile \
+	    > $(BUILD)/tests/soak-hostile.$$c.log 2>&1 & \
+	  pids="$$pids $$!"; done; rc=0; \
+	for p in $$pids; do wait $$p || rc=1; done; \
+	grep -h 'Checks\|hostile_scribbler:' $(BUILD)/tests/soak-hostile.*.log; \
+	exit $$rc
+
 lint-man:
 	@if [ -n "$(MANS)" ]; then \
 	  out=$$(mandoc -Tlint -Wwarning $(MANS) 2>&1); \

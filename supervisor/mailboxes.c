@@ -71,6 +71,8 @@ static void	policy_of(const struct mailbox_spec *, uint32_t,
 		    struct actor_policy *);
 static void	sweep(struct actord *);
 static int	self_setup(struct actord *, uint32_t, char *, size_t);
+static void	self_policy(struct actor_policy *);
+static void	self_restore(struct actord *);
 static int	take_spare(struct actord *, const struct mailbox_spec *);
 static int	drop_cb(void *, enum shm_lane, const struct shm_msg *,
 		    const void *);
@@ -172,14 +174,46 @@ configure(struct actord *ad, uint32_t idx, const char *path,
 		log_warnx("%s: cannot configure its mailbox", path);
 }
 
-/* actord's own mailbox: an actor that is up while actord runs. */
-static int
-self_setup(struct actord *ad, uint32_t idx, char *err, size_t errlen)
+/* The policies of actord's own mailbox: the defaults, its reply cells. */
+static void
+self_policy(struct actor_policy *pol)
 {
 	struct mailbox_spec ms;
 
 	spec_mailbox_init(&ms);
-	configure(ad, idx, ASKS_SELF_PATH, &ms, SELF_REPLY_CELLS);
+	policy_of(&ms, SELF_REPLY_CELLS, pol);
+}
+
+/*
+ * actord's own region, whatever a worker wrote over its policies and
+ * sizes: repliers find actord's reply slots by its ask_cap, and one
+ * rewritten would make every answer to actord miss its slot (dropped as
+ * late) for as long as actord runs.  No process of it is ever started,
+ * so this is its mailboxes_prespawn.
+ */
+static void
+self_restore(struct actord *ad)
+{
+	struct actor_policy pol;
+
+	if (ad->self_mbox < 0)
+		return;
+	self_policy(&pol);
+	if (actor_restore(ad->arena, (uint32_t)ad->self_mbox, &pol) < 0)
+		log_warnx("actord: cannot restore its mailbox's policies");
+}
+
+/* actord's own mailbox: an actor that is up while actord runs. */
+static int
+self_setup(struct actord *ad, uint32_t idx, char *err, size_t errlen)
+{
+	struct actor_policy pol;
+
+	if (shm_actor_set_path(ad->arena, idx, ASKS_SELF_PATH) < 0)
+		log_warnx("%s: cannot name its mailbox", ASKS_SELF_PATH);
+	self_policy(&pol);
+	if (actor_configure(ad->arena, idx, &pol) < 0)
+		log_warnx("%s: cannot configure its mailbox", ASKS_SELF_PATH);
 	(void)actor_prepare_start(ad->arena, idx);
 	shm_actor_set_pid(ad->arena, idx, getpid());
 	shm_actor_set_state(ad->arena, idx, SHM_ACTOR_UP);
@@ -597,6 +631,7 @@ mailboxes_reaped(struct actord *ad, pid_t pid, int wstatus, struct node *n)
 		rc = reap_once(ad, pid);
 	sweep(ad);
 	repair(ad, ad->self_mbox, "actord");
+	self_restore(ad);
 	if (rc == SHM_EAGAIN)
 		reap_later(ad, pid);
 }

@@ -79,7 +79,7 @@ START_TEST(reaped_inhand_still_in_its_cell)
 {
 	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
 	struct actor *c = open_(ar, 1), *w = open_(ar, 0);
-	struct ar_hdr *h = ar_hdr(ar, 0);
+	struct ar_hdr *h = ar_hdr(ar, 0, NULL);
 	struct shm_msg q;
 	struct actor_msg m;
 	struct actor_ref to = { 0, ACTOR_ANY };
@@ -425,7 +425,7 @@ START_TEST(torn_commit_keeps_previous)
 	ck_assert_int_eq(actor_load(w, buf, sizeof(buf), &len), 0);
 	ck_assert_str_eq(buf, "fourth");
 	/* A scribbled slot fails its checksum and is never loaded. */
-	ar_snapdata(ar_hdr(ar, 0), w->snap_latest)[0] ^= 0xff;
+	ar_snapdata(w->hdr, &w->caps, w->snap_latest)[0] ^= 0xff;
 	ck_assert_int_eq(actor_load(w, buf, sizeof(buf), &len), 0);
 	ck_assert_str_eq(buf, "second");
 	actor_close(w);

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/lib/ctltest.h"
@@ -45,6 +46,10 @@ static void	 ask_is(const char *path, const char *data);
 static void	 restart(const char *path);
 static void	 actord_sound(void);
 static int	 lines_with(const char *, const char *);
+static int	 race_seconds(void);
+static bool	 log_has_report(void);
+static const char *log_tail(void);
+static void	 kill_victim(const char *path);
 
 /*
  * A tree that restarts whatever dies at once and never gives up: the
@@ -127,7 +132,7 @@ ask_is(const char *path, const char *data)
 	ck_assert_msg(o.status == 0 && o.outlen == strlen(data) &&
 	    memcmp(o.out, data, o.outlen) == 0, "ask %s: status %d, answer "
 	    "\"%s\", error \"%s\"\nactord's log:\n%s", path, o.status, o.out,
-	    o.err, ts_daemon_log(&d));
+	    o.err, log_tail());
 	ctltest_out_free(&o);
 }
 
@@ -144,7 +149,7 @@ restart(const char *path)
 	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
 	ck_assert_msg(ctltest_wait_new_pid(&srv, path, old, WAIT) > 0,
-	    "%s did not come back", path);
+	    "%s did not come back: %s", path, log_tail());
 }
 
 /* actord runs, answers, and its log has no sanitizer report. */
@@ -152,16 +157,75 @@ static void
 actord_sound(void)
 {
 	struct ctltest_out o;
-	const char *log;
 	int st;
 
 	ck_assert_int_eq(waitpid(d.pid, &st, WNOHANG), 0);
 	RUN(&o, "status");
 	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
-	log = ts_daemon_log(&d);
-	ck_assert_msg(strstr(log, "Sanitizer") == NULL &&
-	    strstr(log, "runtime error") == NULL, "actord's log:\n%s", log);
+	ck_assert_msg(!log_has_report(), "actord's log:\n%s", log_tail());
+}
+
+/*
+ * A sanitizer report anywhere in actord's log (which may be longer than
+ * what ts_daemon_log shows after a long run).
+ */
+static bool
+log_has_report(void)
+{
+	char	 line[512];
+	FILE	*f;
+	bool	 found = false;
+
+	if ((f = fopen(d.log, "r")) == NULL)
+		return false;
+	while (!found && fgets(line, sizeof(line), f) != NULL)
+		found = strstr(line, "Sanitizer") != NULL ||
+		    strstr(line, "runtime error") != NULL;
+	fclose(f);
+	return found;
+}
+
+/* The last 3,000 bytes of actord's log: what fits in a failure message. */
+static const char *
+log_tail(void)
+{
+	static char buf[3001];
+	off_t	 end;
+	ssize_t	 r;
+	int	 fd;
+
+	buf[0] = '\0';
+	if ((fd = open(d.log, O_RDONLY | O_CLOEXEC)) == -1)
+		return buf;
+	end = lseek(fd, 0, SEEK_END);
+	r = pread(fd, buf, sizeof(buf) - 1, end > 3000 ? end - 3000 : 0);
+	close(fd);
+	buf[r > 0 ? r : 0] = '\0';
+	return buf;
+}
+
+/*
+ * How long the races run: $HOSTILE_SECONDS (make soak: 600), by default
+ * 10 s.
+ */
+static int
+race_seconds(void)
+{
+	const char *s = getenv("HOSTILE_SECONDS");
+	int	 n = s != NULL ? atoi(s) : 0;
+
+	return n > 0 ? n : 10;
+}
+
+/* SIGKILL path's process, if it runs; actord restarts it. */
+static void
+kill_victim(const char *path)
+{
+	struct ctltest_out o;
+
+	RUN(&o, "kill", "-s", "KILL", path);
+	ctltest_out_free(&o);
 }
 
 static void
@@ -301,11 +365,112 @@ START_TEST(header_write_then_crash)
 }
 END_TEST
 
+/*
+ * Item 1: a worker flips its own region's watch_cap, snap_cap and
+ * snapshot lengths between valid and huge values while the scribbler
+ * SIGKILLs it every 20 ms, so that actord reaps it (and reads the region)
+ * in the middle of the flips.  actord used to read the checked fields
+ * again and crashed (SEGV in actor_crc32c) within 1-2 s; it must read
+ * each once, and survive.
+ */
+START_TEST(flipped_region_while_reaped)
+{
+	static const char *const names[] = { "flipped", "other", NULL };
+	struct ctltest_out o;
+	char	*v, *s, *all;
+	uint64_t end;
+	int	 st;
+
+	v = victims(names);
+	s = scribbler("\"flip\", \"/flipped\"");
+	ck_assert_int_ge(asprintf(&all, "%s,\n%s\n", v, s), 0);
+	start_daemon(all);
+	free(all);
+	free(v);
+	free(s);
+	end = now_ms() + (uint64_t)race_seconds() * 1000;
+	while (now_ms() < end) {
+		ck_assert_msg(waitpid(d.pid, &st, WNOHANG) == 0, "actord "
+		    "died (status %#x): %s", st, log_tail());
+		ts_sleep_ms(250);
+	}
+	ask_is("/other", "one");
+	RUN(&o, "stop", "/scribbler");
+	ctltest_expect(&o, 0, NULL);
+	ctltest_out_free(&o);
+	restart("/flipped");
+	ask_is("/flipped", "two");
+	actord_sound();
+}
+END_TEST
+
+/*
+ * The hostile worker: the scribbler writes random and aimed values into
+ * every word of the arena it can write (ends, cells, lengths, claim
+ * records, regions, dead letters, holes punched) while the victims are
+ * SIGKILLed and restarted in turn.  actord keeps running and answering;
+ * once the scribbler is stopped, every victim delivers again after at
+ * most one restart, and stats still answer.
+ */
+START_TEST(hostile_scribbler)
+{
+	static const char *const names[] = { "v0", "v1", "v2", "v3", NULL };
+	struct ctltest_out o;
+	char	*v, *s, *all, seed[32], path[32];
+	uint64_t end;
+	int	 st, i, kills = 0;
+
+	snprintf(seed, sizeof(seed), "\"%ld\"", (long)getpid() ^ (long)now_ms());
+	fprintf(stderr, "hostile_scribbler: seed %s\n", seed);
+	v = victims(names);
+	ck_assert_int_ge(asprintf(&s, "\"hostile\", %s", seed), 0);
+	all = scribbler(s);
+	free(s);
+	s = all;
+	ck_assert_int_ge(asprintf(&all, "%s,\n%s\n", v, s), 0);
+	start_daemon(all);
+	free(all);
+	free(v);
+	free(s);
+	end = now_ms() + (uint64_t)race_seconds() * 1000;
+	for (i = 0; now_ms() < end; i++) {
+		snprintf(path, sizeof(path), "/%s", names[i % 4]);
+		kill_victim(path);
+		kills++;
+		ck_assert_msg(waitpid(d.pid, &st, WNOHANG) == 0, "actord "
+		    "died (seed %s, status %#x): %s", seed, st, log_tail());
+		RUN(&o, "status");
+		ck_assert_msg(o.status == 0, "status (seed %s): %s", seed,
+		    o.err);
+		ctltest_out_free(&o);
+		ts_sleep_ms(50);
+	}
+	fprintf(stderr, "hostile_scribbler: %d kills in %d s\n", kills,
+	    race_seconds());
+	RUN(&o, "stop", "/scribbler");
+	ctltest_expect(&o, 0, NULL);
+	ctltest_out_free(&o);
+	for (i = 0; names[i] != NULL; i++) {
+		snprintf(path, sizeof(path), "/%s", names[i]);
+		restart(path);
+		ask_is(path, "one");
+		ask_is(path, "two");
+		ask_is(path, "three");
+	}
+	RUN(&o, "stats");
+	ctltest_expect(&o, 0, NULL);
+	ctltest_out_free(&o);
+	actord_sound();
+}
+END_TEST
+
 static Suite *
 hostile_suite(void)
 {
 	Suite	*s = suite_create("e2e_hostile");
 	TCase	*tc = tcase_create("wedges");
+	TCase	*flip = tcase_create("flip");
+	TCase	*host = tcase_create("hostile");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
@@ -313,6 +478,14 @@ hostile_suite(void)
 	tcase_add_test(tc, wrapping_counters_stats);
 	tcase_add_test(tc, header_write_then_crash);
 	suite_add_tcase(s, tc);
+	tcase_add_checked_fixture(flip, setup, teardown);
+	tcase_set_timeout(flip, 60 + race_seconds());
+	tcase_add_test(flip, flipped_region_while_reaped);
+	suite_add_tcase(s, flip);
+	tcase_add_checked_fixture(host, setup, teardown);
+	tcase_set_timeout(host, 60 + race_seconds());
+	tcase_add_test(host, hostile_scribbler);
+	suite_add_tcase(s, host);
 	return s;
 }
 

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "shm/shm.h"
+#include "shm/shm.h"
 #include "worker/actor.h"
 
 #define AR_MAGIC		0x32524f544341424cULL	/* "LBACTOR2" */
@@ -110,6 +111,18 @@ struct ar_hdr {
 	/* Then: the watcher set (watch_cap entries), the snapshot slots. */
 };
 
+/*
+ * A region's sizes, read once from its header and checked (ar_hdr): every
+ * offset into the region and every loop bound comes from here, never from
+ * the header again, which any worker can rewrite at any moment (the
+ * read-once rule, shm/shm.h).
+ */
+struct ar_caps {
+	uint32_t	 watch_cap;
+	uint32_t	 ask_cap;	/* a power of two */
+	uint32_t	 snap_cap;
+};
+
 /* A deferred answer (defer.c): the ask's corr (0: free) and its asker. */
 struct ar_defer {
 	_Atomic uint64_t corr;
@@ -146,6 +159,7 @@ struct actor {
 	char		 name[ACTOR_PATH_MAX];
 	struct shm_producer *prod;
 	struct ar_hdr	*hdr;		/* NULL without mailbox */
+	struct ar_caps	 caps;		/* hdr's sizes, read once at attach */
 	unsigned char	*inhand;	/* the in-hand slot */
 	size_t		 inhand_len;
 	unsigned char	*snapdata[2];
@@ -210,11 +224,14 @@ struct actor_client {
 extern const struct client_transport client_local;
 
 /* region.c */
-struct ar_hdr	*ar_hdr(struct shm_arena *, uint32_t idx);
-unsigned char	*ar_snapdata(struct ar_hdr *, int slot);
+struct ar_hdr	*ar_hdr(struct shm_arena *, uint32_t idx, struct ar_caps *);
+unsigned char	*ar_snapdata(struct ar_hdr *, const struct ar_caps *,
+		    int slot);
 _Atomic uint64_t *ar_watchers(struct ar_hdr *);	/* watch_cap entries */
-_Atomic uint64_t *ar_asks(struct ar_hdr *);	/* ask_cap reply slots */
-struct ar_defer	*ar_defers(struct ar_hdr *);	/* ask_cap entries */
+_Atomic uint64_t *ar_asks(struct ar_hdr *,	/* ask_cap reply slots */
+		    const struct ar_caps *);
+struct ar_defer	*ar_defers(struct ar_hdr *,	/* ask_cap entries */
+		    const struct ar_caps *);
 bool	 ar_stale(struct shm_arena *, uint32_t idx, uint64_t corr);
 
 /* ask.c */
@@ -234,8 +251,8 @@ void	 slot_unclaim(struct shm_arena *, const struct shm_msg *ask);
 
 /* defer.c */
 int	 defer_reaped(struct shm_producer *, struct shm_arena *, uint32_t,
-	    struct ar_hdr *, const struct shm_msg *handled,
-	    struct actor_owed **);
+	    struct ar_hdr *, const struct ar_caps *,
+	    const struct shm_msg *handled, struct actor_owed **);
 
 /* send.c */
 void	 inhand_answered(struct actor *);
@@ -252,7 +269,8 @@ int	 send_stamped(struct actor *, struct actor_ref, enum shm_lane,
 	    unsigned flags, uint64_t *started);
 
 /* snapshot.c */
-int	 snap_latest(struct ar_hdr *, uint64_t *handled);
+int	 snap_latest(struct ar_hdr *, const struct ar_caps *,
+	    uint64_t *handled);
 
 /* owed.c */
 int	 owed_send(struct shm_producer *, uint32_t to, uint32_t inc,

@@ -61,7 +61,8 @@ init(struct actor *a, struct shm_arena *arena, int32_t idx, char *err,
 			    (int)idx);
 			return ACTOR_EBADINDEX;
 		}
-		if ((a->hdr = ar_hdr(arena, (uint32_t)idx)) == NULL) {
+		if ((a->hdr = ar_hdr(arena, (uint32_t)idx, &a->caps)) ==
+		    NULL) {
 			snprintf(err, errlen, "mailbox %d: no libactor region "
 			    "(actor_configure was never called)", (int)idx);
 			return ACTOR_EINVAL;
@@ -72,8 +73,8 @@ init(struct actor *a, struct shm_arena *arena, int32_t idx, char *err,
 			    (int)idx);
 			return ACTOR_ECORRUPT;
 		}
-		a->snapdata[0] = ar_snapdata(a->hdr, 0);
-		a->snapdata[1] = ar_snapdata(a->hdr, 1);
+		a->snapdata[0] = ar_snapdata(a->hdr, &a->caps, 0);
+		a->snapdata[1] = ar_snapdata(a->hdr, &a->caps, 1);
 		a->incarnation = shm_actor_incarnation(arena, (uint32_t)idx);
 		(void)shm_actor_path(arena, (uint32_t)idx, a->name,
 		    sizeof(a->name));

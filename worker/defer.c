@@ -53,13 +53,14 @@ ask_over(struct shm_arena *a, uint64_t corr, uint64_t who)
 {
 	uint32_t idx = (uint32_t)(who >> 32), inc = (uint32_t)who;
 	struct ar_hdr *h;
+	struct ar_caps c;
 	uint64_t id = corr & CORR_ID_MASK;
 
 	if (idx >= shm_nmailboxes(a) || shm_actor_incarnation(a, idx) != inc)
 		return true;
-	if ((h = ar_hdr(a, idx)) == NULL)
+	if ((h = ar_hdr(a, idx, &c)) == NULL)
 		return false;
-	return (atomic_load(&ar_asks(h)[id & (h->ask_cap - 1)]) &
+	return (atomic_load(&ar_asks(h, &c)[id & (c.ask_cap - 1)]) &
 	    CORR_ID_MASK) != id;
 }
 
@@ -67,8 +68,8 @@ ask_over(struct shm_arena *a, uint64_t corr, uint64_t who)
 static int
 free_entry(struct actor *a)
 {
-	struct ar_defer *d = ar_defers(a->hdr);
-	uint32_t n = a->hdr->ask_cap, i, k;
+	struct ar_defer *d = ar_defers(a->hdr, &a->caps);
+	uint32_t n = a->caps.ask_cap, i, k;
 	uint64_t c;
 	int pass;
 
@@ -107,7 +108,7 @@ actor_defer(struct actor *a, struct actor_caller *c)
 		return ACTOR_ENOTASK;
 	if ((i = free_entry(a)) < 0)
 		return i;
-	d = &ar_defers(a->hdr)[i];
+	d = &ar_defers(a->hdr, &a->caps)[i];
 	atomic_store_explicit(&d->who, who_of(a->cur.sender.index,
 	    a->cur.sender.incarnation), memory_order_relaxed);
 	atomic_store_explicit(&d->corr, a->cur.corr, memory_order_release);
@@ -130,9 +131,9 @@ held(struct actor *a, const struct actor_caller *c)
 
 	if (a->idx < 0)
 		return ACTOR_ENOMAILBOX;
-	if (c == NULL || c->corr == 0 || c->entry >= a->hdr->ask_cap)
+	if (c == NULL || c->corr == 0 || c->entry >= a->caps.ask_cap)
 		return ACTOR_EINVAL;
-	d = &ar_defers(a->hdr)[c->entry];
+	d = &ar_defers(a->hdr, &a->caps)[c->entry];
 	if (atomic_load_explicit(&d->corr, memory_order_relaxed) != c->corr ||
 	    atomic_load_explicit(&d->who, memory_order_relaxed) !=
 	    who_of(c->asker.index, c->asker.incarnation))
@@ -151,7 +152,7 @@ actor_answer(struct actor *a, const struct actor_caller *c, uint32_t tag,
 		return rc;
 	ask_of(c, &ask);
 	rc = send_answer(a, &ask, tag, data, len);
-	atomic_store_explicit(&ar_defers(a->hdr)[c->entry].corr, 0,
+	atomic_store_explicit(&ar_defers(a->hdr, &a->caps)[c->entry].corr, 0,
 	    memory_order_release);
 	return rc;
 }
@@ -169,7 +170,7 @@ actor_answer_error(struct actor *a, const struct actor_caller *c, int code,
 		return ACTOR_EINVAL;
 	ask_of(c, &ask);
 	rc = send_error_reply(a->prod, a->arena, &ask, code, text, NULL);
-	atomic_store_explicit(&ar_defers(a->hdr)[c->entry].corr, 0,
+	atomic_store_explicit(&ar_defers(a->hdr, &a->caps)[c->entry].corr, 0,
 	    memory_order_release);
 	return rc;
 }
@@ -182,9 +183,10 @@ actor_answer_error(struct actor *a, const struct actor_caller *c, int code,
  */
 int
 defer_reaped(struct shm_producer *p, struct shm_arena *a, uint32_t idx,
-    struct ar_hdr *h, const struct shm_msg *handled, struct actor_owed **owed)
+    struct ar_hdr *h, const struct ar_caps *caps, const struct shm_msg *handled,
+    struct actor_owed **owed)
 {
-	struct ar_defer *d = ar_defers(h);
+	struct ar_defer *d = ar_defers(h, caps);
 	struct actor_caller c;
 	struct shm_msg ask;
 	uint64_t corr, who;
@@ -192,7 +194,7 @@ defer_reaped(struct shm_producer *p, struct shm_arena *a, uint32_t idx,
 	int n = 0;
 
 	(void)idx;
-	for (i = 0; i < h->ask_cap; i++) {
+	for (i = 0; i < caps->ask_cap; i++) {
 		corr = atomic_load(&d[i].corr);
 		if (corr == 0)
 			continue;

@@ -25,6 +25,11 @@
  *
  * Owns: nothing of its own; runs in actord, while no consumer of that
  * mailbox lives.  Must never wait: actord's loop calls it.
+ *
+ * Read-once rule (shm/shm.h): every value of the dead actor's region
+ * and in-hand slot is a worker's to write, even now (another worker may
+ * scribble): each is read once into a local (the in-hand message is
+ * copied out once), checked, and only the copy is used.
  */
 #include <stdio.h>
 #include <string.h>
@@ -32,7 +37,8 @@
 #include "worker/actor_impl.h"
 
 static bool	 inhand(struct shm_producer *, struct shm_arena *, uint32_t,
-		    struct ar_hdr *, struct actor_owed **, struct shm_msg *);
+		    struct ar_hdr *, const struct ar_caps *,
+		    struct actor_owed **, struct shm_msg *);
 static int	 fail_cb(void *, enum shm_lane, const struct shm_msg *,
 		    const void *);
 static bool	 still_queued(struct shm_arena *, uint32_t, uint32_t,
@@ -68,16 +74,19 @@ still_queued(struct shm_arena *a, uint32_t idx, uint32_t lane,
  */
 static bool
 inhand(struct shm_producer *p, struct shm_arena *a, uint32_t idx,
-    struct ar_hdr *h, struct actor_owed **owed, struct shm_msg *taken)
+    struct ar_hdr *h, const struct ar_caps *caps, struct actor_owed **owed,
+    struct shm_msg *taken)
 {
 	unsigned char *slot;
 	struct shm_msg m;
 	uint64_t handled = 0;
 	uint32_t lane;
 	size_t len = 0;
+	uint32_t state, max_attempts;
 	char text[60];
 
-	if (atomic_load(&h->inhand) == IH_PENDING) {
+	state = atomic_load(&h->inhand);
+	if (state == IH_PENDING) {
 		/* Died again before taking it: still to be given again. */
 		slot = shm_inhand(a, idx, &len);
 		if (slot == NULL || len < INHAND_PAYLOAD)
@@ -85,7 +94,7 @@ inhand(struct shm_producer *p, struct shm_arena *a, uint32_t idx,
 		memcpy(taken, slot, sizeof(*taken));
 		return true;
 	}
-	if (atomic_load(&h->inhand) != IH_HELD)
+	if (state != IH_HELD)
 		return false;		/* empty */
 	slot = shm_inhand(a, idx, &len);
 	if (slot == NULL || len < INHAND_PAYLOAD) {
@@ -109,7 +118,7 @@ inhand(struct shm_producer *p, struct shm_arena *a, uint32_t idx,
 		atomic_store(&h->inhand, IH_EMPTY);
 		return true;
 	}
-	if (snap_latest(h, &handled) >= 0 && handled != 0 &&
+	if (snap_latest(h, caps, &handled) >= 0 && handled != 0 &&
 	    handled == atomic_load(&h->inhand_id)) {
 		/*
 		 * Its effect is in the committed state: it was handled, and
@@ -124,7 +133,8 @@ inhand(struct shm_producer *p, struct shm_arena *a, uint32_t idx,
 		atomic_store(&h->inhand, IH_EMPTY);
 		return false;
 	}
-	if (m.attempts < h->max_attempts) {
+	max_attempts = SHM_ONCE(h->max_attempts);
+	if (m.attempts < max_attempts) {
 		atomic_store(&h->inhand, IH_PENDING);
 		return true;
 	}
@@ -168,13 +178,14 @@ actor_reaped(struct shm_arena *a, uint32_t idx, pid_t pid, int wstatus,
 	struct fail_arg fa;
 	bool again;
 	struct ar_hdr *h;
+	struct ar_caps caps;
 	uint32_t dead;
 	unsigned released = 0;
 	int rc;
 
 	if (a == NULL || idx >= shm_nmailboxes(a))
 		return ACTOR_EBADINDEX;
-	h = ar_hdr(a, idx);
+	h = ar_hdr(a, idx, &caps);
 	dead = shm_actor_incarnation(a, idx);
 	shm_actor_set_state(a, idx, SHM_ACTOR_DOWN);
 	shm_actor_set_pid(a, idx, 0);
@@ -191,9 +202,9 @@ actor_reaped(struct shm_arena *a, uint32_t idx, pid_t pid, int wstatus,
 	/* Without a slot, answers cannot go out; dead letters still do. */
 	if (shm_producer_open(a, &p) < 0)
 		p = NULL;
-	again = inhand(p, a, idx, h, owed, &taken);
-	(void)defer_reaped(p, a, idx, h, again ? &taken : NULL, owed);
-	if (h->on_down == ACTOR_ON_DOWN_FAIL) {
+	again = inhand(p, a, idx, h, &caps, owed, &taken);
+	(void)defer_reaped(p, a, idx, h, &caps, again ? &taken : NULL, owed);
+	if (SHM_ONCE(h->on_down) == ACTOR_ON_DOWN_FAIL) {
 		fa.p = p;
 		fa.a = a;
 		fa.idx = idx;

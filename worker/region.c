@@ -11,6 +11,10 @@
  * Owns: struct ar_hdr's policies and the `launched` incarnation.  Must never
  * trust a size read from the arena: every header is checked against the
  * region's real length before a pointer into it is handed out.
+ *
+ * Read-once rule (shm/shm.h): a region's sizes are read once, into
+ * struct ar_caps, and checked there; every offset is computed from the
+ * checked copy, never from the header again.
  */
 #include <string.h>
 
@@ -75,11 +79,17 @@ actor_region_size(uint32_t state_bytes, uint32_t watchers, uint32_t asks)
 	    defers_size(asks) + 2 * AR_ALIGN((size_t)state_bytes);
 }
 
-/* The checked header of actor idx, or NULL (unconfigured or too small). */
+/*
+ * The checked header of actor idx, or NULL (unconfigured or too small),
+ * with its sizes in *caps: each read once, and checked together against
+ * the region's real length.  Whatever the header says later, offsets
+ * made from *caps stay inside the region.
+ */
 struct ar_hdr *
-ar_hdr(struct shm_arena *a, uint32_t idx)
+ar_hdr(struct shm_arena *a, uint32_t idx, struct ar_caps *caps)
 {
 	struct ar_hdr *h;
+	struct ar_caps c;
 	size_t len = 0;
 
 	if (a == NULL || idx >= shm_nmailboxes(a))
@@ -89,28 +99,33 @@ ar_hdr(struct shm_arena *a, uint32_t idx)
 		return NULL;
 	if (atomic_load_explicit(&h->magic, memory_order_acquire) != AR_MAGIC)
 		return NULL;
-	if (h->snap_cap % 64 != 0 || h->watch_cap == 0 ||
-	    h->watch_cap > ACTOR_WATCHERS_MAX || h->ask_cap == 0 ||
-	    (h->ask_cap & (h->ask_cap - 1)) != 0 ||
-	    h->ask_cap > SHM_CAPACITY_MAX ||
-	    hdr_size() + watchers_size(h->watch_cap) + asks_size(h->ask_cap) +
-	    defers_size(h->ask_cap) + 2 * (size_t)h->snap_cap > len)
+	c.snap_cap = SHM_ONCE(h->snap_cap);
+	c.watch_cap = SHM_ONCE(h->watch_cap);
+	c.ask_cap = SHM_ONCE(h->ask_cap);
+	if (c.snap_cap % 64 != 0 || c.watch_cap == 0 ||
+	    c.watch_cap > ACTOR_WATCHERS_MAX || c.ask_cap == 0 ||
+	    (c.ask_cap & (c.ask_cap - 1)) != 0 ||
+	    c.ask_cap > SHM_CAPACITY_MAX ||
+	    hdr_size() + watchers_size(c.watch_cap) + asks_size(c.ask_cap) +
+	    defers_size(c.ask_cap) + 2 * (size_t)c.snap_cap > len)
 		return NULL;
+	if (caps != NULL)
+		*caps = c;
 	return h;
 }
 
 _Atomic uint64_t *
-ar_asks(struct ar_hdr *h)
+ar_asks(struct ar_hdr *h, const struct ar_caps *c)
 {
 	return (_Atomic uint64_t *)(void *)((unsigned char *)h + hdr_size() +
-	    watchers_size(h->watch_cap));
+	    watchers_size(c->watch_cap));
 }
 
 struct ar_defer *
-ar_defers(struct ar_hdr *h)
+ar_defers(struct ar_hdr *h, const struct ar_caps *c)
 {
 	return (struct ar_defer *)(void *)((unsigned char *)h + hdr_size() +
-	    watchers_size(h->watch_cap) + asks_size(h->ask_cap));
+	    watchers_size(c->watch_cap) + asks_size(c->ask_cap));
 }
 
 _Atomic uint64_t *
@@ -120,11 +135,11 @@ ar_watchers(struct ar_hdr *h)
 }
 
 unsigned char *
-ar_snapdata(struct ar_hdr *h, int slot)
+ar_snapdata(struct ar_hdr *h, const struct ar_caps *c, int slot)
 {
-	return (unsigned char *)h + hdr_size() + watchers_size(h->watch_cap) +
-	    asks_size(h->ask_cap) + defers_size(h->ask_cap) +
-	    (size_t)slot * h->snap_cap;
+	return (unsigned char *)h + hdr_size() + watchers_size(c->watch_cap) +
+	    asks_size(c->ask_cap) + defers_size(c->ask_cap) +
+	    (size_t)slot * c->snap_cap;
 }
 
 /* A main-lane message addressed to an incarnation that is not the live one. */
@@ -246,7 +261,7 @@ actor_restore(struct shm_arena *a, uint32_t idx, const struct actor_policy *p)
 uint32_t
 actor_prepare_start(struct shm_arena *a, uint32_t idx)
 {
-	struct ar_hdr *h = ar_hdr(a, idx);
+	struct ar_hdr *h = ar_hdr(a, idx, NULL);
 	uint32_t inc;
 
 	if (a == NULL || idx >= shm_nmailboxes(a))
@@ -265,7 +280,7 @@ actor_prepare_start(struct shm_arena *a, uint32_t idx)
 int
 actor_stats(struct shm_arena *a, uint32_t idx, struct actor_stats *st)
 {
-	struct ar_hdr *h = ar_hdr(a, idx);
+	struct ar_hdr *h = ar_hdr(a, idx, NULL);
 	unsigned i;
 
 	memset(st, 0, sizeof(*st));

@@ -79,11 +79,11 @@ claimer_dead(struct shm_arena *a, uint64_t v)
 int
 slots_init(struct actor *a)
 {
-	_Atomic uint64_t *s = ar_asks(a->hdr);
+	_Atomic uint64_t *s = ar_asks(a->hdr, &a->caps);
 	uint64_t v;
 	uint32_t i;
 
-	a->reply_cap = a->hdr->ask_cap;
+	a->reply_cap = a->caps.ask_cap;
 	if ((a->slot_st = calloc(a->reply_cap, 1)) == NULL)
 		return ACTOR_ESYS;
 	for (i = 0; i < a->reply_cap; i++) {
@@ -119,7 +119,7 @@ slot_take(struct actor *a, uint64_t *id)
 	a->slot_st[*id & mask] = SLOT_ASK;
 	a->nslots++;
 	/* Release: the id is in the slot before the ask can be seen. */
-	atomic_store_explicit(&ar_asks(a->hdr)[*id & mask], *id,
+	atomic_store_explicit(&ar_asks(a->hdr, &a->caps)[*id & mask], *id,
 	    memory_order_release);
 	return 0;
 }
@@ -130,7 +130,7 @@ slot_unsend(struct actor *a, uint64_t corr)
 {
 	uint32_t i = (uint32_t)(corr & (a->reply_cap - 1));
 
-	atomic_store_explicit(&ar_asks(a->hdr)[i], 0, memory_order_release);
+	atomic_store_explicit(&ar_asks(a->hdr, &a->caps)[i], 0, memory_order_release);
 	a->slot_st[i] = SLOT_FREE;
 	a->nslots--;
 }
@@ -147,7 +147,7 @@ slot_expire(struct actor *a, uint64_t corr)
 
 	if (a->slot_st[i] != SLOT_ASK)
 		return;
-	if (atomic_compare_exchange_strong(&ar_asks(a->hdr)[i], &v, 0)) {
+	if (atomic_compare_exchange_strong(&ar_asks(a->hdr, &a->caps)[i], &v, 0)) {
 		a->slot_st[i] = SLOT_FREE;
 		a->nslots--;
 	} else
@@ -163,7 +163,7 @@ int
 slot_answered(struct actor *a, const struct shm_msg *m)
 {
 	uint32_t i = (uint32_t)(m->corr & (a->reply_cap - 1));
-	_Atomic uint64_t *s = &ar_asks(a->hdr)[i];
+	_Atomic uint64_t *s = &ar_asks(a->hdr, &a->caps)[i];
 	uint64_t v = atomic_load_explicit(s, memory_order_acquire);
 	uint8_t st = a->slot_st[i];
 
@@ -189,7 +189,7 @@ slot_answered(struct actor *a, const struct shm_msg *m)
 int
 slots_reclaim(struct actor *a)
 {
-	_Atomic uint64_t *s = ar_asks(a->hdr);
+	_Atomic uint64_t *s = ar_asks(a->hdr, &a->caps);
 	uint8_t *dead;
 	uint64_t v;
 	uint32_t i;
@@ -226,14 +226,15 @@ bool
 slot_claim(struct shm_arena *a, const struct shm_msg *ask, uint32_t who,
     uint32_t inc)
 {
-	struct ar_hdr *h = ar_hdr(a, ask->sender.index);
+	struct ar_caps c;
+	struct ar_hdr *h = ar_hdr(a, ask->sender.index, &c);
 	uint64_t id = SLOT_ID(ask->corr), v = id;
 	uint32_t i;
 
 	if (h == NULL)
 		return true;
-	i = (uint32_t)(id & (h->ask_cap - 1));
-	if (atomic_compare_exchange_strong(&ar_asks(h)[i], &v,
+	i = (uint32_t)(id & (c.ask_cap - 1));
+	if (atomic_compare_exchange_strong(&ar_asks(h, &c)[i], &v,
 	    claimed_by(who, inc, id)))
 		return true;
 	atomic_fetch_add_explicit(&h->late_replies, 1, memory_order_relaxed);
@@ -247,14 +248,16 @@ slot_claim(struct shm_arena *a, const struct shm_msg *ask, uint32_t who,
 void
 slot_unclaim(struct shm_arena *a, const struct shm_msg *ask)
 {
-	struct ar_hdr *h = ar_hdr(a, ask->sender.index);
+	struct ar_caps c;
+	struct ar_hdr *h = ar_hdr(a, ask->sender.index, &c);
 	uint64_t id = SLOT_ID(ask->corr), v;
 	uint32_t i;
 
 	if (h == NULL)
 		return;
-	i = (uint32_t)(id & (h->ask_cap - 1));
-	v = atomic_load(&ar_asks(h)[i]);
+	i = (uint32_t)(id & (c.ask_cap - 1));
+	v = atomic_load(&ar_asks(h, &c)[i]);
 	if ((v & SLOT_CLAIMED) && SLOT_ID(v) == id)
-		(void)atomic_compare_exchange_strong(&ar_asks(h)[i], &v, id);
+		(void)atomic_compare_exchange_strong(&ar_asks(h, &c)[i], &v,
+		    id);
 }

@@ -59,14 +59,14 @@ check_target(struct actor *a, struct actor_ref ref, bool ask, unsigned flags,
 	if (ref.incarnation != ACTOR_ANY && ref.incarnation != cur) {
 		shm_dl_put(a->arena, ref.index, SHM_LANE_MAIN,
 		    SHM_DL_STALE_REF, m, data);
-		if ((h = ar_hdr(a->arena, ref.index)) != NULL)
+		if ((h = ar_hdr(a->arena, ref.index, NULL)) != NULL)
 			atomic_fetch_add(&h->stale, 1);
 		return ACTOR_ESTALE;
 	}
 	/* The fast path ends here: the policies matter only when down. */
 	if (shm_actor_state(a->arena, ref.index) != SHM_ACTOR_DOWN)
 		return 0;
-	h = ar_hdr(a->arena, ref.index);
+	h = ar_hdr(a->arena, ref.index, NULL);
 	if (ask) {
 		if ((flags & ACTOR_ASK_WAIT_UP) && h != NULL &&
 		    atomic_load(&h->gone) == 0)
@@ -75,7 +75,7 @@ check_target(struct actor *a, struct actor_ref ref, bool ask, unsigned flags,
 			atomic_fetch_add(&h->asks_failed, 1);
 		return ACTOR_EDOWN;
 	}
-	if (h != NULL && h->while_down == ACTOR_WHILE_DOWN_REJECT) {
+	if (h != NULL && SHM_ONCE(h->while_down) == ACTOR_WHILE_DOWN_REJECT) {
 		shm_dl_put(a->arena, ref.index, SHM_LANE_MAIN,
 		    SHM_DL_ACTOR_DOWN, m, data);
 		return ACTOR_EDOWN;

@@ -132,7 +132,7 @@ actor_shard(struct actor *a, const char *group, const void *key, size_t len,
 	s = actor_shard_of(key, len, n);
 	ref->index = a->shard.idx[s];
 	ref->incarnation = ACTOR_ANY;
-	if ((h = ar_hdr(a->arena, ref->index)) != NULL)
+	if ((h = ar_hdr(a->arena, ref->index, NULL)) != NULL)
 		atomic_fetch_add_explicit(&h->shard_msgs, 1,
 		    memory_order_relaxed);
 	return (int)s;

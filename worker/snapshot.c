@@ -10,14 +10,20 @@
  * state and "handled" move together.
  *
  * Owns: the two slots and their headers.  Must never write the latest slot.
+ *
+ * Read-once rule (shm/shm.h): actord validates a dead actor's
+ * snapshots (reaped.c); a slot header's length, delivery id and CRC are
+ * read once each, and the checked copies are what the CRC runs over.
  */
 #include <string.h>
 
 #include "worker/actor_impl.h"
 
-static bool	 slot_valid(struct ar_hdr *, int, const unsigned char *);
+static bool	 slot_valid(struct ar_hdr *, const struct ar_caps *, int,
+		    uint64_t *, uint64_t *);
 static uint32_t	 slot_crc(uint64_t, uint64_t, uint32_t, const void *);
-static int	 read_slot(struct ar_hdr *, void *, size_t, size_t *);
+static int	 read_slot(struct ar_hdr *, const struct ar_caps *, void *,
+		    size_t, size_t *);
 
 static const uint32_t crc_table[256] = {
 	0x00000000U, 0xf26b8303U, 0xe13b70f7U, 0x1350f3f4U,
@@ -114,41 +120,50 @@ slot_crc(uint64_t gen, uint64_t handled, uint32_t len, const void *data)
 	return actor_crc32c(crc, data, len);
 }
 
+/*
+ * Slot s holds a whole commit: its generation and delivery id in *gen and
+ * *handled, each read once with the length and CRC they were checked with.
+ */
 static bool
-slot_valid(struct ar_hdr *h, int s, const unsigned char *data)
+slot_valid(struct ar_hdr *h, const struct ar_caps *c, int s, uint64_t *gen,
+    uint64_t *handled)
 {
 	struct ar_snap *sn = &h->snap[s];
-	uint64_t gen = atomic_load_explicit(&sn->gen, memory_order_acquire);
+	uint32_t len, crc;
 
-	return gen != 0 && sn->len <= h->snap_cap &&
-	    slot_crc(gen, sn->handled, sn->len, data) == sn->crc;
+	*gen = atomic_load_explicit(&sn->gen, memory_order_acquire);
+	*handled = SHM_ONCE(sn->handled);
+	len = SHM_ONCE(sn->len);
+	crc = SHM_ONCE(sn->crc);
+	return *gen != 0 && len <= c->snap_cap &&
+	    slot_crc(*gen, *handled, len, ar_snapdata(h, c, s)) == crc;
 }
 
 /* The latest valid slot (and the delivery it committed), or -1. */
 int
-snap_latest(struct ar_hdr *h, uint64_t *handled)
+snap_latest(struct ar_hdr *h, const struct ar_caps *c, uint64_t *handled)
 {
 	int s, best = -1;
-	uint64_t g, bg = 0;
+	uint64_t g, bg = 0, hd, bh = 0;
 
 	for (s = 0; s < 2; s++) {
-		if (!slot_valid(h, s, ar_snapdata(h, s)))
+		if (!slot_valid(h, c, s, &g, &hd))
 			continue;
-		g = atomic_load(&h->snap[s].gen);
 		if (best < 0 || g > bg) {
 			best = s;
 			bg = g;
+			bh = hd;
 		}
 	}
 	if (best >= 0 && handled != NULL)
-		*handled = h->snap[best].handled;
+		*handled = bh;
 	return best;
 }
 
 size_t
 actor_snapshot_max(const struct actor *a)
 {
-	return a->hdr != NULL ? a->hdr->snap_cap : 0;
+	return a->hdr != NULL ? a->caps.snap_cap : 0;
 }
 
 void
@@ -168,12 +183,12 @@ actor_commit(struct actor *a, const void *data, size_t len)
 
 	if (h == NULL)
 		return ACTOR_ENOMAILBOX;
-	if (len > h->snap_cap)
-		return h->snap_cap == 0 ? ACTOR_ENOSTATE : ACTOR_EOVERSIZE;
+	if (len > a->caps.snap_cap)
+		return a->caps.snap_cap == 0 ? ACTOR_ENOSTATE : ACTOR_EOVERSIZE;
 	if (data == NULL && len > 0)
 		return ACTOR_EINVAL;
 	if (a->snap_latest == -2)
-		a->snap_latest = snap_latest(h, NULL);
+		a->snap_latest = snap_latest(h, &a->caps, NULL);
 	s = a->snap_latest == 0 ? 1 : 0;
 	gen = a->snap_latest >= 0 ?
 	    atomic_load(&h->snap[a->snap_latest].gen) + 1 : 1;
@@ -195,7 +210,8 @@ actor_commit(struct actor *a, const void *data, size_t len)
 }
 
 static int
-read_slot(struct ar_hdr *h, void *buf, size_t buflen, size_t *len)
+read_slot(struct ar_hdr *h, const struct ar_caps *cp, void *buf,
+    size_t buflen, size_t *len)
 {
 	int s, tries;
 	uint64_t gen;
@@ -203,19 +219,22 @@ read_slot(struct ar_hdr *h, void *buf, size_t buflen, size_t *len)
 	size_t c;
 
 	for (tries = 0; tries < 100; tries++) {
-		if ((s = snap_latest(h, NULL)) < 0)
+		if ((s = snap_latest(h, cp, NULL)) < 0)
 			return ACTOR_ENOSTATE;
 		gen = atomic_load(&h->snap[s].gen);
-		n = h->snap[s].len;
-		crc = h->snap[s].crc;
+		n = SHM_ONCE(h->snap[s].len);
+		crc = SHM_ONCE(h->snap[s].crc);
+		if (n > cp->snap_cap)
+			continue;	/* rewritten since it was checked */
 		if (len != NULL)
 			*len = n;
 		c = n < buflen ? n : buflen;
 		if (c > 0)
-			memcpy(buf, ar_snapdata(h, s), c);
+			memcpy(buf, ar_snapdata(h, cp, s), c);
 		/* A commit may have started on this slot meanwhile. */
 		if (atomic_load(&h->snap[s].gen) == gen && (c < n ||
-		    slot_crc(gen, h->snap[s].handled, n, buf) == crc))
+		    slot_crc(gen, SHM_ONCE(h->snap[s].handled), n, buf) ==
+		    crc))
 			return s;
 	}
 	return ACTOR_EAGAIN;
@@ -228,7 +247,7 @@ actor_load(struct actor *a, void *buf, size_t buflen, size_t *len)
 
 	if (a->hdr == NULL)
 		return ACTOR_ENOMAILBOX;
-	if ((s = read_slot(a->hdr, buf, buflen, len)) < 0)
+	if ((s = read_slot(a->hdr, &a->caps, buf, buflen, len)) < 0)
 		return s;
 	a->snap_latest = s;
 	return 0;
@@ -238,11 +257,12 @@ int
 actor_snapshot_read(struct shm_arena *arena, uint32_t idx, void *buf,
     size_t buflen, size_t *len)
 {
-	struct ar_hdr *h = ar_hdr(arena, idx);
+	struct ar_caps c;
+	struct ar_hdr *h = ar_hdr(arena, idx, &c);
 	int s;
 
 	if (h == NULL)
 		return ACTOR_EBADINDEX;
-	s = read_slot(h, buf, buflen, len);
+	s = read_slot(h, &c, buf, buflen, len);
 	return s < 0 ? s : 0;
 }

@@ -21,6 +21,11 @@
  *
  * Owns: the watcher sets.  Must never send a Terminated for an entry it
  * did not take.
+ *
+ * Read-once rule (shm/shm.h): actord scans the sets (watch_notify,
+ * actor_gone); a set's length comes from the region's sizes as read once
+ * by ar_hdr, never from the header again, and each entry is loaded once
+ * and then taken by CAS on that value.
  */
 #include <sys/wait.h>
 
@@ -31,7 +36,8 @@
 #define NO_ENTRY	UINT32_MAX	/* claim_entry: every entry is live */
 
 static bool	 watcher_alive(struct shm_arena *, uint32_t, uint32_t);
-static uint32_t	 claim_entry(struct shm_arena *, struct ar_hdr *, uint64_t);
+static uint32_t	 claim_entry(struct shm_arena *, struct ar_hdr *,
+		    const struct ar_caps *, uint64_t);
 static int	 send_terminated(struct shm_producer *, uint32_t, uint32_t,
 		    uint32_t, const struct actor_terminated *,
 		    struct actor_owed **);
@@ -99,7 +105,8 @@ int
 watch_notify(struct shm_producer *p, struct shm_arena *a, uint32_t who,
     uint32_t dead_inc, int wstatus, struct actor_owed **owed)
 {
-	struct ar_hdr *h = ar_hdr(a, who);
+	struct ar_caps c;
+	struct ar_hdr *h = ar_hdr(a, who, &c);
 	struct actor_terminated t;
 	_Atomic uint64_t *set;
 	uint64_t w;
@@ -110,7 +117,7 @@ watch_notify(struct shm_producer *p, struct shm_arena *a, uint32_t who,
 		return 0;
 	terminated_fill(&t, who, dead_inc, wstatus);
 	set = ar_watchers(h);
-	for (i = 0; i < h->watch_cap; i++) {
+	for (i = 0; i < c.watch_cap; i++) {
 		w = atomic_load(&set[i]);
 		/* A name watch (no incarnation) waits for actor_gone. */
 		if (w == 0 || W_TINC(w) == 0 ||
@@ -136,18 +143,19 @@ watch_notify(struct shm_producer *p, struct shm_arena *a, uint32_t who,
  * CAS.  Its index, or NO_ENTRY if every entry is live.
  */
 static uint32_t
-claim_entry(struct shm_arena *a, struct ar_hdr *h, uint64_t mine)
+claim_entry(struct shm_arena *a, struct ar_hdr *h, const struct ar_caps *c,
+    uint64_t mine)
 {
 	_Atomic uint64_t *set = ar_watchers(h);
 	uint64_t w;
 	uint32_t i;
 
-	for (i = 0; i < h->watch_cap; i++) {
+	for (i = 0; i < c->watch_cap; i++) {
 		w = 0;
 		if (atomic_compare_exchange_strong(&set[i], &w, mine))
 			return i;
 	}
-	for (i = 0; i < h->watch_cap; i++) {
+	for (i = 0; i < c->watch_cap; i++) {
 		w = atomic_load(&set[i]);
 		if (w != 0 && !watcher_alive(a, W_IDX(w), W_WINC(w)) &&
 		    atomic_compare_exchange_strong(&set[i], &w, mine))
@@ -160,6 +168,7 @@ int
 actor_watch(struct actor *a, struct actor_ref ref)
 {
 	struct ar_hdr *h;
+	struct ar_caps c;
 	struct actor_terminated t;
 	uint64_t w, mine;
 	uint32_t tinc, i;
@@ -167,12 +176,12 @@ actor_watch(struct actor *a, struct actor_ref ref)
 
 	if (a->idx < 0)
 		return ACTOR_ENOMAILBOX;
-	if ((h = ar_hdr(a->arena, ref.index)) == NULL)
+	if ((h = ar_hdr(a->arena, ref.index, &c)) == NULL)
 		return ACTOR_ENOENT;
 	tinc = ref.incarnation != ACTOR_ANY ? ref.incarnation :
 	    shm_actor_incarnation(a->arena, ref.index);
 	mine = W_MAKE((uint32_t)a->idx, a->incarnation, tinc);
-	if ((i = claim_entry(a->arena, h, mine)) == NO_ENTRY)
+	if ((i = claim_entry(a->arena, h, &c, mine)) == NO_ENTRY)
 		return ACTOR_EFULL;
 	/* actord bumps the incarnation before it scans the watchers. */
 	if (shm_actor_incarnation(a->arena, ref.index) == tinc && tinc != 0)
@@ -207,6 +216,7 @@ actor_watch_name(struct actor *a, const char *path)
 {
 	struct actor_terminated t;
 	struct ar_hdr *h;
+	struct ar_caps c;
 	uint64_t w, mine;
 	uint32_t i, why;
 	int idx;
@@ -217,10 +227,10 @@ actor_watch_name(struct actor *a, const char *path)
 		return ACTOR_EINVAL;
 	if ((idx = shm_lookup(a->arena, path)) < 0)
 		return idx == SHM_ENOENT ? ACTOR_ENOENT : idx;
-	if ((h = ar_hdr(a->arena, (uint32_t)idx)) == NULL)
+	if ((h = ar_hdr(a->arena, (uint32_t)idx, &c)) == NULL)
 		return ACTOR_ENOENT;
 	mine = W_MAKE((uint32_t)a->idx, a->incarnation, 0);
-	if ((i = claim_entry(a->arena, h, mine)) == NO_ENTRY)
+	if ((i = claim_entry(a->arena, h, &c, mine)) == NO_ENTRY)
 		return ACTOR_EFULL;
 	/* actord marks it gone before it scans the watchers. */
 	if ((why = atomic_load(&h->gone)) == 0)
@@ -264,7 +274,8 @@ actor_gone(struct shm_arena *a, uint32_t idx, uint32_t why,
     struct actor_owed **owed)
 {
 	struct shm_producer *p = NULL;
-	struct ar_hdr *h = ar_hdr(a, idx);
+	struct ar_caps c;
+	struct ar_hdr *h = ar_hdr(a, idx, &c);
 	struct actor_terminated t;
 	struct gone_arg ga;
 	_Atomic uint64_t *set;
@@ -289,7 +300,7 @@ actor_gone(struct shm_arena *a, uint32_t idx, uint32_t why,
 	}
 	gone_fill(&t, h, idx, why);
 	set = ar_watchers(h);
-	for (i = 0; i < h->watch_cap; i++) {
+	for (i = 0; i < c.watch_cap; i++) {
 		w = atomic_load(&set[i]);
 		if (w == 0 || W_TINC(w) != 0)
 			continue;
@@ -309,6 +320,7 @@ int
 actor_unwatch(struct actor *a, struct actor_ref ref)
 {
 	struct ar_hdr *h;
+	struct ar_caps c;
 	_Atomic uint64_t *set;
 	uint64_t w;
 	uint32_t i;
@@ -316,10 +328,10 @@ actor_unwatch(struct actor *a, struct actor_ref ref)
 
 	if (a->idx < 0)
 		return ACTOR_ENOMAILBOX;
-	if ((h = ar_hdr(a->arena, ref.index)) == NULL)
+	if ((h = ar_hdr(a->arena, ref.index, &c)) == NULL)
 		return ACTOR_ENOENT;
 	set = ar_watchers(h);
-	for (i = 0; i < h->watch_cap; i++) {
+	for (i = 0; i < c.watch_cap; i++) {
 		w = atomic_load(&set[i]);
 		if (w == 0 || W_IDX(w) != (uint32_t)a->idx ||
 		    W_WINC(w) != (a->incarnation & 0x7fffff))
