@@ -142,9 +142,13 @@ restart(const char *path)
 {
 	struct ctltest_out o;
 	pid_t	 old;
+	int	 waited;
 
-	old = (pid_t)ctltest_node_num(&srv, path, "pid");
-	ck_assert_int_gt(old, 0);
+	/* It may be between two starts (the races kill it in a loop). */
+	for (waited = 0; (old = (pid_t)ctltest_node_num(&srv, path, "pid")) <= 0
+	    && waited < WAIT; waited += 20)
+		ts_sleep_ms(20);
+	ck_assert_msg(old > 0, "%s does not run: %s", path, log_tail());
 	RUN(&o, "kill", "-s", "KILL", path);
 	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
