@@ -487,7 +487,7 @@ START_TEST(usage_and_errors)
 {
 	struct ctltest_server	 s;
 	struct ctltest_out	 o;
-	char			 prog[512];
+	char			 src[512], prog[512], top[256], *slash;
 	pid_t			 pid;
 	int			 st;
 
@@ -512,8 +512,16 @@ START_TEST(usage_and_errors)
 	ck_assert_ptr_nonnull(strstr(o.out, "deadletters"));
 	ctltest_out_free(&o);
 
-	/* Another uid: the socket's mode says no; exit 4. */
-	snprintf(prog, sizeof(prog), "%s/actorctl", ctltest_build());
+	/*
+	 * Another uid: the socket's mode says no; exit 4.  nobody runs a
+	 * copy of actorctl it can reach, wherever the checkout is: in the
+	 * server's scratch directory, above its runtime directory.
+	 */
+	snprintf(src, sizeof(src), "%s/actorctl", ctltest_build());
+	snprintf(top, sizeof(top), "%s", s.dir);
+	ck_assert_ptr_nonnull(slash = strrchr(top, '/'));
+	*slash = '\0';
+	tcheck_copy_public(src, top, prog, sizeof(prog));
 	pid = fork();
 	ck_assert_int_ne(pid, -1);
 	if (pid == 0) {
@@ -527,6 +535,7 @@ START_TEST(usage_and_errors)
 		_exit(98);
 	}
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	unlink(prog);		/* ctltest_stop removes the directory */
 	ck_assert_int_eq(WEXITSTATUS(st), ACTORCTL_EXIT_PERM);
 
 	/* shutdown, then actord is not running: exit 5. */

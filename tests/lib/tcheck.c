@@ -3,8 +3,14 @@
  * that each binary only builds its suite, and probes of other processes
  * that several tests read.
  */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "tests/lib/tcheck.h"
 
@@ -38,4 +44,29 @@ tcheck_ctxt_switches(pid_t pid)
 			total += v;
 	fclose(f);
 	return total;
+}
+
+const char *
+tcheck_copy_public(const char *src, const char *dir, char *dst, size_t size)
+{
+	const char *base = strrchr(src, '/');
+	char buf[65536];
+	ssize_t n;
+	int in, out;
+
+	base = base == NULL ? src : base + 1;
+	ck_assert_int_lt(snprintf(dst, size, "%s/%s", dir, base), (int)size);
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	ck_assert_msg(in != -1, "%s: %s", src, strerror(errno));
+	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	ck_assert_msg(out != -1, "%s: %s", dst, strerror(errno));
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		ck_assert_int_eq(write(out, buf, (size_t)n), n);
+	ck_assert_int_eq(n, 0);
+	close(in);
+	ck_assert_int_eq(fchmod(out, 0755), 0);	/* whatever the umask */
+	ck_assert_int_eq(close(out), 0);
+	/* mkdtemp makes a directory 0700: let others walk into it. */
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	return dst;
 }

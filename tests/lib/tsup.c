@@ -510,25 +510,8 @@ const char *
 ts_daemon_prog_public(struct ts_daemon *d, const char *name)
 {
 	static char dst[128];
-	char buf[65536];
-	const char *src = ts_progs(name);
-	ssize_t n;
-	int in, out;
 
-	snprintf(dst, sizeof(dst), "%s/%s", d->dir, name);
-	in = open(src, O_RDONLY | O_CLOEXEC);
-	ck_assert_msg(in != -1, "%s: %s", src, strerror(errno));
-	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
-	ck_assert_msg(out != -1, "%s: %s", dst, strerror(errno));
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		ck_assert_int_eq(write(out, buf, (size_t)n), n);
-	ck_assert_int_eq(n, 0);
-	close(in);
-	ck_assert_int_eq(fchmod(out, 0755), 0);	/* whatever the umask */
-	ck_assert_int_eq(close(out), 0);
-	/* mkdtemp made the directory 0700: let others walk into it. */
-	ck_assert_int_eq(chmod(d->dir, 0755), 0);
-	return dst;
+	return tcheck_copy_public(ts_progs(name), d->dir, dst, sizeof(dst));
 }
 
 void

@@ -73,7 +73,8 @@ void	 ts_daemon_init(struct ts_daemon *);
 /*
  * A copy of $ACTORD_BUILD/tests/progs/NAME in the daemon's directory,
  * that any user can run: for a child that runs as another user (nobody),
- * since the checkout may be where that user cannot go (a mode-700 /root).
+ * since the checkout may be where that user cannot go (a mode-700 /root;
+ * tcheck_copy_public).
  */
 const char *ts_daemon_prog_public(struct ts_daemon *, const char *name);
 void	 ts_daemon_conf(struct ts_daemon *, const char *fmt, ...)
