@@ -158,6 +158,7 @@ struct plan {
 	bool		 parallel;	/* a step takes its whole list at once */
 	bool		 in_run;	/* sup.c's run loop is on the stack */
 	bool		 run_again;
+	bool		 held;		/* asked to run while plans are held */
 	bool		 in_stop;	/* inside a stop it made (worker.c) */
 };
 
@@ -397,6 +398,8 @@ size_t	 sup_decisions_in_period(struct node *);
 void	 sup_run(struct node *s);
 void	 sup_end_loop(struct node *);
 void	 sup_resume(struct node *);
+void	 sup_hold(struct actord *);
+void	 sup_release(struct actord *);
 bool	 sup_in_loop(const struct node *);
 bool	 sup_will_start(const struct node *);
 bool	 sup_stopping(const struct node *s);
@@ -547,6 +550,7 @@ struct actord {
 	uint64_t	 rng;
 	uint64_t	 next_id;	/* the id of the next node (tree.c) */
 	bool		 shutting_down;
+	bool		 plans_held;	/* a reload is being applied (sup_hold) */
 	bool		 kill_all;	/* shutdown_timeout expired */
 	struct timer	 shutdown_timer;
 	bool		 booted;

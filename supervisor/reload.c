@@ -273,9 +273,11 @@ actord_reload(struct actord *ad, struct actord_spec *newspec, char *err,
 	ad->retired = r;
 	log_info("reloading%s%s", newspec->file != NULL ? " " : "",
 	    newspec->file != NULL ? newspec->file : "");
+	sup_hold(ad);
 	diff_sup(ad->root, &newspec->root);
 	ad->retired[ad->nretired++] = ad->spec;
 	ad->spec = newspec;
+	sup_release(ad);
 	return 0;
 }
 

@@ -278,6 +278,10 @@ sup_run(struct node *s)
 {
 	struct plan *p = &s->plan;
 
+	if (s->ad->plans_held) {
+		p->held = true;
+		return;
+	}
 	if (p->in_run) {
 		p->run_again = true;
 		return;
@@ -289,6 +293,36 @@ sup_run(struct node *s)
 			;
 	} while (p->run_again);
 	p->in_run = false;
+}
+
+/*
+ * A reload holds every plan while it applies the new spec, as OTP's
+ * supervisor changes its specs in one step: a plan that ran in the middle
+ * would decide with half of it (a strategy new, a child's restart type
+ * still old).  Once the spec is in, the plans asked to run meanwhile run,
+ * one at a time, since each may change the tree.
+ */
+void
+sup_hold(struct actord *ad)
+{
+	ad->plans_held = true;
+}
+
+void
+sup_release(struct actord *ad)
+{
+	struct node *n;
+
+	ad->plans_held = false;
+	for (;;) {
+		for (n = ad->all; n != NULL && !n->plan.held; n = n->next_all)
+			;
+		if (n == NULL)
+			return;
+		n->plan.held = false;
+		if (n->plan.kind != PLAN_NONE)
+			sup_run(n);
+	}
 }
 
 /* One step; true when something changed and the plan may go on. */

@@ -1163,10 +1163,21 @@ dump(const struct node *n, int depth)
 {
 	size_t i;
 
+	static const char *const restart[] = { "permanent", "transient",
+	    "temporary" };
+	static const char *const after[] = { "", " then start",
+	    " then remove", " then replace" };
+
 	fprintf(stderr, "sim: %*s%s #%" PRIu64 " %s%s", depth * 2, "",
 	    n->path[0] != '\0' ? n->path : "/", n->id,
 	    node_state_name(n->state),
 	    timer_pending(&n->backoff) ? " (backoff)" : "");
+	if (n->cs != NULL && (unsigned)n->cs->restart < 3)
+		fprintf(stderr, " %s", restart[n->cs->restart]);
+	if ((unsigned)n->after_stop < 4)
+		fprintf(stderr, "%s", after[n->after_stop]);
+	fprintf(stderr, "%s%s", n->manual_stopped ? " (by hand)" : "",
+	    n->pending_cs != NULL ? " (new spec)" : "");
 	if (n->kind != NODE_WORKER) {
 		fprintf(stderr, " plan %s phase %d stop [",
 		    plan_kind_name(n->plan.kind), (int)n->plan.phase);
@@ -1318,6 +1329,10 @@ static const struct {
 	    "supervisor's plan before stopping it; a start failing in that "
 	    "plan removed the child, and the stop removed it again (a "
 	    "double free)" },
+	{ 987324, 1, "core: a reload ran a supervisor's plan half-way "
+	    "through applying the new spec; a restart decided there took "
+	    "the new strategy but a child's old restart type, and left out "
+	    "a child that the new spec made permanent" },
 };
 
 START_TEST(regression)
@@ -1419,7 +1434,7 @@ main(void)
 	for (i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
 		sigaction(fatal_signals[i], &sa, NULL);
 	/* The core logs what it does: nobody reads it here. */
-	log_init("sim", -1);
+	log_init("sim", getenv("SIM_LOG") != NULL ? 2 : -1);
 	if (getenv("SIM_LOG") == NULL && log_open_file("/dev/null") == -1)
 		return 1;
 	return tcheck_run(suite());
