@@ -1142,6 +1142,45 @@ START_TEST(asks_while_down)
 END_TEST
 
 /*
+ * An answer larger than the asker's reply cell cannot travel: the replier
+ * gets ACTOR_EOVERSIZE, and the asker the same at once, not its timeout;
+ * the answer is a dead letter.
+ */
+START_TEST(oversized_answer_fails_the_ask_at_once)
+{
+	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
+	struct actor *c = open_(ar, 0), *s = open_(ar, 1);
+	struct actor_ref to = { 1, ACTOR_ANY };
+	struct actor_dl_counters dl;
+	size_t big = shm_payload_max(ar, 0) + 1;
+	struct actor_msg m, r;
+	uint64_t corr, got;
+	char *buf;
+
+	ck_assert_ptr_nonnull(buf = calloc(1, big));
+	ck_assert_int_eq(actor_ask_send(c, to, 5, "q", 1, 10000000000LL,
+	    &corr), 0);
+	ck_assert_int_eq(actor_recv(s, &m, 0), 0);
+	ck_assert_int_eq(actor_reply(s, 5, buf, big), ACTOR_EOVERSIZE);
+	ck_assert_int_eq(actor_ask_next(c, &r, 0, &got), ACTOR_EOVERSIZE);
+	ck_assert_uint_eq(got, corr);
+	actor_dl_counters(ar, &dl);
+	ck_assert_uint_eq(dl.total, 1);
+	/* One byte less travels. */
+	ck_assert_int_eq(actor_ask_send(c, to, 6, "q", 1, 10000000000LL,
+	    &corr), 0);
+	ck_assert_int_eq(actor_recv(s, &m, 0), 0);
+	ck_assert_int_eq(actor_reply(s, 6, buf, big - 1), 0);
+	ck_assert_int_eq(actor_ask_next(c, &r, 0, &got), 0);
+	ck_assert_uint_eq(r.len, big - 1);
+	free(buf);
+	actor_close(s);
+	actor_close(c);
+	shm_detach(ar);
+}
+END_TEST
+
+/*
  * With actor_recv_answers, actor_recv hands over the answers to asks sent
  * with actor_ask_send as messages, and an ask past its deadline as an
  * ACTOR_ETIMEDOUT error message: one loop for both.
@@ -1219,6 +1258,7 @@ unit_suite(void)
 	tcase_add_test(tc, deferred_fail_at_death);
 	tcase_add_test(tc, deferred_set_reclaims_asks_that_are_over);
 	tcase_add_test(tc, asks_while_down);
+	tcase_add_test(tc, oversized_answer_fails_the_ask_at_once);
 	tcase_add_test(tc, recv_hands_answers_over);
 	tcase_add_test(tc, watches_of_dead_watchers_are_reclaimed);
 	tcase_add_test(tc, watcher_set_sized_by_config);

@@ -225,12 +225,18 @@ send_error_reply(struct shm_producer *p, struct shm_arena *arena,
 	return rc;
 }
 
-/* An answer to ask, from this actor. */
+/*
+ * An answer to ask, from this actor.  One larger than the asker's reply
+ * cell cannot travel (a dead letter "oversize"): the
+ * asker gets ACTOR_EOVERSIZE at once rather than waiting out its
+ * timeout, and so does the caller.
+ */
 int
 send_answer(struct actor *a, const struct shm_msg *ask, uint32_t tag,
     const void *data, size_t len)
 {
 	struct shm_msg m;
+	int rc;
 
 	if (len > UINT32_MAX || (data == NULL && len > 0))
 		return ACTOR_EINVAL;
@@ -240,7 +246,11 @@ send_answer(struct actor *a, const struct shm_msg *ask, uint32_t tag,
 	m.sender.index = (uint32_t)a->idx;	/* it has a mailbox */
 	m.sender.incarnation = a->incarnation;
 	m.flags = SHM_MSG_REPLY;
-	return reply_to(a->prod, a->arena, ask, &m, data);
+	rc = reply_to(a->prod, a->arena, ask, &m, data);
+	if (rc == ACTOR_EOVERSIZE)
+		(void)send_error_reply(a->prod, a->arena, ask, ACTOR_EOVERSIZE,
+		    "the answer is larger than the asker's reply cell", NULL);
+	return rc;
 }
 
 int
