@@ -42,6 +42,7 @@ static int64_t	 mono_ms(void);
 static bool	 seen_has(const char *, int);
 static void	 ask_is(const char *, const char *);
 static double	 stats_num(const char *, const char *);
+static void	 stop_remove(const char *);
 
 /* An actor_echo worker; %s: its name, TW_DIR and mailbox extras. */
 #define ECHO_CHILD	"{ name = \"%s\"; exec = [\"%s\"]; ready = \"actor\"; " \
@@ -183,6 +184,20 @@ ask_fails_at_once(const char *path, const char *tag, const char *data,
 	ctltest_expect(&o, ACTORCTL_EXIT_FAILED, why);
 	ck_assert_msg(took < ASK_T_MS / 2, "ask %s (%s) took %lld ms of its "
 	    "%d", path, why, (long long)took, ASK_T_MS);
+	ctltest_out_free(&o);
+}
+
+/* actorctl stop path, then remove path: both succeed. */
+static void
+stop_remove(const char *path)
+{
+	struct ctltest_out o;
+
+	RUN(&o, "stop", path);
+	ctltest_expect(&o, 0, NULL);
+	ctltest_out_free(&o);
+	RUN(&o, "remove", path);
+	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
 }
 
@@ -483,12 +498,7 @@ START_TEST(add_takes_spare_mailbox)
 	ctltest_out_free(&o);
 
 	/* Removed, its slot is a spare again: stale for the old name. */
-	RUN(&o, "stop", "/grp/2");
-	ctltest_expect(&o, 0, NULL);
-	ctltest_out_free(&o);
-	RUN(&o, "remove", "/grp/2");
-	ctltest_expect(&o, 0, NULL);
-	ctltest_out_free(&o);
+	stop_remove("/grp/2");
 	RUN(&o, "send", "/grp/2", "4", "gone");
 	ctltest_expect(&o, ACTORCTL_EXIT_NOENT, NULL);
 	ctltest_out_free(&o);
@@ -586,12 +596,7 @@ START_TEST(reload_adds_worker_with_mailbox)
 	ask_is("/grp/0", "tree untouched");
 
 	/* Give the spare back: the same reload now works. */
-	RUN(&o, "stop", "/grp/2");
-	ctltest_expect(&o, 0, NULL);
-	ctltest_out_free(&o);
-	RUN(&o, "remove", "/grp/2");
-	ctltest_expect(&o, 0, NULL);
-	ctltest_out_free(&o);
+	stop_remove("/grp/2");
 	RUN(&o, "reload");
 	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
@@ -616,12 +621,7 @@ START_TEST(shard_group_follows_changes)
 	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
 	ask_answers("/echo", "7", "/grp", "3");
-	RUN(&o, "stop", "/grp/2");
-	ctltest_expect(&o, 0, NULL);
-	ctltest_out_free(&o);
-	RUN(&o, "remove", "/grp/2");
-	ctltest_expect(&o, 0, NULL);
-	ctltest_out_free(&o);
+	stop_remove("/grp/2");
 	ask_answers("/echo", "7", "/grp", "2");
 
 	grp_instances = 4;

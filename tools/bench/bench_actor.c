@@ -48,6 +48,7 @@
 #include <zmq.h>
 
 #include "shm/shm.h"
+#include "tools/bench/bench_arena.h"
 #include "tools/bench/bench_common.h"
 #include "worker/actor.h"
 
@@ -151,39 +152,9 @@ emit(struct bench *b, const char *name, const char *unit, double v1,
 static void
 arena_new(struct bench *b)
 {
-	struct shm_mailbox_layout mb[2];
-	struct shm_layout l;
-	char err[SHM_ERRBUF];
-	uint32_t i;
-
 	if (b->arena != NULL)
 		shm_detach(b->arena);
-	memset(mb, 0, sizeof(mb));
-	for (i = 0; i < 2; i++) {
-		mb[i].capacity = 1024;
-		mb[i].cell = 128;
-		mb[i].sys_capacity = 16;
-		mb[i].reply_capacity = 1024;
-		mb[i].overflow = SHM_OVERFLOW_BLOCK;
-		mb[i].block_timeout_ms = 1000;
-		mb[i].state_size = (uint32_t)actor_region_size(0, 0, 1024);
-	}
-	memset(&l, 0, sizeof(l));
-	l.nmailboxes = 2;
-	l.mailboxes = mb;
-	l.nproducers = 16;
-	l.dl_capacity = 64;
-	if (shm_create(&l, "bench_actor", &b->arena, err, sizeof(err)) < 0) {
-		fprintf(stderr, "shm_create: %s\n", err);
-		exit(1);
-	}
-	for (i = 0; i < 2; i++) {
-		(void)shm_actor_set_path(b->arena, i, i == 0 ? "/client" :
-		    "/server");
-		(void)actor_configure(b->arena, i, NULL);
-		(void)actor_prepare_start(b->arena, i);
-		shm_actor_set_state(b->arena, i, SHM_ACTOR_UP);
-	}
+	b->arena = bench_arena("bench_actor", 2, 1024, 128, 1024);
 }
 
 static pid_t
@@ -231,13 +202,7 @@ open_actor(struct bench *b, int idx, enum actor_wait w)
 static void
 serve(struct bench *b, enum actor_wait w)
 {
-	struct actor *a = open_actor(b, 1, w);
-	struct actor_msg m;
-
-	while (actor_recv(a, &m, ACTOR_FOREVER) == 0 && m.tag != T_QUIT)
-		if (m.flags & ACTOR_MSG_ASK)
-			(void)actor_reply(a, T_REQ, m.data, m.len);
-	actor_close(a);
+	bench_echo(open_actor(b, 1, w), T_REQ, T_QUIT);
 }
 
 static void

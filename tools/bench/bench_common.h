@@ -11,6 +11,8 @@
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
 
+#include <sys/resource.h>
+
 #include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -49,6 +51,17 @@ cmp_u64(const void *a, const void *b)
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/* CPU seconds this process used so far, user and system. */
+BENCH_FN double
+cpu_s(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	    (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 }
 
 BENCH_FN uint64_t

@@ -48,6 +48,7 @@
 #include "supervisor/actord.h"
 #include "supervisor/config.h"
 #include "supervisor/log.h"
+#include "tools/bench/bench_arena.h"
 #include "tools/bench/bench_common.h"
 #include "worker/actor.h"
 
@@ -91,6 +92,11 @@ struct bench {
 };
 
 static struct shared *sh;
+
+/* The handlers fn_actor runs, by its argument. */
+#define H_POISON	((void *)(uintptr_t)0)
+#define H_SHARD		((void *)(uintptr_t)1)
+static int	 fn_actor(void *);
 
 /* --- output --------------------------------------------------------------- */
 
@@ -162,16 +168,6 @@ table(struct bench *b)
 
 /* --- helpers ---------------------------------------------------------------- */
 
-static double
-cpu_s(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-	    (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-}
-
 static void
 sleep_ns(int64_t ns)
 {
@@ -186,44 +182,6 @@ static void
 io_1ms(void)
 {
 	sleep_ns(1000000);
-}
-
-/* An arena of n (<= 2) mailboxes of capacity cap, replies rcap, up. */
-static struct shm_arena *
-arena_new(uint32_t n, uint32_t cap, uint32_t rcap)
-{
-	struct shm_mailbox_layout mb[2];
-	struct shm_layout l;
-	struct shm_arena *a;
-	char err[SHM_ERRBUF];
-	uint32_t i;
-
-	memset(mb, 0, sizeof(mb));
-	for (i = 0; i < n; i++) {
-		mb[i].capacity = cap;
-		mb[i].cell = 128;
-		mb[i].sys_capacity = 16;
-		mb[i].reply_capacity = rcap;
-		mb[i].overflow = SHM_OVERFLOW_BLOCK;
-		mb[i].block_timeout_ms = 60000;
-		mb[i].state_size = (uint32_t)actor_region_size(0, 0, rcap);
-	}
-	memset(&l, 0, sizeof(l));
-	l.nmailboxes = n;
-	l.mailboxes = mb;
-	l.nproducers = 16;
-	l.dl_capacity = 64;
-	if (shm_create(&l, "bench_seeds", &a, err, sizeof(err)) < 0) {
-		printf( "shm_create: %s\n", err);
-		exit(1);
-	}
-	for (i = 0; i < n; i++) {
-		(void)shm_actor_set_path(a, i, i == 0 ? "/a" : "/b");
-		(void)actor_configure(a, i, NULL);
-		(void)actor_prepare_start(a, i);
-		shm_actor_set_state(a, i, SHM_ACTOR_UP);
-	}
-	return a;
 }
 
 static struct actor *
@@ -271,7 +229,7 @@ drop(void *arg, enum shm_lane lane, const struct shm_msg *m, const void *p)
 static void
 bench_mailbox(struct bench *b)
 {
-	struct shm_arena *a = arena_new(1, 1024, 64);
+	struct shm_arena *a = bench_arena("bench_seeds", 1, 1024, 128, 64);
 	struct shm_producer *p;
 	struct shm_msg m;
 	unsigned char payload[PAYLOAD], out[PAYLOAD];
@@ -298,19 +256,13 @@ bench_mailbox(struct bench *b)
 static void
 echo_server(struct shm_arena *ar)
 {
-	struct actor *a = open_or_die(ar, 1);
-	struct actor_msg m;
-
-	while (actor_recv(a, &m, ACTOR_FOREVER) == 0 && m.tag != T_QUIT)
-		if (m.flags & ACTOR_MSG_ASK)
-			(void)actor_reply(a, T_WORK, m.data, m.len);
-	actor_close(a);
+	bench_echo(open_or_die(ar, 1), T_WORK, T_QUIT);
 }
 
 static void
 bench_ask(struct bench *b)
 {
-	struct shm_arena *ar = arena_new(2, 65536, 65536);
+	struct shm_arena *ar = bench_arena("bench_seeds", 2, 65536, 128, 65536);
 	struct actor_ref to = { 1, ACTOR_ANY };
 	struct actor_msg r;
 	struct actor *a;
@@ -389,10 +341,11 @@ child_failing(struct bench *b, struct child_spec *c)
 }
 
 static void
-child_actor(struct child_spec *c, child_fn fn, uint32_t cap,
+child_actor(struct child_spec *c, child_fn fn, void *arg, uint32_t cap,
     uint32_t attempts, unsigned instances)
 {
 	c->fn = fn;
+	c->fn_arg = arg;
 	c->ready = READY_ACTOR;
 	c->has_mailbox = true;
 	c->mailbox.capacity = cap;
@@ -538,19 +491,6 @@ poison_handle(struct actor *a, const struct actor_msg *m, void *arg)
 	return 0;
 }
 
-static int
-fn_poison(void *arg)
-{
-	struct actor *a;
-	char err[ACTOR_ERRBUF];
-
-	(void)arg;
-	if (actor_attach(&a, err, sizeof(err)) < 0 || actor_ready(a) < 0)
-		return 99;
-	(void)actor_run(a, poison_handle, NULL, NULL);
-	return 0;
-}
-
 static bool
 poison_over(struct actord *ad, void *arg)
 {
@@ -574,7 +514,8 @@ bench_poison(struct bench *b, uint32_t attempts)
 	char key[64], name[96];
 	long i;
 
-	child_actor(child_add(&spec->root, "p"), fn_poison, 16384, attempts,
+	child_actor(child_add(&spec->root, "p"), fn_actor, H_POISON, 16384,
+	    attempts,
 	    0);
 	ad = core(spec);
 	if (!run_until(ad, all_running, (void *)(uintptr_t)up, 10000))
@@ -628,7 +569,7 @@ slow_consumer(struct shm_arena *a)
 static double
 bounded(uint32_t slots)
 {
-	struct shm_arena *a = arena_new(1, 131072, 64);
+	struct shm_arena *a = bench_arena("bench_seeds", 1, 131072, 128, 64);
 	struct shm_producer *p;
 	struct shm_msg m;
 	unsigned char payload[PAYLOAD];
@@ -684,27 +625,28 @@ bench_bounded(struct bench *b)
 static int
 shard_handle(struct actor *a, const struct actor_msg *m, void *arg)
 {
-	(void)a;
+	const char *p = strrchr(actor_name(a), '/');
+
 	(void)m;
+	(void)arg;
 	io_1ms();
-	atomic_fetch_add(&sh->handled[(uintptr_t)arg], 1);
+	atomic_fetch_add(&sh->handled[strtoul(p + 1, NULL, 10) % MAXSHARDS], 1);
 	atomic_fetch_add(&sh->processed, 1);
 	return 0;
 }
 
+static const actor_handler handlers[] = { poison_handle, shard_handle };
+
+/* A function child: the actor whose handler arg names. */
 static int
-fn_shard(void *arg)
+fn_actor(void *arg)
 {
 	struct actor *a;
 	char err[ACTOR_ERRBUF];
-	const char *p;
 
-	(void)arg;
 	if (actor_attach(&a, err, sizeof(err)) < 0 || actor_ready(a) < 0)
 		return 99;
-	p = strrchr(actor_name(a), '/');
-	(void)actor_run(a, shard_handle, NULL,
-	    (void *)(uintptr_t)(strtoul(p + 1, NULL, 10) % MAXSHARDS));
+	(void)actor_run(a, handlers[(uintptr_t)arg], NULL, NULL);
 	return 0;
 }
 
@@ -738,7 +680,8 @@ shards(unsigned n, long msgs, bool hot, double *hot_share)
 	unsigned k;
 	int rc;
 
-	child_actor(child_add(&spec->root, "s"), fn_shard, 256, 3, n);
+	child_actor(child_add(&spec->root, "s"), fn_actor, H_SHARD, 256, 3,
+	    n);
 	ad = core(spec);
 	if (!run_until(ad, group_up, (void *)(uintptr_t)n, 60000)) {
 		printf( "bench_seeds: %u shards did not start\n", n);

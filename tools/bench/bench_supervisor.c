@@ -237,16 +237,6 @@ bench_core_latency(struct bench *b, bool fn)
 	    pct(lat, ROUNDS, 0.99));
 }
 
-static double
-cpu_s(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-	    (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-}
-
 static void
 bench_failing(struct bench *b, bool backoff)
 {
