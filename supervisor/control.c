@@ -3,19 +3,25 @@
  * and the socket with safe modes, accepts connections, checks every
  * peer's credentials, reads requests without blocking, hands well-formed
  * ones to the backend (control.h) and writes the answers back, possibly
- * later (deferred replies).  It counts what it refuses.
+ * later (deferred replies).  It counts what it refuses and what it evicts.
  *
- * It owns one inner epoll descriptor (listener, clients, a timerfd for the
- * clients' deadlines) and the client table.  It must never block, sleep,
- * trust a length from a client, keep a client that says nothing past its
- * deadline, or spin when the process is out of descriptors.  It knows
- * nothing of the tree: every answer comes from the backend.
+ * It owns a loop of its own (loop.h: an epoll set for the listener and
+ * the clients, a timer per client deadline) and the client table.  It
+ * must never block, sleep, trust a length from a client, keep a client
+ * that says nothing past its deadline, or spin when the process is out of
+ * descriptors.  It knows nothing of the tree: every answer comes from the
+ * backend.
+ *
+ * Abuse: no peer may keep the owner out.  Another uid holds at most
+ * max_per_uid connections; when the table is full, the connection that
+ * has been idle (or half-sent) longest is closed to make room, after it
+ * had its chance to be read; root and actord's own uid may take the place
+ * of anyone's, another uid only that of another uid (make_room).
  */
 #include <sys/epoll.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/timerfd.h>
 #include <sys/un.h>
 
 #include <errno.h>
@@ -27,15 +33,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "supervisor/control.h"
 #include "supervisor/log.h"
+#include "supervisor/loop.h"
 
 #define PAUSE_MS	100	/* listener rest when no descriptor is left */
-
-enum ev_kind { EV_LISTEN, EV_TIMER, EV_CLIENT };
+#define ACCEPT_BATCH	16	/* then the clients' own events come first */
 
 enum client_state {
 	C_READ,			/* reading a request (or idle between them) */
@@ -55,12 +60,16 @@ struct ctl_reply {
 };
 
 struct client {
-	enum ev_kind	 kind;		/* EV_CLIENT; first, see struct ev */
+	struct ev	 ev;		/* its descriptor in the control's loop */
+	struct timer	 timer;		/* its deadline */
 	int		 fd;
 	struct control	*ctl;		/* for replies finished later */
 	enum client_state state;
+	bool		 closed;	/* on the dead list until dispatch ends */
 	uid_t		 uid;
 	pid_t		 pid;
+	uint64_t	 since;		/* ms: idle or half-sent since (eviction) */
+	uint64_t	 served;	/* requests taken */
 	uint8_t		*in;		/* the request being read */
 	size_t		 inlen;
 	uint32_t	 need;		/* whole frame, once the length is read */
@@ -70,35 +79,39 @@ struct client {
 	struct ctl_buf	 out;
 	size_t		 outoff;
 	bool		 close_after;	/* the answer is an error: then close */
-	uint64_t	 deadline;	/* ms, monotonic; 0: none */
 	TAILQ_ENTRY(client) entry;
 };
 
-struct ev {
-	enum ev_kind	 kind;
-};
+TAILQ_HEAD(client_list, client);
 
 struct control {
-	int		 epfd;
+	struct loop	 loop;		/* listener, clients, deadlines */
 	int		 listen_fd;
-	int		 timer_fd;
 	int		 reserve_fd;	/* spare descriptor for EMFILE */
 	struct ev	 listen_ev;
-	struct ev	 timer_ev;
+	struct timer	 resume;	/* of a rested listener */
 	bool		 listen_paused;
-	uint64_t	 listen_resume;	/* ms, monotonic */
 	char		 path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	bool		 has_group;
 	gid_t		 gid;
+	uid_t		 owner;		/* actord's own uid */
 	unsigned	 max_clients;
+	unsigned	 max_per_uid;	/* for uids other than root and owner */
 	unsigned	 timeout_ms;
 	const struct ctl_backend *be;
 	void		*ctx;
 	struct ctl_counters ctr;
-	TAILQ_HEAD(, client) clients;
+	struct client_list clients;
+	struct client_list dead;	/* closed, freed once dispatch ends */
 };
 
-static uint64_t	 now_ms(void);
+/* Which clients a newcomer may take the place of (make_room). */
+enum victims {
+	V_ANY,			/* root or the owner: anyone's */
+	V_OTHERS,		/* another uid: another uid's */
+	V_UID			/* a uid at its own limit: its own */
+};
+
 static int	 make_dir(const char *, bool, gid_t, char *, size_t);
 static int	 make_socket(struct control *, char *, size_t);
 static int	 bind_socket(const char *, bool, gid_t, char *, size_t);
@@ -107,10 +120,24 @@ static int	 socket_path(char *, size_t, const struct control_config *,
 static int	 group_of(const struct control_config *, bool *, gid_t *,
 		    char *, size_t);
 static bool	 same_file(const char *, const char *);
-static int	 epoll_set(struct control *, int, int, uint32_t, void *);
-static void	 accept_clients(struct control *);
+static void	 on_listen(void *, uint32_t);
+static void	 on_resume(void *);
+static void	 on_client(void *, uint32_t);
+static void	 on_deadline(void *);
+static int	 accept_one(struct control *);
+static void	 out_of_descriptors(struct control *);
+static void	 admit(struct control *, int, const struct ucred *);
+static bool	 privileged(const struct control *, uid_t);
+static unsigned	 clients_of(const struct control *, uid_t);
+static bool	 make_room(struct control *, uid_t);
+static struct client *victim(const struct control *, enum victims, uid_t);
+static unsigned	 held_by_pid(const struct control *, const struct client *);
+static bool	 still_idle(struct control *, struct client *);
+static void	 evict(struct control *, struct client *);
 static void	 refuse(int, uint16_t, const char *);
 static bool	 peer_allowed(const struct control *, uid_t, gid_t);
+static void	 client_events(struct control *, struct client *, uint32_t);
+static void	 client_deadline(struct control *, struct client *);
 static void	 client_read(struct control *, struct client *);
 static void	 client_request(struct control *, struct client *);
 static void	 client_write(struct control *, struct client *);
@@ -119,19 +146,9 @@ static void	 client_answer_error(struct control *, struct client *,
 static void	 client_close(struct control *, struct client *);
 static void	 client_reply_done(struct ctl_reply *, void *);
 static void	 client_send(struct client *, struct ctl_reply *, bool);
-static void	 expire(struct control *);
-static void	 arm_timer(struct control *);
+static void	 free_dead(struct control *);
 static void	 count_refusal(struct control *, int);
 static int	 unsupported(struct ctl_reply *);
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* --- setting up ---------------------------------------------------------- */
 
@@ -252,17 +269,6 @@ bad:
 	return -1;
 }
 
-static int
-epoll_set(struct control *c, int op, int fd, uint32_t events, void *ptr)
-{
-	struct epoll_event ev;
-
-	memset(&ev, 0, sizeof(ev));
-	ev.events = events;
-	ev.data.ptr = ptr;
-	return epoll_ctl(c->epfd, op, fd, &ev);
-}
-
 struct control *
 control_open(const struct control_config *cfg, const struct ctl_backend *be,
     void *ctx, char *err, size_t errlen)
@@ -273,33 +279,33 @@ control_open(const struct control_config *cfg, const struct ctl_backend *be,
 		snprintf(err, errlen, "control: %s", strerror(errno));
 		return NULL;
 	}
-	c->epfd = c->listen_fd = c->timer_fd = c->reserve_fd = -1;
-	c->listen_ev.kind = EV_LISTEN;
-	c->timer_ev.kind = EV_TIMER;
+	c->loop.epfd = c->loop.tfd = c->listen_fd = c->reserve_fd = -1;
+	c->listen_ev.fd = -1;
+	timer_init(&c->resume, on_resume, c);
 	c->be = be;
 	c->ctx = ctx;
+	c->owner = geteuid();
 	c->max_clients = cfg->max_clients ? cfg->max_clients :
 	    CONTROL_MAX_CLIENTS;
+	c->max_per_uid = cfg->max_per_uid ? cfg->max_per_uid :
+	    CONTROL_MAX_PER_UID;
 	c->timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : CONTROL_TIMEOUT;
 	TAILQ_INIT(&c->clients);
+	TAILQ_INIT(&c->dead);
 	if (socket_path(c->path, sizeof(c->path), cfg, err, errlen) == -1 ||
 	    group_of(cfg, &c->has_group, &c->gid, err, errlen) == -1)
 		goto bad;
 	if (make_dir(cfg->runtime_dir, c->has_group, c->gid, err, errlen) == -1)
 		goto bad;
-	if ((c->epfd = epoll_create1(EPOLL_CLOEXEC)) == -1 ||
-	    (c->timer_fd = timerfd_create(CLOCK_MONOTONIC,
-	    TFD_NONBLOCK | TFD_CLOEXEC)) == -1 ||
+	if (loop_init(&c->loop) == -1 ||
 	    (c->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1) {
 		snprintf(err, errlen, "control: %s", strerror(errno));
 		goto bad;
 	}
 	if (make_socket(c, err, errlen) == -1)
 		goto bad;
-	if (epoll_set(c, EPOLL_CTL_ADD, c->listen_fd, EPOLLIN,
-	    &c->listen_ev) == -1 ||
-	    epoll_set(c, EPOLL_CTL_ADD, c->timer_fd, EPOLLIN,
-	    &c->timer_ev) == -1) {
+	if (loop_add(&c->loop, &c->listen_ev, c->listen_fd, EPOLLIN,
+	    on_listen, c) == -1) {
 		snprintf(err, errlen, "control: epoll: %s", strerror(errno));
 		goto bad;
 	}
@@ -406,10 +412,9 @@ control_move_commit(struct control *c, struct control_move *mv)
 			log_warn("control: %s", c->path);
 	} else {
 		if (!c->listen_paused) {
-			(void)epoll_ctl(c->epfd, EPOLL_CTL_DEL, c->listen_fd,
-			    NULL);
-			if (epoll_set(c, EPOLL_CTL_ADD, mv->fd, EPOLLIN,
-			    &c->listen_ev) == -1)
+			loop_del(&c->loop, &c->listen_ev);
+			if (loop_add(&c->loop, &c->listen_ev, mv->fd, EPOLLIN,
+			    on_listen, c) == -1)
 				log_warn("control: epoll");
 		}
 		close(c->listen_fd);
@@ -437,7 +442,7 @@ control_move_abort(struct control_move *mv)
 int
 control_fd(const struct control *c)
 {
-	return c->epfd;
+	return c->loop.epfd;
 }
 
 const struct ctl_counters *
@@ -461,58 +466,40 @@ control_close(struct control *c)
 		return;
 	while ((cl = TAILQ_FIRST(&c->clients)) != NULL)
 		client_close(c, cl);
+	free_dead(c);
 	if (c->listen_fd != -1) {
 		close(c->listen_fd);
 		unlink(c->path);
 	}
-	if (c->timer_fd != -1)
-		close(c->timer_fd);
 	if (c->reserve_fd != -1)
 		close(c->reserve_fd);
-	if (c->epfd != -1)
-		close(c->epfd);
+	loop_close(&c->loop);
 	free(c);
 }
 
 /* --- the loop ------------------------------------------------------------ */
 
+/*
+ * Run what is ready.  A client closed meanwhile waits on the dead list:
+ * a later event of the same batch may still name it (the loop skips it,
+ * for its descriptor is -1), so it is freed only here, after the batch.
+ */
 void
 control_dispatch(struct control *c)
 {
-	struct epoll_event	 evs[32];
-	struct ev		*ev;
-	struct client		*cl;
-	uint64_t		 ticks;
-	int			 i, n;
+	(void)loop_once(&c->loop, 0);
+	free_dead(c);
+}
 
-	n = epoll_wait(c->epfd, evs, 32, 0);
-	for (i = 0; i < n; i++) {
-		ev = evs[i].data.ptr;
-		if (ev->kind == EV_LISTEN) {
-			accept_clients(c);
-			continue;
-		}
-		if (ev->kind == EV_TIMER) {
-			(void)!read(c->timer_fd, &ticks, sizeof(ticks));
-			continue;
-		}
-		cl = (struct client *)(void *)ev;
-		if (cl->state == C_WAIT) {
-			/* Hung up while the backend works for it. */
-			if (evs[i].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))
-				client_close(c, cl);
-		} else if (cl->state == C_WRITE)
-			client_write(c, cl);
-		else
-			client_read(c, cl);
-		/*
-		 * A client is only ever closed while handling its own event
-		 * (or in expire, after this loop), and epoll_wait reports one
-		 * event per descriptor: no later event names a freed client.
-		 */
+static void
+free_dead(struct control *c)
+{
+	struct client *cl;
+
+	while ((cl = TAILQ_FIRST(&c->dead)) != NULL) {
+		TAILQ_REMOVE(&c->dead, cl, entry);
+		free(cl);
 	}
-	expire(c);
-	arm_timer(c);
 }
 
 static void
@@ -534,9 +521,9 @@ count_refusal(struct control *c, int status)
 	}
 }
 
-/* Send a short error to a connection we will not keep, and close it. */
+/* A short error, if the socket takes it at once. */
 static void
-refuse(int fd, uint16_t status, const char *text)
+send_error(int fd, uint16_t status, const char *text)
 {
 	struct ctl_buf	 b;
 
@@ -544,6 +531,13 @@ refuse(int fd, uint16_t status, const char *text)
 	if (ctl_error_frame(&b, status, text) == 0)
 		(void)!send(fd, b.data, b.len, MSG_DONTWAIT | MSG_NOSIGNAL);
 	ctl_buf_free(&b);
+}
+
+/* Send a short error to a connection we will not keep, and close it. */
+static void
+refuse(int fd, uint16_t status, const char *text)
+{
+	send_error(fd, status, text);
 	close(fd);
 }
 
@@ -555,7 +549,7 @@ peer_allowed(const struct control *c, uid_t uid, gid_t gid)
 	gid_t		 groups[256];
 	int		 i, ngroups = 256;
 
-	if (uid == 0 || uid == geteuid())
+	if (privileged(c, uid))
 		return true;
 	if (!c->has_group)
 		return false;
@@ -572,107 +566,308 @@ peer_allowed(const struct control *c, uid_t uid, gid_t gid)
 	return false;
 }
 
-static void
-accept_clients(struct control *c)
+/* Root and actord's own uid: never locked out by another uid. */
+static bool
+privileged(const struct control *c, uid_t uid)
 {
-	struct client	*cl;
+	return uid == 0 || uid == c->owner;
+}
+
+/*
+ * A few connections at a time: the clients accepted get their turn to be
+ * read before a flood of newer ones could push them out.
+ */
+static void
+on_listen(void *arg, uint32_t events)
+{
+	struct control *c = arg;
+	int i;
+
+	(void)events;
+	for (i = 0; i < ACCEPT_BATCH; i++)
+		if (accept_one(c) == -1)
+			return;
+}
+
+/* One connection taken (admitted or refused): 0; nothing more: -1. */
+static int
+accept_one(struct control *c)
+{
 	struct ucred	 cred;
 	socklen_t	 len;
 	int		 fd;
 
-	for (;;) {
+	fd = accept4(c->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd == -1 && (errno == EMFILE || errno == ENFILE)) {
+		out_of_descriptors(c);
+		return -1;
+	}
+	if (fd == -1) {
+		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+			log_warn("control: accept");
+		return -1;
+	}
+	c->ctr.accepted++;
+	len = sizeof(cred);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1) {
+		log_warn("control: SO_PEERCRED");
+		close(fd);
+		return 0;
+	}
+	admit(c, fd, &cred);
+	return 0;
+}
+
+/*
+ * Out of descriptors.  accept fails so before it even looks at the
+ * queue, and a pending connection would wake us for ever: give back the
+ * reserve, take the connection, refuse it, take the reserve again.  With
+ * no reserve left, the listener rests a while.
+ */
+static void
+out_of_descriptors(struct control *c)
+{
+	int fd;
+
+	if (c->reserve_fd != -1) {
+		close(c->reserve_fd);
 		fd = accept4(c->listen_fd, NULL, NULL,
 		    SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd == -1 && (errno == EMFILE || errno == ENFILE)) {
-			/*
-			 * Out of descriptors.  accept fails so before it even
-			 * looks at the queue, and a pending connection would
-			 * wake us for ever: give back the reserve, take the
-			 * connection, refuse it, take the reserve again.
-			 */
-			if (c->reserve_fd != -1) {
-				close(c->reserve_fd);
-				fd = accept4(c->listen_fd, NULL, NULL,
-				    SOCK_NONBLOCK | SOCK_CLOEXEC);
-				c->reserve_fd = open("/dev/null",
-				    O_RDONLY | O_CLOEXEC);
-				if (fd != -1) {
-					c->ctr.refused_busy++;
-					log_warnx("control: out of descriptors, "
-					    "connection refused");
-					refuse(fd, CTL_E_BUSY,
-					    "busy: actord is out of file descriptors");
-					continue;
-				}
-				if (errno == EAGAIN || errno == EINTR ||
-				    errno == ECONNABORTED)
-					return;
-			}
-			/* No reserve left: rest the listener a while. */
-			if (!c->listen_paused) {
-				log_warnx("control: out of descriptors, "
-				    "not accepting for %d ms", PAUSE_MS);
-				epoll_ctl(c->epfd, EPOLL_CTL_DEL, c->listen_fd,
-				    NULL);
-				c->listen_paused = true;
-				c->listen_resume = now_ms() + PAUSE_MS;
-			}
-			return;
-		}
-		if (fd == -1) {
-			if (errno != EAGAIN && errno != EINTR &&
-			    errno != ECONNABORTED)
-				log_warn("control: accept");
-			return;
-		}
-		c->ctr.accepted++;
-		len = sizeof(cred);
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1) {
-			log_warn("control: SO_PEERCRED");
-			close(fd);
-			continue;
-		}
-		if (!peer_allowed(c, cred.uid, cred.gid)) {
-			c->ctr.refused_perm++;
-			log_warnx("control: refused uid %u pid %d: "
-			    "permission denied", (unsigned)cred.uid,
-			    (int)cred.pid);
-			refuse(fd, CTL_E_PERM, "permission denied");
-			continue;
-		}
-		if (c->ctr.clients >= c->max_clients) {
+		c->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (fd != -1) {
 			c->ctr.refused_busy++;
-			log_warnx("control: refused uid %u pid %d: "
-			    "too many clients (%u)", (unsigned)cred.uid,
-			    (int)cred.pid, c->max_clients);
-			refuse(fd, CTL_E_BUSY, "busy: too many clients");
-			continue;
+			log_warnx("control: out of descriptors, connection "
+			    "refused");
+			refuse(fd, CTL_E_BUSY,
+			    "busy: actord is out of file descriptors");
+			return;
 		}
-		if ((cl = calloc(1, sizeof(*cl))) == NULL) {
-			log_warn("control: client");
-			refuse(fd, CTL_E_BUSY, "busy: out of memory");
-			continue;
-		}
-		cl->kind = EV_CLIENT;
-		cl->ctl = c;
-		cl->fd = fd;
-		cl->uid = cred.uid;
-		cl->pid = cred.pid;
-		cl->state = C_READ;
-		cl->deadline = now_ms() + c->timeout_ms;
-		ctl_buf_init(&cl->out, CTL_MAX_RESPONSE);
-		if (epoll_set(c, EPOLL_CTL_ADD, fd, EPOLLIN, cl) == -1) {
-			log_warn("control: epoll");
-			close(fd);
-			free(cl);
-			continue;
-		}
-		TAILQ_INSERT_TAIL(&c->clients, cl, entry);
-		c->ctr.clients++;
+		if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED)
+			return;
+	}
+	if (!c->listen_paused) {
+		log_warnx("control: out of descriptors, not accepting for "
+		    "%d ms", PAUSE_MS);
+		loop_del(&c->loop, &c->listen_ev);
+		c->listen_paused = true;
+		timer_after(&c->loop, &c->resume, PAUSE_MS);
 	}
 }
 
+static void
+on_resume(void *arg)
+{
+	struct control *c = arg;
+
+	if (c->reserve_fd == -1)
+		c->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (loop_add(&c->loop, &c->listen_ev, c->listen_fd, EPOLLIN,
+	    on_listen, c) == 0)
+		c->listen_paused = false;
+	else
+		timer_after(&c->loop, &c->resume, PAUSE_MS);
+}
+
+/* A connection whose peer is cred: a client, or refused with why. */
+static void
+admit(struct control *c, int fd, const struct ucred *cred)
+{
+	struct client	*cl;
+
+	if (!peer_allowed(c, cred->uid, cred->gid)) {
+		c->ctr.refused_perm++;
+		log_warnx("control: refused uid %u pid %d: permission denied",
+		    (unsigned)cred->uid, (int)cred->pid);
+		refuse(fd, CTL_E_PERM, "permission denied");
+		return;
+	}
+	if (!make_room(c, cred->uid)) {
+		c->ctr.refused_busy++;
+		log_warnx("control: refused uid %u pid %d: too many clients "
+		    "(%u), none idle", (unsigned)cred->uid, (int)cred->pid,
+		    c->max_clients);
+		refuse(fd, CTL_E_BUSY, "busy: too many clients");
+		return;
+	}
+	if ((cl = calloc(1, sizeof(*cl))) == NULL) {
+		log_warn("control: client");
+		refuse(fd, CTL_E_BUSY, "busy: out of memory");
+		return;
+	}
+	cl->ctl = c;
+	cl->fd = fd;
+	cl->uid = cred->uid;
+	cl->pid = cred->pid;
+	cl->state = C_READ;
+	cl->since = loop_now(&c->loop);
+	timer_init(&cl->timer, on_deadline, cl);
+	ctl_buf_init(&cl->out, CTL_MAX_RESPONSE);
+	if (loop_add(&c->loop, &cl->ev, fd, EPOLLIN, on_client, cl) == -1) {
+		log_warn("control: epoll");
+		close(fd);
+		free(cl);
+		return;
+	}
+	TAILQ_INSERT_TAIL(&c->clients, cl, entry);
+	c->ctr.clients++;
+	client_deadline(c, cl);
+	/* What it sent already is served now, before anything evicts it. */
+	client_read(c, cl);
+}
+
+static unsigned
+clients_of(const struct control *c, uid_t uid)
+{
+	const struct client *cl;
+	unsigned n = 0;
+
+	TAILQ_FOREACH(cl, &c->clients, entry)
+		n += cl->uid == uid;
+	return n;
+}
+
+/*
+ * Room for one more client of uid: true, or false when every client it
+ * may take the place of is busy.  A uid other than root and the owner
+ * at its own limit gives up its own idlest connection; a full table
+ * gives up the idlest one that uid may replace.
+ */
+static bool
+make_room(struct control *c, uid_t uid)
+{
+	struct client	*v;
+	enum victims	 who;
+	unsigned	 tries;
+
+	for (tries = 0; tries <= c->max_clients; tries++) {
+		if (!privileged(c, uid) && clients_of(c, uid) >= c->max_per_uid)
+			who = V_UID;
+		else if (c->ctr.clients >= c->max_clients)
+			who = privileged(c, uid) ? V_ANY : V_OTHERS;
+		else
+			return true;
+		if ((v = victim(c, who, uid)) == NULL)
+			return false;
+		if (still_idle(c, v))
+			evict(c, v);
+	}
+	return false;
+}
+
+/* How many of the table's connections the process of cl holds. */
+static unsigned
+held_by_pid(const struct control *c, const struct client *cl)
+{
+	const struct client *o;
+	unsigned n = 0;
+
+	TAILQ_FOREACH(o, &c->clients, entry)
+		n += o->pid == cl->pid;
+	return n;
+}
+
+/*
+ * Whom to close among those who may be replaced, by rank: an idle (or
+ * half-sent) connection before one waiting for or reading an answer;
+ * another uid's before root's or the owner's; of the process that holds
+ * the most connections (a client such as actorctl holds one, whatever a
+ * flood of its own uid does); of those, the one idle longest.  Never one
+ * the backend is running for.
+ */
+static struct client *
+victim(const struct control *c, enum victims who, uid_t uid)
+{
+	struct client	*cl, *best = NULL;
+	uint64_t	 rank, best_rank = 0;
+
+	TAILQ_FOREACH(cl, &c->clients, entry) {
+		if (cl->in_handler || (who == V_UID && cl->uid != uid) ||
+		    (who == V_OTHERS && privileged(c, cl->uid)))
+			continue;
+		rank = (uint64_t)(cl->state == C_READ) << 40 |
+		    (uint64_t)!privileged(c, cl->uid) << 39 |
+		    (uint64_t)held_by_pid(c, cl);
+		if (best == NULL || rank > best_rank || (rank == best_rank &&
+		    cl->since < best->since)) {
+			best = cl;
+			best_rank = rank;
+		}
+	}
+	return best;
+}
+
+/*
+ * Is v still idle once what it sent is read?  A request waiting in its
+ * socket is served first (then v is no longer the idlest), and a peer
+ * that left is closed: either makes room, or moves v out of the way.
+ */
+static bool
+still_idle(struct control *c, struct client *v)
+{
+	uint64_t served = v->served;
+
+	if (v->state != C_READ)
+		return true;
+	client_read(c, v);
+	return !v->closed && v->state == C_READ && v->served == served;
+}
+
+/* Close v to make room; a peer that may be reading is told why. */
+static void
+evict(struct control *c, struct client *v)
+{
+	c->ctr.evicted++;
+	log_debug("control: uid %u pid %d: closed to make room",
+	    (unsigned)v->uid, (int)v->pid);
+	if (v->state != C_WRITE)
+		send_error(v->fd, CTL_E_BUSY,
+		    "busy: closed to make room for another client");
+	client_close(c, v);
+}
+
 /* --- clients ------------------------------------------------------------- */
+
+static void
+on_client(void *arg, uint32_t events)
+{
+	struct client *cl = arg;
+
+	client_events(cl->ctl, cl, events);
+}
+
+static void
+client_events(struct control *c, struct client *cl, uint32_t events)
+{
+	if (cl->state == C_WAIT) {
+		/* Hung up while the backend works for it. */
+		if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+			client_close(c, cl);
+	} else if (cl->state == C_WRITE)
+		client_write(c, cl);
+	else
+		client_read(c, cl);
+}
+
+/* timeout_ms from now for what it does (a request, an answer, idling). */
+static void
+client_deadline(struct control *c, struct client *cl)
+{
+	timer_after(&c->loop, &cl->timer, c->timeout_ms);
+}
+
+/* Past its deadline: an idle connection between requests just closes. */
+static void
+on_deadline(void *arg)
+{
+	struct client *cl = arg;
+	struct control *c = cl->ctl;
+
+	if (cl->state != C_READ || cl->inlen > 0)
+		c->ctr.timeouts++;
+	log_debug("control: uid %u pid %d: timed out", (unsigned)cl->uid,
+	    (int)cl->pid);
+	client_close(c, cl);
+}
 
 static void
 client_read(struct control *c, struct client *cl)
@@ -706,7 +901,7 @@ client_read(struct control *c, struct client *cl)
 		}
 		if (cl->inlen == 0 && cl->need == 0)
 			/* A request begins: it has timeout_ms to arrive. */
-			cl->deadline = now_ms() + c->timeout_ms;
+			client_deadline(c, cl);
 		cl->inlen += n;
 		if (cl->need == 0 && cl->inlen == 4) {
 			rc = ctl_frame_length(cl->in, 4, CTL_MAX_REQUEST,
@@ -763,6 +958,8 @@ client_request(struct control *c, struct client *cl)
 		return;
 	}
 	c->ctr.requests++;
+	cl->served++;
+	cl->since = loop_now(&c->loop);
 	if ((r = ctl_reply_new(cl->req.cmd, client_reply_done, cl)) == NULL) {
 		client_answer_error(c, cl, CTL_E_FAILED, "out of memory");
 		return;
@@ -771,8 +968,8 @@ client_request(struct control *c, struct client *cl)
 		ctl_reply_counters(r, &c->ctr);
 	cl->reply = r;
 	cl->state = C_WAIT;
-	cl->deadline = 0;	/* the backend's own timeouts apply */
-	epoll_set(c, EPOLL_CTL_MOD, cl->fd, EPOLLRDHUP, cl);
+	timer_cancel(&c->loop, &cl->timer);	/* the backend's own apply */
+	(void)loop_mod(&c->loop, &cl->ev, EPOLLRDHUP);
 	cl->in_handler = true;
 	st = ctl_backend_call(c->be, c->ctx, &cl->req, r);
 	if (st == CTL_REPLY_NOW && !r->finished)
@@ -796,7 +993,6 @@ client_reply_done(struct ctl_reply *r, void *arg)
 	 * cannot free a client that a pending event still names.
 	 */
 	client_send(cl, r, false);
-	arm_timer(cl->ctl);
 }
 
 /* Move the finished frame to the output and start writing it. */
@@ -815,12 +1011,13 @@ client_send(struct client *cl, struct ctl_reply *r, bool write_now)
 	cl->in = NULL;
 	cl->inlen = cl->need = 0;
 	cl->state = C_WRITE;
-	cl->deadline = now_ms() + c->timeout_ms;
+	cl->since = loop_now(&c->loop);
+	client_deadline(c, cl);
 	cl->close_after = false;
 	if (write_now)
 		client_write(c, cl);
 	else
-		epoll_set(c, EPOLL_CTL_MOD, cl->fd, EPOLLOUT, cl);
+		(void)loop_mod(&c->loop, &cl->ev, EPOLLOUT);
 }
 
 /* Answer a refused request with an error, then close the connection. */
@@ -836,7 +1033,7 @@ client_answer_error(struct control *c, struct client *cl, uint16_t status,
 	cl->inlen = cl->need = 0;
 	cl->state = C_WRITE;
 	cl->close_after = true;
-	cl->deadline = now_ms() + c->timeout_ms;
+	client_deadline(c, cl);
 	client_write(c, cl);
 }
 
@@ -852,7 +1049,7 @@ client_write(struct control *c, struct client *cl)
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN) {
-				epoll_set(c, EPOLL_CTL_MOD, cl->fd, EPOLLOUT, cl);
+				(void)loop_mod(&c->loop, &cl->ev, EPOLLOUT);
 				return;
 			}
 			client_close(c, cl);
@@ -868,76 +1065,35 @@ client_write(struct control *c, struct client *cl)
 	ctl_buf_free(&cl->out);
 	cl->outoff = 0;
 	cl->state = C_READ;
-	cl->deadline = now_ms() + c->timeout_ms;
-	epoll_set(c, EPOLL_CTL_MOD, cl->fd, EPOLLIN, cl);
+	cl->since = loop_now(&c->loop);
+	client_deadline(c, cl);
+	(void)loop_mod(&c->loop, &cl->ev, EPOLLIN);
 }
 
+/* Closed now, freed after the batch of events (free_dead). */
 static void
 client_close(struct control *c, struct client *cl)
 {
+	if (cl->closed)
+		return;
 	if (cl->reply != NULL) {
 		/* The backend holds it: tell it to forget the reply. */
 		if (c->be->cancel != NULL)
 			c->be->cancel(c->ctx, cl->reply);
 		ctl_reply_free(cl->reply);
+		cl->reply = NULL;
 	}
-	epoll_ctl(c->epfd, EPOLL_CTL_DEL, cl->fd, NULL);
+	loop_del(&c->loop, &cl->ev);
+	timer_cancel(&c->loop, &cl->timer);
 	close(cl->fd);
+	cl->fd = -1;
 	free(cl->in);
+	cl->in = NULL;
 	ctl_buf_free(&cl->out);
 	TAILQ_REMOVE(&c->clients, cl, entry);
+	TAILQ_INSERT_TAIL(&c->dead, cl, entry);
+	cl->closed = true;
 	c->ctr.clients--;
-	free(cl);
-}
-
-/* Drop the clients past their deadline; resume a rested listener. */
-static void
-expire(struct control *c)
-{
-	struct client	*cl, *next;
-	uint64_t	 now = now_ms();
-
-	for (cl = TAILQ_FIRST(&c->clients); cl != NULL; cl = next) {
-		next = TAILQ_NEXT(cl, entry);
-		if (cl->deadline == 0 || cl->deadline > now)
-			continue;
-		/* An idle connection between requests just closes. */
-		if (cl->state != C_READ || cl->inlen > 0)
-			c->ctr.timeouts++;
-		log_debug("control: uid %u pid %d: timed out",
-		    (unsigned)cl->uid, (int)cl->pid);
-		client_close(c, cl);
-	}
-	if (c->listen_paused && c->listen_resume <= now) {
-		if (c->reserve_fd == -1)
-			c->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (epoll_set(c, EPOLL_CTL_ADD, c->listen_fd, EPOLLIN,
-		    &c->listen_ev) == 0)
-			c->listen_paused = false;
-		else
-			c->listen_resume = now + PAUSE_MS;
-	}
-}
-
-/* One timer for the earliest deadline; disarmed when there is none. */
-static void
-arm_timer(struct control *c)
-{
-	struct itimerspec	 its;
-	struct client		*cl;
-	uint64_t		 next = 0;
-
-	TAILQ_FOREACH(cl, &c->clients, entry)
-		if (cl->deadline != 0 && (next == 0 || cl->deadline < next))
-			next = cl->deadline;
-	if (c->listen_paused && (next == 0 || c->listen_resume < next))
-		next = c->listen_resume;
-	memset(&its, 0, sizeof(its));
-	if (next != 0) {
-		its.it_value.tv_sec = next / 1000;
-		its.it_value.tv_nsec = (next % 1000) * 1000000;
-	}
-	timerfd_settime(c->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
 /* --- replies ------------------------------------------------------------- */

@@ -4,10 +4,11 @@
  * actord, a fake tree in the tests).
  *
  * Owned by control.c.  The control socket plugs into any single-threaded
- * epoll loop without knowing it: control_fd() is an epoll descriptor of its
- * own (listener, clients, one timerfd for client deadlines) that the loop
- * adds to its epoll for EPOLLIN, and calls control_dispatch() whenever it
- * is readable.  control_dispatch() never blocks and never sleeps.
+ * epoll loop without knowing it: control_fd() is the epoll descriptor of a
+ * loop of its own (loop.h: listener, clients, a timer per client deadline)
+ * that the outer loop adds to its epoll for EPOLLIN, and calls
+ * control_dispatch() whenever it is readable.  control_dispatch() never
+ * blocks and never sleeps.
  *
  * The backend answers through a struct ctl_reply: it adds records
  * (ctl_reply_node...) or sets an error (ctl_reply_error), and either
@@ -29,6 +30,7 @@
 
 #define CONTROL_SOCKET_NAME	"control.sock"
 #define CONTROL_MAX_CLIENTS	64
+#define CONTROL_MAX_PER_UID	16	/* for a uid other than root and ours */
 #define CONTROL_TIMEOUT		10000	/* ms for a whole request or answer */
 
 #define CTL_REPLY_NOW		0	/* the reply is complete: send it */
@@ -85,6 +87,7 @@ struct control_config {
 	const char	*socket_name;	/* NULL: CONTROL_SOCKET_NAME */
 	const char	*group;		/* NULL: socket 0600; else 0660 */
 	unsigned	 max_clients;	/* 0: CONTROL_MAX_CLIENTS */
+	unsigned	 max_per_uid;	/* 0: CONTROL_MAX_PER_UID */
 	unsigned	 timeout_ms;	/* 0: CONTROL_TIMEOUT */
 };
 

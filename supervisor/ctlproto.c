@@ -102,6 +102,7 @@ static const struct fdesc ctr_f[] = {
 	NUM(9, K_U64, struct ctl_counters, unknown_command),
 	NUM(10, K_U64, struct ctl_counters, timeouts),
 	NUM(11, K_U64, struct ctl_counters, clients),
+	NUM(12, K_U64, struct ctl_counters, evicted),
 };
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))

@@ -202,6 +202,7 @@ struct ctl_counters {
 	uint64_t	 unknown_command;
 	uint64_t	 timeouts;		/* silent or slow clients dropped */
 	uint64_t	 clients;		/* connected now */
+	uint64_t	 evicted;		/* idle ones closed to make room */
 };
 
 /* A decoded answer; ctl_response_free releases it. */

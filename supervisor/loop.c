@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "supervisor/actord.h"
+#include "supervisor/loop.h"
 #include "supervisor/log.h"
 
 static void	heap_swap(struct loop *, size_t, size_t);
@@ -123,6 +123,22 @@ loop_add(struct loop *l, struct ev *ev, int fd, uint32_t events, ev_fn fn,
 		return -1;
 	}
 	return 0;
+}
+
+/* Other events for a descriptor that loop_add took. */
+int
+loop_mod(struct loop *l, struct ev *ev, uint32_t events)
+{
+	struct epoll_event ee;
+
+	if (ev->fd == -1) {
+		errno = EBADF;
+		return -1;
+	}
+	memset(&ee, 0, sizeof(ee));
+	ee.events = events;
+	ee.data.ptr = ev;
+	return epoll_ctl(l->epfd, EPOLL_CTL_MOD, ev->fd, &ee);
 }
 
 void

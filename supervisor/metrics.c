@@ -248,6 +248,10 @@ metrics_write(struct ctl_buf *b, const struct ctl_response *r)
 			    "{reason=\"%s\"} %llu\n", refusals[k].reason,
 			    (unsigned long long)*(const uint64_t *)(const void *)
 			    ((const char *)c + refusals[k].off));
+		put_family(b, "actord_control_evicted_total", "counter",
+		    "Idle control connections closed to make room.");
+		ctl_buf_printf(b, "actord_control_evicted_total %llu\n",
+		    (unsigned long long)c->evicted);
 		put_family(b, "actord_control_clients", "gauge",
 		    "Clients connected to the control socket.");
 		ctl_buf_printf(b, "actord_control_clients %llu\n",

@@ -344,31 +344,204 @@ counters_retry(const char *sock, struct ctl_counters *c)
 	return -1;
 }
 
-START_TEST(too_many_clients)
+/* A status on fd answers OK. */
+static bool
+served(int fd)
+{
+	struct ctl_request	 q;
+	struct ctl_response	 r;
+	struct ctl_buf		 b;
+	bool			 ok;
+
+	memset(&q, 0, sizeof(q));
+	q.cmd = CTL_CMD_STATUS;
+	ctl_buf_init(&b, CTL_MAX_REQUEST);
+	ctl_request_encode(&b, &q);
+	ok = ctltest_exchange(fd, b.data, b.len, &r) == 0 &&
+	    r.status == CTL_OK;
+	ctl_buf_free(&b);
+	ctl_response_free(&r);
+	return ok;
+}
+
+/* fd was closed to make room: it says so, then end of file. */
+static bool
+was_evicted(int fd)
+{
+	struct ctl_response	 r;
+	char			 c;
+	bool			 ok;
+
+	ok = ctltest_exchange(fd, NULL, 0, &r) == 0 &&
+	    r.status == CTL_E_BUSY && strcmp(r.error,
+	    "busy: closed to make room for another client") == 0 &&
+	    read(fd, &c, 1) == 0;
+	ctl_response_free(&r);
+	return ok;
+}
+
+/* Nothing came on fd (no answer, no end of file) within 50 ms. */
+static bool
+left_alone(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	return poll(&pfd, 1, 50) == 0;
+}
+
+/* A deferred request on fd: deadletters -f past every dead letter. */
+static void
+wait_deferred(int fd)
+{
+	struct ctl_request	 q;
+	struct ctl_buf		 b;
+
+	memset(&q, 0, sizeof(q));
+	q.cmd = CTL_CMD_DEADLETTERS;
+	q.present = 1u << CTL_F_CURSOR | 1u << CTL_F_WAIT;
+	q.cursor = 1000000;
+	q.wait = true;
+	ctl_buf_init(&b, CTL_MAX_REQUEST);
+	ctl_request_encode(&b, &q);
+	ck_assert_int_eq(send(fd, b.data, b.len, MSG_NOSIGNAL), (ssize_t)b.len);
+	ctl_buf_free(&b);
+}
+
+/* The server evicted and refused so many, then stops. */
+static void
+assert_room_made(struct ctltest_server *s, uint64_t evicted, uint64_t busy)
+{
+	struct ctl_counters c;
+
+	ck_assert_int_eq(counters_retry(s->sock, &c), 0);
+	ck_assert_uint_eq(c.evicted, evicted);
+	ck_assert_uint_eq(c.refused_busy, busy);
+	ctltest_stop(s);
+}
+
+/*
+ * The table is full: the connection idle longest is closed (and told
+ * why) to make room; one waiting for a deferred answer is kept while an
+ * idle one is left.  Before, the newcomer was refused "busy".
+ */
+START_TEST(idle_client_makes_room)
+{
+	static const char *const extra[] = { "-c", "3", NULL };
+	struct ctltest_server	 s;
+	int			 waiting, a, b, d;
+
+	ctltest_start(&s, extra);
+	waiting = ctltest_connect(s.sock);
+	ck_assert_int_ge(waiting, 0);
+	wait_deferred(waiting);
+	a = ctltest_connect(s.sock);
+	ck_assert(served(a));
+	b = ctltest_connect(s.sock);
+	ck_assert(served(b));
+	/* Full: a, idle longest, goes; waiting (older) stays. */
+	d = ctltest_connect(s.sock);
+	ck_assert(served(d));
+	ck_assert(was_evicted(a));
+	ck_assert(left_alone(waiting));
+	/* Then b, then d: the waiting one stays while any is idle. */
+	close(a);
+	a = ctltest_connect(s.sock);
+	ck_assert(served(a));
+	ck_assert(was_evicted(b));
+	close(b);
+	b = ctltest_connect(s.sock);
+	ck_assert(served(b));
+	ck_assert(was_evicted(d));
+	close(d);
+	ck_assert(left_alone(waiting));
+	close(a);
+	close(b);
+	close(waiting);
+	assert_room_made(&s, 3, 0);
+}
+END_TEST
+
+/*
+ * Half a request is no better than none: a slow sender's connection is
+ * closed in its turn, by when its request began, however it trickles.
+ */
+START_TEST(half_sent_client_makes_room)
 {
 	static const char *const extra[] = { "-c", "2", NULL };
 	struct ctltest_server	 s;
-	struct ctl_counters	 c;
-	struct ctl_response	 r;
-	int			 a, b, third;
+	int			 half, a, b;
 
 	ctltest_start(&s, extra);
+	half = ctltest_connect(s.sock);
+	ck_assert_int_eq(send(half, "\0", 1, MSG_NOSIGNAL), 1);
 	a = ctltest_connect(s.sock);
+	ck_assert(served(a));
+	ck_assert_int_eq(send(half, "\0", 1, MSG_NOSIGNAL), 1);
 	b = ctltest_connect(s.sock);
-	ck_assert_int_ge(a, 0);
-	ck_assert_int_ge(b, 0);
-	third = ctltest_connect(s.sock);
-	ck_assert_int_ge(third, 0);
-	ck_assert_int_eq(ctltest_exchange(third, NULL, 0, &r), 0);
+	ck_assert(served(b));
+	ck_assert(was_evicted(half));
+	ck_assert(left_alone(a));
+	close(half);
+	close(a);
+	close(b);
+	ctltest_stop(&s);
+}
+END_TEST
+
+/*
+ * Another uid (nobody, allowed by the control group) holds at most its
+ * share (-u), giving up its own idlest connection beyond it; it never
+ * takes the place of root's (actord's own uid here), and root takes the
+ * place of anyone's.  Before, any uid could fill the table.
+ */
+START_TEST(other_uid_never_locks_out_the_owner)
+{
+	static const char *const extra[] = { "-g", "nogroup", "-c", "3",
+	    "-u", "2", NULL };
+	struct ctltest_server	 s;
+	struct group		*gr = getgrnam("nogroup");
+	struct ctl_response	 r;
+	int			 n1, n2, n3, n4, r1, r2, r3;
+
+	if (geteuid() != 0 || gr == NULL) {
+		fprintf(stderr, "other_uid_never_locks_out_the_owner: skipped, "
+		    "not root or no group nogroup\n");
+		return;
+	}
+	ctltest_start(&s, extra);
+	n1 = ctltest_connect_as_nobody(s.sock, gr->gr_gid);
+	ck_assert(n1 >= 0 && served(n1));
+	n2 = ctltest_connect_as_nobody(s.sock, gr->gr_gid);
+	ck_assert(n2 >= 0 && served(n2));
+	/* At its share: its third connection closes its own first. */
+	n3 = ctltest_connect_as_nobody(s.sock, gr->gr_gid);
+	ck_assert(n3 >= 0 && served(n3));
+	ck_assert(was_evicted(n1));
+	close(n1);
+	/* root fills the table, each time in the place of nobody's. */
+	r1 = ctltest_connect(s.sock);
+	ck_assert(served(r1));
+	r2 = ctltest_connect(s.sock);
+	ck_assert(served(r2));
+	ck_assert(was_evicted(n2));
+	r3 = ctltest_connect(s.sock);
+	ck_assert(served(r3));
+	ck_assert(was_evicted(n3));
+	close(n2);
+	close(n3);
+	/* A table of root's: nobody is refused, root's stay. */
+	n4 = ctltest_connect_as_nobody(s.sock, gr->gr_gid);
+	ck_assert_int_ge(n4, 0);
+	ck_assert_int_eq(ctltest_exchange(n4, NULL, 0, &r), 0);
 	ck_assert_uint_eq(r.status, CTL_E_BUSY);
 	ck_assert_str_eq(r.error, "busy: too many clients");
 	ctl_response_free(&r);
-	close(third);
-	close(a);
-	close(b);
-	ck_assert_int_eq(counters_retry(s.sock, &c), 0);
-	ck_assert_uint_ge(c.refused_busy, 1);
-	ctltest_stop(&s);
+	close(n4);
+	ck_assert(left_alone(r1) && left_alone(r2) && left_alone(r3));
+	close(r1);
+	close(r2);
+	close(r3);
+	assert_room_made(&s, 3, 1);
 }
 END_TEST
 
@@ -554,7 +727,9 @@ suite(void)
 	tcase_add_test(tc, other_uid_refused);
 	tcase_add_test(tc, group_member_allowed);
 	tcase_add_test(tc, silent_client_dropped);
-	tcase_add_test(tc, too_many_clients);
+	tcase_add_test(tc, idle_client_makes_room);
+	tcase_add_test(tc, half_sent_client_makes_room);
+	tcase_add_test(tc, other_uid_never_locks_out_the_owner);
 	tcase_add_test(tc, out_of_descriptors);
 	tcase_add_test(tc, deferred_restart_and_cancel);
 	tcase_add_test(tc, metrics_http);

@@ -1180,6 +1180,7 @@ stats_json(const struct ctl_response *r)
 		jw_uint(&w, "unknown_command", c->unknown_command);
 		jw_uint(&w, "timeouts", c->timeouts);
 		jw_uint(&w, "clients", c->clients);
+		jw_uint(&w, "evicted", c->evicted);
 		jw_obj_end(&w);
 	}
 	jw_obj_end(&w);
@@ -1244,7 +1245,8 @@ stats_human(const struct ctl_response *r)
 		printf("control socket: %llu connections, %llu requests; "
 		    "refused: %llu permission, %llu busy, %llu malformed, "
 		    "%llu truncated, %llu oversized, %llu bad version, "
-		    "%llu unknown command, %llu timed out\n",
+		    "%llu unknown command, %llu timed out; %llu evicted "
+		    "to make room\n",
 		    (unsigned long long)c->accepted,
 		    (unsigned long long)c->requests,
 		    (unsigned long long)c->refused_perm,
@@ -1254,7 +1256,8 @@ stats_human(const struct ctl_response *r)
 		    (unsigned long long)c->oversized,
 		    (unsigned long long)c->bad_version,
 		    (unsigned long long)c->unknown_command,
-		    (unsigned long long)c->timeouts);
+		    (unsigned long long)c->timeouts,
+		    (unsigned long long)c->evicted);
 }
 
 static int

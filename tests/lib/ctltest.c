@@ -165,6 +165,55 @@ ctltest_connect(const char *sock)
 	return fd;
 }
 
+/*
+ * A connection to sock made by a forked child as nobody in group gid,
+ * handed back (SCM_RIGHTS): actord sees nobody (and the child's pid) as
+ * its peer, for SO_PEERCRED is taken at connect.  -1 on failure.
+ */
+int
+ctltest_connect_as_nobody(const char *sock, gid_t gid)
+{
+	char		 cbuf[CMSG_SPACE(sizeof(int))];
+	struct msghdr	 m;
+	struct cmsghdr	*cm;
+	struct iovec	 iov;
+	char		 byte = 0;
+	int		 sp[2], fd = -1, st;
+	pid_t		 pid;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
+	    sp), 0);
+	memset(&m, 0, sizeof(m));
+	memset(cbuf, 0, sizeof(cbuf));
+	iov.iov_base = &byte;
+	iov.iov_len = 1;
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = cbuf;
+	m.msg_controllen = sizeof(cbuf);
+	pid = fork();
+	ck_assert_int_ne(pid, -1);
+	if (pid == 0) {
+		if (setgroups(0, NULL) == -1 || setresgid(gid, gid, gid) ==
+		    -1 || setresuid(CTLTEST_NOBODY, CTLTEST_NOBODY,
+		    CTLTEST_NOBODY) == -1 || (fd = ctltest_connect(sock)) == -1)
+			_exit(1);
+		cm = CMSG_FIRSTHDR(&m);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+		_exit(sendmsg(sp[1], &m, 0) == 1 ? 0 : 1);
+	}
+	close(sp[1]);
+	if (recvmsg(sp[0], &m, 0) == 1 && (cm = CMSG_FIRSTHDR(&m)) != NULL &&
+	    cm->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	close(sp[0]);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	return fd;
+}
+
 static int
 read_full(int fd, uint8_t *p, size_t n)
 {

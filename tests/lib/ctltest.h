@@ -53,6 +53,7 @@ void	 ctltest_start_in(struct ctltest_server *, const char *dir,
 	    const char *const *extra);
 void	 ctltest_stop(struct ctltest_server *);
 int	 ctltest_connect(const char *sock);	/* -1 on failure */
+int	 ctltest_connect_as_nobody(const char *sock, gid_t);
 void	 ctltest_actorctl(const struct ctltest_server *, const char *input,
 	    struct ctltest_out *, ...);	/* args, NULL-terminated */
 void	 ctltest_out_free(struct ctltest_out *);

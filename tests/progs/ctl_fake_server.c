@@ -7,7 +7,7 @@
  * restart, ask, deadletters -f and log -f later, as actord would.
  *
  *	ctl_fake_server -d DIR [-g GROUP] [-m HOST:PORT] [-c MAXCLIENTS]
- *	    [-t TIMEOUT_MS] [-n NOFILE] [-w WORKERS]
+ *	    [-u MAXPERUID] [-t TIMEOUT_MS] [-n NOFILE] [-w WORKERS]
  *
  * Prints "ready PORT" (the metrics port, 0 without -m) on standard output
  * once it is listening.  -n lowers RLIMIT_NOFILE once everything is open,
@@ -748,12 +748,13 @@ main(int argc, char **argv)
 
 	memset(&cfg, 0, sizeof(cfg));
 	memset(&f, 0, sizeof(f));
-	while ((ch = getopt(argc, argv, "d:g:m:c:t:n:w:")) != -1) {
+	while ((ch = getopt(argc, argv, "d:g:m:c:u:t:n:w:")) != -1) {
 		switch (ch) {
 		case 'd': cfg.runtime_dir = optarg; break;
 		case 'g': cfg.group = optarg; break;
 		case 'm': maddr = optarg; break;
 		case 'c': cfg.max_clients = atoi(optarg); break;
+		case 'u': cfg.max_per_uid = atoi(optarg); break;
 		case 't': cfg.timeout_ms = atoi(optarg); break;
 		case 'n': nofile = atoi(optarg); break;
 		case 'w': extra = atoi(optarg); break;
