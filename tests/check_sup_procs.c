@@ -22,6 +22,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -169,6 +170,26 @@ all_gone(const pid_t *pids, int n, int ms)
 	return count_alive(pids, n) == 0;
 }
 
+/* Two workers w and v (or w alone) running script, as user. */
+static void
+write_conf(const char *cg_line, const char *script, const char *user,
+    bool with_v)
+{
+	char v[512] = "";
+
+	if (with_v)
+		snprintf(v, sizeof(v), ",\n    { name = \"v\"; exec = "
+		    "[\"/bin/sh\", \"-c\", \"%s\"]; %s }", script, user);
+	ts_daemon_conf(&d, "%s"
+	    "runtime_dir = \"%s/run\";\n"
+	    "shutdown_timeout = 5000;\n"
+	    "supervisor = {\n"
+	    "  intensity = 3; period = 10; backoff_min = 1; backoff_max = 10;\n"
+	    "  children = (\n"
+	    "    { name = \"w\"; exec = [\"/bin/sh\", \"-c\", \"%s\"]; %s }"
+	    "%s\n  );\n};\n", cg_line, d.dir, script, user, v);
+}
+
 enum kind { K_ROOT, K_USER, K_CGROUP };
 
 static const char *kind_names[] = { "root", "user", "cgroup" };
@@ -179,7 +200,9 @@ static const char *kind_names[] = { "root", "user", "cgroup" };
  * SIGKILL.  Every worker and every child in their process groups is gone
  * (the workers by their parent-death signal, their children by the
  * warden); what escaped the process group is killed by the next actord
- * when it starts with the same `cgroup`.  Neither worker has a mailbox,
+ * when it starts with the same `cgroup`, though it runs w alone: v's
+ * cgroup is emptied by the sweep at start, not by a start of v.  Neither
+ * worker has a mailbox,
  * so no grandchild holds the arena.  The figure printed is how many were
  * left 1 s after the kill (asserted only within WAIT).
  */
@@ -212,15 +235,7 @@ START_TEST(kill_9_leaves_nothing)
 		snprintf(user, sizeof(user), "user = \"nobody\";");
 	snprintf(script, sizeof(script), shell, k == K_CGROUP ?
 	    "setsid sleep 3600 & echo esc $!;" : "");
-	ts_daemon_conf(&d, "%s"
-	    "runtime_dir = \"%s/run\";\n"
-	    "shutdown_timeout = 5000;\n"
-	    "supervisor = {\n"
-	    "  intensity = 3; period = 10; backoff_min = 1; backoff_max = 10;\n"
-	    "  children = (\n"
-	    "    { name = \"w\"; exec = [\"/bin/sh\", \"-c\", \"%s\"]; %s },\n"
-	    "    { name = \"v\"; exec = [\"/bin/sh\", \"-c\", \"%s\"]; %s }\n"
-	    "  );\n};\n", cg_line, d.dir, script, user, script, user);
+	write_conf(cg_line, script, user, true);
 	ts_daemon_start(&d, NULL);
 	ck_assert_msg(ts_daemon_ready(&d, WAIT), "log:\n%s", ts_daemon_log(&d));
 	for (i = 0; i < WAIT; i += 10) {
@@ -266,7 +281,11 @@ START_TEST(kill_9_leaves_nothing)
 	if (k != K_CGROUP)
 		return;
 
-	/* The next actord, same cgroup: what escaped dies before it runs. */
+	/*
+	 * The next actord, same cgroup, without v: what escaped dies before
+	 * it runs, v's too, though no worker of its cgroup starts again.
+	 */
+	write_conf(cg_line, script, user, false);
 	ts_daemon_start(&d, NULL);
 	ck_assert_msg(ts_daemon_ready(&d, WAIT), "log:\n%s", ts_daemon_log(&d));
 	fprintf(stderr, "kill_9_leaves_nothing (cgroup): %d of %d escaped "
@@ -276,8 +295,8 @@ START_TEST(kill_9_leaves_nothing)
 	    "the next start; log:\n%s", ts_daemon_log(&d));
 	ck_assert_msg(strstr(ts_daemon_log(&d), "killing what an earlier "
 	    "actord left") != NULL, "log:\n%s", ts_daemon_log(&d));
-	for (i = 0; i < WAIT; i += 10) {	/* the new workers' pids */
-		if (pids_in_log("main", pids, 4) == 4)
+	for (i = 0; i < WAIT; i += 10) {	/* the new worker's pids */
+		if (pids_in_log("main", pids, 3) == 3)
 			break;
 		ts_sleep_ms(10);
 	}
@@ -336,6 +355,90 @@ START_TEST(user_worker_keeps_pdeathsig)
 	actord_free(ad);
 	close(fds[0]);
 	close(fds[1]);
+}
+END_TEST
+
+/*
+ * Item 4, the other half: a worker whose actord dies before the
+ * parent-death signal is armed would never get it, so the child checks
+ * getppid() once it is armed.  setresuid is wrapped (as waitpid is below):
+ * in the child of the actord under test, it kills that actord and waits
+ * to be orphaned before it changes the uid; the warden, which would kill
+ * the orphan's group anyway, is stopped first, so that only the check is
+ * left to end it.
+ */
+static bool kill_parent_at_setuid;
+
+int
+setresuid(uid_t r, uid_t e, uid_t s)
+{
+	pid_t pp = getppid();
+	int waited;
+
+	if (kill_parent_at_setuid) {
+		(void)kill(pp, SIGKILL);
+		for (waited = 0; getppid() == pp && waited < WAIT; waited++)
+			usleep(1000);
+	}
+	return (int)syscall(SYS_setresuid, r, e, s);
+}
+
+/* Says it runs (its pid, on the pipe it inherited), then waits. */
+static int
+fn_alive(void *arg)
+{
+	int *wfd = arg;
+	pid_t me = getpid();
+
+	(void)!write(*wfd, &me, sizeof(me));
+	while (pause() == -1)
+		;
+	return 0;
+}
+
+START_TEST(orphaned_before_pdeathsig_exits)
+{
+	struct actord_spec *spec;
+	struct child_spec *c;
+	struct actord *ad;
+	struct pollfd pfd;
+	pid_t p, alive = 0;
+	int fds[2], st;
+	ssize_t k;
+
+	if (geteuid() != 0 || getpwnam("nobody") == NULL) {
+		fprintf(stderr, "orphaned_before_pdeathsig_exits: skipped, not "
+		    "root or no user nobody\n");
+		return;
+	}
+	ck_assert_int_eq(pipe(fds), 0);
+	p = fork();
+	ck_assert_int_ne(p, -1);
+	if (p == 0) {
+		kill_parent_at_setuid = true;
+		spec = ts_spec();
+		c = ts_add_fn(&spec->root, "u", fn_alive, &fds[1]);
+		c->user = strdup("nobody");
+		ad = ts_actord(spec);
+		warden_stop(ad);
+		actord_boot(ad);
+		ts_run_for(ad, WAIT);	/* its child kills it meanwhile */
+		_exit(0);
+	}
+	seen[nseen++] = p;
+	close(fds[1]);
+	ck_assert_int_eq(waitpid(p, &st, 0), p);
+	ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	/* The orphan leaves at the check: end of file, never its pid. */
+	pfd.fd = fds[0];
+	pfd.events = POLLIN;
+	ck_assert_int_eq(poll(&pfd, 1, WAIT), 1);
+	k = read(fds[0], &alive, sizeof(alive));
+	if (k == sizeof(alive))
+		(void)kill(alive, SIGKILL);	/* before the assertion ends us */
+	ck_assert_msg(k == 0, "the worker ran on after actord died (pid %d)",
+	    (int)alive);
+	close(fds[0]);
 }
 END_TEST
 
@@ -512,6 +615,7 @@ suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, kill_9_leaves_nothing, K_ROOT, K_CGROUP + 1);
 	tcase_add_test(tc, user_worker_keeps_pdeathsig);
+	tcase_add_test(tc, orphaned_before_pdeathsig_exits);
 	tcase_add_test(tc, slots_freed_before_the_pid);
 	tcase_add_test(tc, ambiguous_reap_retried_until_done);
 	suite_add_tcase(s, tc);
