@@ -13,6 +13,12 @@
  * creator write the layout: its memfd is sealed F_SEAL_FUTURE_WRITE once
  * the creator has mapped it, and every setter of the actor table checks
  * that it runs in the creator.
+ *
+ * The read-once rule (shm.h): validate copies the header once
+ * (SHM_ONCE_COPY) and the descriptors once (memcpy), checks the copies,
+ * and localize builds the process-local view from those copies only, never
+ * from the arena again.  The layout memfd is read-only to workers, but a
+ * reader that attached before the seal must not depend on that.
  */
 #include <sys/mman.h>
 #include <sys/random.h>

@@ -8,6 +8,10 @@
  * what was overwritten.  Entries are seqlocked (2p + 1 while written, 2p + 2
  * once written) and checksummed, so a reader never returns a torn entry,
  * even when a writer died half-way or was lapped by another.
+ *
+ * The read-once rule (shm.h): actord reads the ring for actorctl
+ * deadletters; an entry is copied out once, and only the copy is checked
+ * (sequence, checksum, payload length clamped) and returned.
  */
 #include <string.h>
 

@@ -12,6 +12,12 @@
  * record (ring, P, INTENT) is visible to anyone who sees tail > P, the owner
  * clears it only after publishing, and the release itself is a CAS on the
  * cell's sequence number that fails if the owner published first.
+ *
+ * The read-once rule (shm.h): actord runs shm_reap and shm_sweep; a
+ * slot's pid, state and record, a cell's header, each is read once into
+ * a local (SHM_ONCE, an atomic load, SHM_ONCE_COPY), checked, and only
+ * the local is used; what a dead producer held is released by CAS from
+ * the value read.
  */
 #include <errno.h>
 #include <signal.h>
@@ -155,7 +161,7 @@ release_intent(struct shm_arena *a, struct shm_slot *s, uint64_t rr,
 		return 0;		/* published, released or reused */
 	if (live_twin(a, s, rr, pos))
 		return SHM_EAGAIN;
-	m = c->msg;			/* perhaps half written: a hint */
+	SHM_ONCE_COPY(m, c->msg);	/* perhaps half written: a hint */
 	expect = pos;
 	if (!atomic_compare_exchange_strong(&c->seq, &expect,
 	    (pos + 1) | SEQ_RELEASED))
@@ -192,7 +198,7 @@ release_steal(struct shm_arena *a, uint64_t rr, uint64_t h)
 	held = (h + 1) | SEQ_TAKEN | SEQ_STEALING;
 	if (atomic_load(&c->seq) == held) {
 		if (REC_KIND(rr) == REC_STEAL) {
-			m = c->msg;
+			SHM_ONCE_COPY(m, c->msg);
 			if (m.len > sizeof(pfx))
 				m.len = sizeof(pfx);
 			memcpy(pfx, c->payload, m.len);

@@ -9,6 +9,13 @@
  * never use a length or sequence number read from a cell without checking
  * it first.
  *
+ * The read-once rule (shm.h): actord drains its own mailbox and a dead
+ * actor's (on_down = fail, a gone actor), and reads a lane's head message
+ * at a reap: a cell's header is copied out once (SHM_ONCE_COPY) and only
+ * the checked copy is used; head, tail, limit and sequence numbers are
+ * atomic loads into locals, and every change made from them is a CAS from
+ * the value read or a store into a cell the reader owns.
+ *
  * The protocol (positions are 64-bit and never wrap):
  *
  *   producer: rec := (ring, P, INTENT)    (release stores: pos, then ring)
@@ -560,7 +567,7 @@ steal(struct shm_producer *p, struct shm_mbox_local *mb)
 	}
 	if (seq != h + 1)
 		return STEAL_WAIT;
-	m = c->msg;
+	SHM_ONCE_COPY(m, c->msg);
 	n = m.len < sizeof(pfx) ? m.len : sizeof(pfx);
 	memcpy(pfx, c->payload, n);
 	atomic_store_explicit(&p->slot->rec_pos, h, memory_order_release);
@@ -641,7 +648,7 @@ shm_head_msg(struct shm_arena *a, uint32_t idx, enum shm_lane lane,
 	c = lane_cell(l, h);
 	if (atomic_load_explicit(&c->seq, memory_order_acquire) != h + 1)
 		return 0;
-	*msg = c->msg;
+	SHM_ONCE_COPY(*msg, c->msg);
 	return atomic_load(&c->seq) == h + 1 ? 1 : 0;
 }
 
@@ -813,7 +820,7 @@ drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 			 * cell's lines instead of following it.
 			 */
 			clock_before_copy(a, l, lane);
-			m = c->msg;	/* one copy, checked, then used */
+			SHM_ONCE_COPY(m, c->msg);	/* checked, used */
 			if (!msg_sane(&m, mb->payload_max)) {
 				garbled(a, idx, lane, &m);
 			} else {
@@ -854,7 +861,7 @@ drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 			break;
 		}
 		empty = 0;
-		m = c->msg;
+		SHM_ONCE_COPY(m, c->msg);
 		garbled(a, idx, lane, &m);
 		atomic_store_explicit(&c->seq, h + l->cap, memory_order_release);
 		h++;
@@ -977,14 +984,14 @@ drain_take(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 					atomic_fetch_add(&mb->m->garbled, 1);
 				break;
 			}
-			m = c->msg;
+			SHM_ONCE_COPY(m, c->msg);
 			expect = seq;
 			if (atomic_compare_exchange_strong(&c->seq, &expect,
 			    (h + 1) | SEQ_TAKEN))
 				garbled(a, idx, lane, &m);
 			continue;	/* the flagged path frees it */
 		}
-		m = c->msg;
+		SHM_ONCE_COPY(m, c->msg);
 		sane = msg_sane(&m, mb->payload_max);
 		if (sane)
 			memcpy(buf, c->payload, m.len);
@@ -1064,7 +1071,7 @@ shm_take_one(struct shm_arena *a, uint32_t idx, unsigned lanes,
 			break;
 		prefetch_cell(l, h);
 		clock_before_copy(a, l, k);
-		m = c->msg;
+		SHM_ONCE_COPY(m, c->msg);
 		if (!msg_sane(&m, mb->payload_max))
 			break;
 		prefetch_answer(a, &m);

@@ -7,6 +7,12 @@
  * Futexes are shared between processes, so FUTEX_PRIVATE_FLAG is never
  * used.
  *
+ * The read-once rule (shm.h): actord arms and disarms its own doorbell
+ * and wakes a dead actor's waiters; "sleeping", the futex words and
+ * fence_mode are atomic loads into locals, and a wrong value a worker
+ * wrote costs at most a wake-up (a spurious one, or one found at the
+ * next look), never a read out of bounds.
+ *
  * No lost wake-up (consumer C, producer P):
  *   C: w = wake_word; sleeping = lanes; BARRIER; if (pending) stop;
  *      futex_wait(w)

@@ -18,6 +18,11 @@
  * succeeds; remove of a running or restarting child fails, of a gone one
  * "no such path"; add of an existing path fails "exists, running" or
  * "exists, not running"; a failed manual start answers the real cause.
+ *
+ * The read-once rule (shm/shm.h): the arena is read here only through
+ * shm_counters, actor_stats, shm_dl_read and shm_mailbox_capacity, which
+ * copy each worker-writable value once; what is computed from the copies
+ * (sums of counters) saturates instead of wrapping.
  */
 #include <errno.h>
 #include <signal.h>

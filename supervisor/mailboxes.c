@@ -23,6 +23,12 @@
  * It owns the arena handle of the daemon, the mailbox index of each node
  * and the spare pool.  It must never read or write messages: that is
  * libactor's business (asks.c for actord's own).
+ *
+ * The read-once rule (shm/shm.h): nothing here reads the arena itself;
+ * what actord does to it at a reap (actor_reaped, shm_reap,
+ * shm_mailbox_repair, shm_sweep) and before a start (actor_restore) goes
+ * through shm/ and worker/, whose files that read worker-writable values
+ * say so at their top.
  */
 #include <errno.h>
 #include <limits.h>

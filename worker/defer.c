@@ -19,6 +19,10 @@
  * Owns: the deferred set.  Must never let a deferred ask go unanswered
  * at a death, nor answer one the redelivery of the message in hand will
  * answer again.
+ *
+ * The read-once rule (shm/shm.h): defer_reaped runs in actord over a dead
+ * actor's set; its length is the ask_cap ar_hdr read once (struct
+ * ar_caps), and each entry's corr and asker are loaded once.
  */
 #include <string.h>
 

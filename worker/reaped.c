@@ -26,7 +26,7 @@
  * Owns: nothing of its own; runs in actord, while no consumer of that
  * mailbox lives.  Must never wait: actord's loop calls it.
  *
- * Read-once rule (shm/shm.h): every value of the dead actor's region
+ * The read-once rule (shm/shm.h): every value of the dead actor's region
  * and in-hand slot is a worker's to write, even now (another worker may
  * scribble): each is read once into a local (the in-hand message is
  * copied out once), checked, and only the copy is used.

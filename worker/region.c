@@ -12,7 +12,7 @@
  * trust a size read from the arena: every header is checked against the
  * region's real length before a pointer into it is handed out.
  *
- * Read-once rule (shm/shm.h): a region's sizes are read once, into
+ * The read-once rule (shm/shm.h): a region's sizes are read once, into
  * struct ar_caps, and checked there; every offset is computed from the
  * checked copy, never from the header again.
  */

@@ -30,6 +30,10 @@
  * Owns: the reply slots and the process-local state of each (struct
  * actor's slot_st).  Must never free a slot whose answer may still take
  * a cell.
+ *
+ * The read-once rule (shm/shm.h): actord is a replier too (its error
+ * answers at a death); a slot's index comes from the asker's ask_cap as
+ * ar_hdr read it once (struct ar_caps), never from the header again.
  */
 #include <stdlib.h>
 

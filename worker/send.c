@@ -8,6 +8,9 @@
  *
  * Owns: building message headers.  Must never wait longer than the
  * mailbox policy (tell) or at all (reply: the reply lane rejects).
+ *
+ * The read-once rule (shm/shm.h): actord sends through here too; a
+ * target's policies (while_down, gone) are each loaded once.
  */
 #include <stdio.h>
 #include <string.h>

@@ -11,7 +11,7 @@
  *
  * Owns: the two slots and their headers.  Must never write the latest slot.
  *
- * Read-once rule (shm/shm.h): actord validates a dead actor's
+ * The read-once rule (shm/shm.h): actord validates a dead actor's
  * snapshots (reaped.c); a slot header's length, delivery id and CRC are
  * read once each, and the checked copies are what the CRC runs over.
  */

@@ -22,7 +22,7 @@
  * Owns: the watcher sets.  Must never send a Terminated for an entry it
  * did not take.
  *
- * Read-once rule (shm/shm.h): actord scans the sets (watch_notify,
+ * The read-once rule (shm/shm.h): actord scans the sets (watch_notify,
  * actor_gone); a set's length comes from the region's sizes as read once
  * by ar_hdr, never from the header again, and each entry is loaded once
  * and then taken by CAS on that value.
