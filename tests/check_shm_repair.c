@@ -462,6 +462,9 @@ START_TEST(test_drop_oldest_deadline)
 		ck_assert(WIFEXITED(st));
 		ck_assert_int_eq(WEXITSTATUS(st), 0);
 		waited = mono_ms() - t0;
+		/* It gave up at its deadline, not before. */
+		ck_assert_msg(waited >= timeout_ms, "timeout %d ms: gave up "
+		    "after %lld ms", timeout_ms, (long long)waited);
 		ck_assert_int_eq(getrusage(RUSAGE_CHILDREN, &ru), 0);
 		cpu = (int64_t)ru.ru_utime.tv_sec * 1000 + ru.ru_utime.tv_usec /
 		    1000 + (int64_t)ru.ru_stime.tv_sec * 1000 +
