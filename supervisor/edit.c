@@ -56,12 +56,27 @@ edit_reorder(struct node *s, struct node **order, size_t n)
 	plan_sort(&s->plan.stop, true);
 }
 
+/* The mailboxes of k's workers (k stopped) back to the spares. */
+static void
+release_mailboxes(struct node *k)
+{
+	size_t i;
+
+	for (i = 0; i < k->nkids; i++)
+		release_mailboxes(k->kids[i]);
+	if (k->kind == NODE_WORKER)
+		mailboxes_release(k);
+}
+
 /*
  * A new node built from k->pending_cs in the place of k (stopped), then
  * started if its supervisor wants it.  Reload rebuilds groups this way.
  * The new node is in the tree before k goes: taking k out may end its
  * supervisor's plan, and that may remove the supervisor itself (a reload
- * that drops it), which must take the new node with it.
+ * that drops it), which must take the new node with it.  But k's
+ * mailboxes go back to the spares first, for the new node to take: a
+ * group grown from N to M instances needs M - N spares, as the reload's
+ * check counted, not M.
  */
 void
 edit_replace(struct node *k)
@@ -71,6 +86,7 @@ edit_replace(struct node *k)
 	size_t at = node_index(k);
 
 	k->pending_cs = NULL;
+	release_mailboxes(k);
 	if ((nk = node_new_child(s, cs, cs->name)) == NULL ||
 	    edit_insert(s, nk, at + 1) == -1) {
 		log_warnx("%s/%s: cannot rebuild", s->parent == NULL ? "" :

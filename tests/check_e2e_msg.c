@@ -609,13 +609,15 @@ END_TEST
  * A long-lived sender's shard group follows the tree: /echo's handle
  * looked /grp up once, then sees the instance added by actorctl add, the
  * one removed by actorctl remove, and the ones a reload adds, without
- * opening a new handle (actor_echo's tag 7: actor_shard_group).
+ * opening a new handle (actor_echo's tag 7: actor_shard_group).  The
+ * reload grows /grp from 2 to 4 with 2 spares: the group is rebuilt,
+ * its old instances' mailboxes taken again.
  */
 START_TEST(shard_group_follows_changes)
 {
 	struct ctltest_out o;
 
-	start_daemon("spare_mailboxes = 4;", NULL);
+	start_daemon("spare_mailboxes = 2;", NULL);
 	ask_answers("/echo", "7", "/grp", "2");
 	RUN(&o, "add", "/grp");
 	ctltest_expect(&o, 0, NULL);
@@ -625,7 +627,7 @@ START_TEST(shard_group_follows_changes)
 	ask_answers("/echo", "7", "/grp", "2");
 
 	grp_instances = 4;
-	write_conf("spare_mailboxes = 4;", NULL);
+	write_conf("spare_mailboxes = 2;", NULL);
 	RUN(&o, "reload");
 	ctltest_expect(&o, 0, NULL);
 	ctltest_out_free(&o);
