@@ -182,7 +182,7 @@ $(BUILD)/libactor.pc: Makefile
 # --- tests ----------------------------------------------------------------------
 # The decoders are fuzzed briefly first; then tests/run runs every test
 # binary under a timeout and prints one total, the last line of the output.
-check: all $(TESTS) $(PROGS) lint-man
+check: all $(TESTS) $(PROGS) $(SCALE_BENCH) lint-man
 	BUILD=$(BUILD) FUZZ_SECONDS=10 tests/fuzz/run $(FUZZ_SRC)
 	BUILD=$(BUILD) SAN=$(SAN) tests/run $(TESTS) $(SH_TESTS)
 

@@ -558,7 +558,7 @@ count_running(const struct node_status *st, void *arg)
 static bool
 core_root_up(struct actord *ad)
 {
-	return ad->root->state == NS_RUNNING && ad->root->op == OP_NONE;
+	return ad->root->state == NS_RUNNING && ad->root->plan.kind == PLAN_NONE;
 }
 
 /* Run the loop until n workers run; false (and why) if it stalls or ends. */
@@ -1084,7 +1084,7 @@ ofa_back(struct actord *ad, struct node *g, pid_t old)
 	struct node *k;
 	size_t i;
 
-	if (!core_root_up(ad) || g->state != NS_RUNNING || g->op != OP_NONE)
+	if (!core_root_up(ad) || g->state != NS_RUNNING || g->plan.kind != PLAN_NONE)
 		return false;
 	for (i = 0; i < g->nkids; i++) {
 		k = g->kids[i];
@@ -1118,7 +1118,7 @@ bench_ofa(struct bench *b, struct row *r)
 		deadline = t0 + 600000000000ULL;
 		kill(old, SIGKILL);
 		/* Until the set restart has begun, then until it is done. */
-		while (g->op == OP_NONE && k->pid == old && !ad->done &&
+		while (g->plan.kind == PLAN_NONE && k->pid == old && !ad->done &&
 		    now_ns() < deadline)
 			actord_run_once(ad, 10);
 		while (!ofa_back(ad, g, old) && !ad->done &&
