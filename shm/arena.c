@@ -2,8 +2,9 @@
  * arena.c: the arena as a whole: computing a layout, creating its two
  * sealed memfds (the layout, read-only to all but its creator, and the
  * data), attaching to inherited ones (validating every size and offset
- * against the fds' real sizes before anything else reads the arena), and
- * the actor table.
+ * against the fds' real sizes before anything else reads the arena), the
+ * actor table and its index by path (a hash table: a lookup costs the
+ * same whatever the number of mailboxes).
  *
  * Owns: struct shm_arena handles, the header and descriptors, the actor
  * table.  Must never trust an offset it did not recompute itself: attach
@@ -55,6 +56,10 @@ static int	 env_fd(const char *, int *, char *, size_t);
 static void	 init_arena(struct shm_arena *, const struct shm_layout *);
 static uint64_t	 random_id(void);
 static int	 is_pow2(uint32_t);
+static uint32_t	 index_home(const struct shm_arena *, const char *, size_t);
+static void	 index_remove(struct shm_arena *, uint32_t);
+static void	 index_insert(struct shm_arena *, uint32_t, const char *,
+		    size_t);
 static void	 calibrate(struct shm_hdr *);
 
 static int
@@ -162,10 +167,18 @@ place(struct shm_hdr *h, struct shm_desc *d)
 	off += SHM_ALIGN((uint64_t)h->nmailboxes * sizeof(*d), SHM_CL);
 	h->actors_off = off;
 	off += (uint64_t)h->nmailboxes * sizeof(struct shm_actor);
+	h->index_off = off;
+	/* Twice the buckets of the mailboxes, at least two: probes stay short. */
+	for (h->index_size = 2; h->index_size < 2 * h->nmailboxes; )
+		h->index_size <<= 1;
+	off += SHM_ALIGN((uint64_t)h->index_size * sizeof(uint32_t), SHM_CL);
 	h->layout_size = SHM_ALIGN(off, 4096);
 	off = 0;
+	h->pool_off = off;
+	off += sizeof(struct shm_pool);
 	h->slots_off = off;
-	off += (uint64_t)h->nproducers * sizeof(struct shm_slot);
+	off += ((uint64_t)h->nproducers + (uint64_t)SHM_OWN_SLOTS *
+	    h->nmailboxes) * sizeof(struct shm_slot);
 	h->dl_off = off;
 	off += SHM_ALIGN(sizeof(struct shm_dl_ctl), SHM_CL);
 	h->dl_entries_off = off;
@@ -532,7 +545,11 @@ localize(struct shm_arena *a, const struct shm_hdr *h,
 	a->ns_base = h->ns_base;
 	a->tsc_mult = h->tsc_mult;
 	a->n = h->nmailboxes;
-	a->nslots = h->nproducers;
+	a->npool = h->nproducers;
+	a->nslots = h->nproducers + SHM_OWN_SLOTS * h->nmailboxes;
+	a->pool = (struct shm_pool *)(void *)(a->base + h->pool_off);
+	a->index = (_Atomic uint32_t *)(void *)(a->lbase + h->index_off);
+	a->index_mask = h->index_size - 1;
 	a->dl_cap = h->dl_capacity;
 	a->slots = (struct shm_slot *)(void *)(a->base + h->slots_off);
 	a->dl = (struct shm_dl_ctl *)(void *)(a->base + h->dl_off);
@@ -843,6 +860,55 @@ shm_payload_max(const struct shm_arena *a, uint32_t idx)
  * process maps it read-only, and a write would kill it), read by all.
  */
 
+/* The first bucket of path's probe sequence. */
+static uint32_t
+index_home(const struct shm_arena *a, const char *path, size_t len)
+{
+	return (uint32_t)shm_fnv(0xcbf29ce484222325ULL, path, len) &
+	    a->index_mask;
+}
+
+/* Mailbox idx's bucket under its current name, turned into a gap. */
+static void
+index_remove(struct shm_arena *a, uint32_t idx)
+{
+	const char *old = a->mb[idx].actor->path;
+	size_t	 len = strnlen(old, SHM_PATH_MAX - 1);
+	uint32_t b, k;
+
+	if (len == 0)
+		return;
+	b = index_home(a, old, len);
+	for (k = 0; k <= a->index_mask; k++, b = (b + 1) & a->index_mask) {
+		if (atomic_load_explicit(&a->index[b], memory_order_relaxed) ==
+		    INDEX_EMPTY)
+			return;
+		if (atomic_load_explicit(&a->index[b], memory_order_relaxed) ==
+		    idx + 1) {
+			atomic_store_explicit(&a->index[b], INDEX_GONE,
+			    memory_order_release);
+			return;
+		}
+	}
+}
+
+/* Mailbox idx under its (new) name, in the first free or gone bucket. */
+static void
+index_insert(struct shm_arena *a, uint32_t idx, const char *path, size_t len)
+{
+	uint32_t b = index_home(a, path, len), k, v;
+
+	for (k = 0; k <= a->index_mask; k++, b = (b + 1) & a->index_mask) {
+		v = atomic_load_explicit(&a->index[b], memory_order_relaxed);
+		if (v == INDEX_EMPTY || v == INDEX_GONE) {
+			/* The path is written before the bucket is seen. */
+			atomic_store_explicit(&a->index[b], idx + 1,
+			    memory_order_release);
+			return;
+		}
+	}
+}
+
 int
 shm_actor_set_path(struct shm_arena *a, uint32_t idx, const char *path)
 {
@@ -852,8 +918,11 @@ shm_actor_set_path(struct shm_arena *a, uint32_t idx, const char *path)
 		return SHM_EBADINDEX;
 	if (!a->creator || path == NULL || (len = strlen(path)) >= SHM_PATH_MAX)
 		return SHM_EINVAL;
+	index_remove(a, idx);
 	memset(a->mb[idx].actor->path, 0, SHM_PATH_MAX);
 	memcpy(a->mb[idx].actor->path, path, len);
+	if (len > 0)
+		index_insert(a, idx, path, len);
 	__atomic_fetch_add(&((struct shm_hdr *)(void *)a->lbase)->paths_gen, 1,
 	    __ATOMIC_RELEASE);
 	return 0;
@@ -890,14 +959,20 @@ int
 shm_lookup(const struct shm_arena *a, const char *path)
 {
 	size_t	 len;
-	uint32_t i;
+	uint32_t b, k, v;
 
 	if (path == NULL || (len = strlen(path)) == 0 ||
 	    len >= SHM_PATH_MAX)
 		return SHM_EINVAL;
-	for (i = 0; i < a->n; i++)
-		if (memcmp(a->mb[i].actor->path, path, len + 1) == 0)
-			return (int)i;
+	b = index_home(a, path, len);
+	for (k = 0; k <= a->index_mask; k++, b = (b + 1) & a->index_mask) {
+		v = atomic_load_explicit(&a->index[b], memory_order_acquire);
+		if (v == INDEX_EMPTY)
+			break;
+		if (v != INDEX_GONE && v - 1 < a->n &&
+		    memcmp(a->mb[v - 1].actor->path, path, len + 1) == 0)
+			return (int)(v - 1);
+	}
 	return SHM_ENOENT;
 }
 

@@ -2,6 +2,12 @@
  * producer.c: producer slots and their claim records, and shm_reap(), the
  * release of what a dead process had claimed.
  *
+ * The slots are a shared pool (the layout's nproducers) and, after it,
+ * SHM_OWN_SLOTS per mailbox for the process that consumes it, so that the
+ * number of actors never exhausts the pool.  Reaping the consumer of a
+ * known mailbox looks at its own slots and at the pool up to the highest
+ * slot ever taken (struct shm_pool), never at every mailbox's.
+ *
  * Owns: claiming and freeing slots, reading dead producers' records.  Must
  * never release a cell whose producer may still be alive: a live slot that
  * records the same claim makes the release wait (SHM_EAGAIN), because that
@@ -35,41 +41,85 @@ static int	 live_twin(struct shm_arena *, const struct shm_slot *,
 		    uint64_t, uint64_t);
 static void	 forget_waiter(struct shm_arena *, struct shm_slot *);
 static int	 reap_slot(struct shm_arena *, struct shm_slot *, unsigned *);
+static int	 claim(struct shm_arena *, uint32_t, struct shm_producer **);
+static uint32_t	 pool_end(const struct shm_arena *);
+static int	 reap_ranges(struct shm_arena *, pid_t, const uint32_t (*)[2],
+		    size_t, unsigned *, int *);
+static int	 sweep_slot(struct shm_arena *, uint32_t, pid_t, unsigned *);
+
+/* Slot i for this process, if free: 0, SHM_EAGAIN if taken, or an error. */
+static int
+claim(struct shm_arena *a, uint32_t i, struct shm_producer **out)
+{
+	struct shm_producer *p;
+	struct shm_slot	*s = &a->slots[i];
+	int32_t		 zero = 0;
+	pid_t		 pid = getpid();
+
+	if (atomic_load_explicit(&s->pid, memory_order_relaxed) != 0 ||
+	    !atomic_compare_exchange_strong(&s->pid, &zero, pid))
+		return SHM_EAGAIN;
+	if ((p = calloc(1, sizeof(*p))) == NULL) {
+		atomic_store(&s->pid, 0);
+		return SHM_ESYS;
+	}
+	atomic_store(&s->rec_ring, 0);
+	atomic_store(&s->rec_pos, 0);
+	atomic_store(&s->waiting, 0);
+	atomic_store(&s->state, SLOT_LIVE);
+	a->mine[i] = pid;
+	p->a = a;
+	p->slot = s;
+	p->pid = pid;
+	p->bellfd = -1;
+	/* Registered: the consumer's membarrier fences our publish. */
+	p->fence = shm_membarrier_register() < 0;
+	*out = p;
+	return 0;
+}
+
+/* One past the highest pool slot ever taken (never past the pool). */
+static uint32_t
+pool_end(const struct shm_arena *a)
+{
+	uint32_t h = atomic_load_explicit(&a->pool->hwm, memory_order_acquire);
+
+	return h < a->npool ? h : a->npool;
+}
 
 int
 shm_producer_open(struct shm_arena *a, struct shm_producer **out)
 {
-	struct shm_producer *p;
-	struct shm_slot	*s;
-	int32_t		 zero;
-	pid_t		 pid = getpid();
-	uint32_t	 i;
+	uint32_t	 i, h;
+	int		 rc;
 
 	*out = NULL;
-	if ((p = calloc(1, sizeof(*p))) == NULL)
-		return SHM_ESYS;
-	for (i = 0; i < a->nslots; i++) {
-		s = &a->slots[i];
-		zero = 0;
-		if (atomic_load_explicit(&s->pid, memory_order_relaxed) != 0 ||
-		    !atomic_compare_exchange_strong(&s->pid, &zero, pid))
+	for (i = 0; i < a->npool; i++) {
+		if ((rc = claim(a, i, out)) == SHM_EAGAIN)
 			continue;
-		atomic_store(&s->rec_ring, 0);
-		atomic_store(&s->rec_pos, 0);
-		atomic_store(&s->waiting, 0);
-		atomic_store(&s->state, SLOT_LIVE);
-		a->mine[i] = pid;
-		p->a = a;
-		p->slot = s;
-		p->pid = pid;
-		p->bellfd = -1;
-		/* Registered: the consumer's membarrier fences our publish. */
-		p->fence = shm_membarrier_register() < 0;
-		*out = p;
+		if (rc < 0)
+			return rc;
+		/* Scans for a pid stop at the highest slot ever taken. */
+		h = atomic_load(&a->pool->hwm);
+		while (h < i + 1 && !atomic_compare_exchange_weak(
+		    &a->pool->hwm, &h, i + 1))
+			;
 		return 0;
 	}
-	free(p);
 	return SHM_ENOSLOT;
+}
+
+int
+shm_producer_open_own(struct shm_arena *a, uint32_t idx, unsigned which,
+    struct shm_producer **out)
+{
+	int	 rc;
+
+	*out = NULL;
+	if (idx >= a->n || which >= SHM_OWN_SLOTS)
+		return SHM_EINVAL;
+	rc = claim(a, a->npool + idx * SHM_OWN_SLOTS + which, out);
+	return rc == SHM_EAGAIN ? shm_producer_open(a, out) : rc;
 }
 
 void
@@ -265,33 +315,77 @@ reap_slot(struct shm_arena *a, struct shm_slot *s, unsigned *nrel)
 	return 1;
 }
 
+/*
+ * The slots of pid in the ranges [from, to): first every one marked dead,
+ * so that none counts as a live twin of another, then each reaped.  The
+ * slots freed, and *again set if a claim is ambiguous.
+ */
+static int
+reap_ranges(struct shm_arena *a, pid_t pid, const uint32_t (*r)[2],
+    size_t nr, unsigned *nrel, int *again)
+{
+	size_t		 k;
+	uint32_t	 i;
+	int		 rc, freed = 0;
+
+	for (k = 0; k < nr; k++)
+		for (i = r[k][0]; i < r[k][1]; i++)
+			if (atomic_load(&a->slots[i].pid) == pid)
+				atomic_store(&a->slots[i].state, SLOT_DEAD);
+	for (k = 0; k < nr; k++)
+		for (i = r[k][0]; i < r[k][1]; i++) {
+			if (atomic_load(&a->slots[i].pid) != pid)
+				continue;
+			if ((rc = reap_slot(a, &a->slots[i], nrel)) ==
+			    SHM_EAGAIN)
+				*again = 1;
+			else
+				freed += rc;
+		}
+	return freed;
+}
+
 int
 shm_reap(struct shm_arena *a, pid_t pid, unsigned *released)
 {
-	uint32_t	 i;
+	uint32_t	 i, all[1][2] = { { 0, a->nslots } };
 	unsigned	 nrel = 0;
-	int		 rc, again = 0, freed = 0;
+	int		 again = 0, freed;
 
 	if (released != NULL)
 		*released = 0;
 	if (pid <= 0)
 		return SHM_EINVAL;
-	/* First mark every slot of pid dead, so none counts as live twin. */
-	for (i = 0; i < a->nslots; i++)
-		if (atomic_load(&a->slots[i].pid) == pid)
-			atomic_store(&a->slots[i].state, SLOT_DEAD);
-	for (i = 0; i < a->nslots; i++) {
-		if (atomic_load(&a->slots[i].pid) != pid)
-			continue;
-		if ((rc = reap_slot(a, &a->slots[i], &nrel)) == SHM_EAGAIN)
-			again = 1;
-		else
-			freed += rc;
-	}
+	freed = reap_ranges(a, pid, all, 1, &nrel, &again);
 	/* Was it a consumer?  Free the cells it had taken. */
 	for (i = 0; i < a->n; i++)
 		if (atomic_load(&a->mb[i].actor->pid) == pid)
 			shm_consumer_recover(a, i);
+	if (released != NULL)
+		*released = nrel;
+	return again ? SHM_EAGAIN : freed;
+}
+
+int
+shm_reap_mailbox(struct shm_arena *a, pid_t pid, uint32_t idx,
+    unsigned *released)
+{
+	uint32_t	 own, r[2][2];
+	unsigned	 nrel = 0;
+	int		 again = 0, freed;
+
+	if (released != NULL)
+		*released = 0;
+	if (pid <= 0 || idx >= a->n)
+		return pid <= 0 ? SHM_EINVAL : SHM_EBADINDEX;
+	own = a->npool + idx * SHM_OWN_SLOTS;
+	r[0][0] = 0;
+	r[0][1] = pool_end(a);
+	r[1][0] = own;
+	r[1][1] = own + SHM_OWN_SLOTS;
+	freed = reap_ranges(a, pid, r, 2, &nrel, &again);
+	if (atomic_load(&a->mb[idx].actor->pid) == pid)
+		shm_consumer_recover(a, idx);
 	if (released != NULL)
 		*released = nrel;
 	return again ? SHM_EAGAIN : freed;
@@ -312,25 +406,66 @@ shm_pid_exists(pid_t pid)
  * zombie, so nothing of it can be using the slot; its claims are released
  * as shm_reap releases a dead process's.  Returns the slots freed.
  */
+/*
+ * Slot i, if no process can own it any more, freed: 1, else 0.  A
+ * mailbox's own slot held by the pid the actor table names is live
+ * (actord keeps that pid true: it is its child, running or not yet
+ * reaped), and costs no system call.
+ */
+static int
+sweep_slot(struct shm_arena *a, uint32_t i, pid_t self, unsigned *nrel)
+{
+	struct shm_slot	*s = &a->slots[i];
+	pid_t		 pid = SHM_ONCE(s->pid);
+
+	if (pid == 0 || (pid == self && a->mine[i] == self))
+		return 0;
+	if (i >= a->npool && pid == shm_actor_pid(a, (i - a->npool) /
+	    SHM_OWN_SLOTS))
+		return 0;
+	if (pid != self && shm_pid_exists(pid))
+		return 0;
+	atomic_store(&s->state, SLOT_DEAD);
+	return reap_slot(a, s, nrel) == 1;
+}
+
 int
 shm_sweep(struct shm_arena *a, unsigned *released)
 {
-	struct shm_slot	*s;
-	pid_t		 self = getpid(), pid;
+	pid_t		 self = getpid();
 	uint32_t	 i;
 	unsigned	 nrel = 0;
 	int		 freed = 0;
 
-	for (i = 0; i < a->nslots; i++) {
-		s = &a->slots[i];
-		pid = SHM_ONCE(s->pid);
-		if (pid == 0 || (pid == self && a->mine[i] == self) ||
-		    (pid != self && shm_pid_exists(pid)))
-			continue;
-		atomic_store(&s->state, SLOT_DEAD);
-		if (reap_slot(a, s, &nrel) == 1)
-			freed++;
+	for (i = 0; i < a->nslots; i++)
+		freed += sweep_slot(a, i, self, &nrel);
+	if (released != NULL)
+		*released = nrel;
+	return freed;
+}
+
+int
+shm_sweep_some(struct shm_arena *a, uint32_t count, unsigned *released)
+{
+	pid_t		 self = getpid();
+	uint32_t	 i = a->sweep_next, k;
+	unsigned	 nrel = 0;
+	int		 freed = 0;
+
+	for (k = 0; k < count && k < a->nslots; k++) {
+		/* The pool past its highest slot ever taken is all free. */
+		if (i < a->npool && i >= pool_end(a))
+			i = a->npool;
+		if (i >= a->nslots)
+			i = 0;
+		if (i < a->npool && i >= pool_end(a))
+			i = a->npool;
+		if (i >= a->nslots)
+			break;
+		freed += sweep_slot(a, i, self, &nrel);
+		i++;
 	}
+	a->sweep_next = i;
 	if (released != NULL)
 		*released = nrel;
 	return freed;

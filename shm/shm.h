@@ -79,13 +79,14 @@ shm_sat_add(uint64_t a, uint64_t b)
 }
 
 #define SHM_MAGIC		0x4d52414452544341ULL	/* "ACTRDARM" */
-#define SHM_VERSION		2
+#define SHM_VERSION		3
 #define SHM_ENV_FD		"ACTORD_ARENA_FD"	/* decimal fd number */
 #define SHM_ENV_LAYOUT_FD	"ACTORD_LAYOUT_FD"	/* decimal fd number */
 #define SHM_PATH_MAX		256	/* actor path, NUL included */
 #define SHM_ERRBUF		256	/* size of an error-text buffer */
 #define SHM_MAX_MAILBOXES	65536
-#define SHM_MAX_PRODUCERS	4096
+#define SHM_MAX_PRODUCERS	4096	/* the shared pool; besides, per mailbox: */
+#define SHM_OWN_SLOTS		2	/* its consumer's own (shm_producer_open_own) */
 #define SHM_CELL_MIN		64	/* smallest cell, header included */
 #define SHM_CELL_MAX		(1u << 20)
 #define SHM_CAPACITY_MAX	(1u << 24)
@@ -165,7 +166,7 @@ struct shm_mailbox_layout {
 struct shm_layout {
 	uint32_t	 nmailboxes;	/* also the size of the actor table */
 	const struct shm_mailbox_layout *mailboxes;	/* nmailboxes of them */
-	uint32_t	 nproducers;	/* producer slots (one per thread) */
+	uint32_t	 nproducers;	/* shared producer slots (one per thread) */
 	uint32_t	 dl_capacity;	/* dead-letter entries, a power of two */
 };
 
@@ -334,15 +335,37 @@ void	*shm_state(struct shm_arena *, uint32_t idx, size_t *len);
  * process runs any more), and before the pid can be reused.
  */
 int	 shm_producer_open(struct shm_arena *, struct shm_producer **);
+/*
+ * Besides the shared pool (nproducers slots), each mailbox has
+ * SHM_OWN_SLOTS slots of its own, for the process that consumes it (which:
+ * 0 for libactor's sends, 1 for its SIGTERM handler's): an actor never
+ * takes from the pool, however many actors there are.  If that slot is
+ * taken (a fork child of the actor, or a dead owner not reaped yet), a
+ * pool slot instead, as shm_producer_open.
+ */
+int	 shm_producer_open_own(struct shm_arena *, uint32_t idx,
+	    unsigned which, struct shm_producer **);
 void	 shm_producer_close(struct shm_producer *);
 int	 shm_reap(struct shm_arena *, pid_t pid, unsigned *released);
+/*
+ * shm_reap for the consumer of mailbox idx: only that mailbox's own slots
+ * and the pool (up to the highest slot ever taken) are looked at, so its
+ * cost does not grow with the number of mailboxes.  A pid that never
+ * consumed idx needs shm_reap, which looks at every slot.
+ */
+int	 shm_reap_mailbox(struct shm_arena *, pid_t pid, uint32_t idx,
+	    unsigned *released);
 /*
  * Slots no process can own any more, freed as shm_reap frees a dead
  * process's: a pid that does not exist, or the caller's own on a slot it
  * did not open (a worker can write any pid into any slot).  Returns the
- * number freed.  actord calls it at every reap.
+ * number freed.  shm_sweep looks at every slot; shm_sweep_some at the next
+ * count slots after where its last call stopped (a mailbox's own slot held
+ * by the pid the actor table names is taken as live without a system
+ * call), so that a caller at every reap pays a bounded cost: actord does.
  */
 int	 shm_sweep(struct shm_arena *, unsigned *released);
+int	 shm_sweep_some(struct shm_arena *, uint32_t count, unsigned *released);
 /* Test hook: called between claim and publish (NULL: none). */
 void	 shm_producer_set_hook(struct shm_producer *,
 	    void (*hook)(void *arg), void *arg);

@@ -103,7 +103,10 @@ struct shm_hdr {
 	 * that cache what they found (libactor's shard groups) compare it.
 	 */
 	uint64_t	 paths_gen;
-	uint8_t		 pad2[40];
+	uint64_t	 pool_off;	/* struct shm_pool: the slots' counter */
+	uint64_t	 index_off;	/* in the layout: the path index */
+	uint32_t	 index_size;	/* its buckets, a power of two */
+	uint8_t		 pad2[20];
 };
 
 /* One mailbox descriptor, in the layout: immutable after create. */
@@ -140,6 +143,17 @@ struct shm_actor {
 	uint8_t		 pad[36];
 };
 
+/*
+ * The path index, in the layout after the actor table: open addressing,
+ * linear probing from the FNV-1a hash of a path, each bucket a mailbox
+ * index + 1 (INDEX_EMPTY ends a probe, INDEX_GONE is a path renamed away,
+ * passed over).  Only actord writes it, as it names mailboxes; a reader
+ * checks every candidate against the actor table's path, so a lookup
+ * racing a rename finds the old name or nothing, never another mailbox.
+ */
+#define INDEX_EMPTY		0u
+#define INDEX_GONE		UINT32_MAX
+
 struct shm_slot {
 	_Atomic int32_t	 pid;		/* the claim: 0 when free */
 	_Atomic uint32_t state;		/* SLOT_* */
@@ -147,6 +161,15 @@ struct shm_slot {
 	_Atomic uint64_t rec_pos;
 	_Atomic uint32_t waiting;	/* mailbox + 1 while counted a waiter */
 	uint8_t		 pad[36];
+};
+
+/*
+ * Before the slots: one past the highest pool slot ever taken, so that a
+ * scan for a pid stops there.  Only ever raised (a CAS), and read clamped
+ * to the pool's size: a worker's scribble can only make scans longer.
+ */
+struct shm_pool {
+	_Alignas(SHM_CL) _Atomic uint32_t hwm;
 };
 
 struct shm_cell {
@@ -246,8 +269,13 @@ struct shm_arena {
 	uint64_t	 id;
 	uint32_t	 n;
 	struct shm_mbox_local *mb;
-	struct shm_slot	*slots;
-	uint32_t	 nslots;
+	_Atomic uint32_t *index;	/* in the layout: the path index */
+	uint32_t	 index_mask;
+	struct shm_pool	*pool;
+	struct shm_slot	*slots;		/* the pool, then SHM_OWN_SLOTS each */
+	uint32_t	 nslots;	/* npool + SHM_OWN_SLOTS * n */
+	uint32_t	 npool;
+	uint32_t	 sweep_next;	/* shm_sweep_some's cursor */
 	struct shm_dl_ctl *dl;
 	struct shm_dl_entry *dl_entries;
 	uint32_t	 dl_cap;

@@ -48,6 +48,7 @@
 #define SYS_LANE_CELLS		16
 #define REPLY_LANE_CELLS	64
 #define DEAD_LETTERS		1024
+#define SWEEP_SLOTS		64	/* producer slots looked at per reap */
 #define REAP_RETRY_MS		5	/* first retry of an ambiguous claim */
 #define REAP_RETRY_MAX_MS	1000	/* ... doubling up to this, for ever */
 #define REAP_WARN_TRIES		8	/* about a second: say so in the log */
@@ -277,8 +278,13 @@ mailboxes_setup(struct actord *ad, char *err, size_t errlen)
 	memset(&l, 0, sizeof(l));
 	l.nmailboxes = total;
 	l.mailboxes = mb;
-	l.nproducers = total * 4 + 64 > SHM_MAX_PRODUCERS ?
-	    SHM_MAX_PRODUCERS : total * 4 + 64;
+	/*
+	 * Every actor has its own two slots besides (shm.h): the pool is
+	 * for everything else (actord's reaps, an actor's threads and
+	 * children, programs that attach to the arena).  Its pages are
+	 * touched only as far as slots are taken.
+	 */
+	l.nproducers = SHM_MAX_PRODUCERS;
 	l.dl_capacity = DEAD_LETTERS;
 	rc = shm_create(&l, "actord", &ad->arena, err, errlen);
 	free(mb);
@@ -585,7 +591,8 @@ reap_once(struct actord *ad, pid_t pid)
 /*
  * Producer slots whose process is gone (a worker wrote a pid there, or a
  * process actord never reaps, a worker's child, died): free again, or
- * the slots run out and no worker can attach.
+ * the slots run out and no worker can attach.  A few at every reap, in
+ * turn, so that a reap costs the same whatever the number of slots.
  */
 static void
 sweep(struct actord *ad)
@@ -593,7 +600,7 @@ sweep(struct actord *ad)
 	unsigned released = 0;
 	int n;
 
-	if ((n = shm_sweep(ad->arena, &released)) > 0)
+	if ((n = shm_sweep_some(ad->arena, SWEEP_SLOTS, &released)) > 0)
 		log_info("arena: %d producer slots of processes that are gone "
 		    "freed, %u claims released", n, released);
 }

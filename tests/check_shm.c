@@ -685,6 +685,93 @@ START_TEST(test_dead_letters)
 }
 END_TEST
 
+/*
+ * The index by path: names given, renamed and taken away over and over
+ * (every bucket a gap left by a rename at some point), and every lookup
+ * finds exactly the mailbox named so, in the creator and in a process
+ * that attached.
+ */
+START_TEST(test_path_index)
+{
+	struct shm_arena *a = shm_test_arena(8, 4, 128, SHM_OVERFLOW_REJECT);
+	struct shm_arena *b;
+	char	 path[32], err[SHM_ERRBUF];
+	uint32_t i, round;
+
+	for (round = 0; round < 200; round++)
+		for (i = 0; i < 8; i++) {
+			snprintf(path, sizeof(path), "/r%u/%u", round, i);
+			ck_assert_int_eq(shm_actor_set_path(a, i, (round + i) %
+			    5 == 0 ? "" : path), 0);
+		}
+	ck_assert_int_eq(shm_attach_fds(shm_layout_fd(a), shm_fd(a), &b, err,
+	    sizeof(err)), 0);
+	for (i = 0; i < 8; i++) {
+		snprintf(path, sizeof(path), "/r199/%u", i);
+		ck_assert_int_eq(shm_lookup(a, path), (199 + i) % 5 == 0 ?
+		    SHM_ENOENT : (int)i);
+		ck_assert_int_eq(shm_lookup(b, path), shm_lookup(a, path));
+		snprintf(path, sizeof(path), "/r198/%u", i);
+		ck_assert_int_eq(shm_lookup(a, path), SHM_ENOENT);
+	}
+	ck_assert_int_eq(shm_actor_set_path(a, 3, "/moved"), 0);
+	ck_assert_int_eq(shm_lookup(b, "/moved"), 3);
+	ck_assert_int_eq(shm_lookup(b, "/r199/3"), SHM_ENOENT);
+	ck_assert_int_eq(shm_lookup(b, ""), SHM_EINVAL);
+	shm_detach(b);
+	shm_detach(a);
+}
+END_TEST
+
+/*
+ * Each mailbox's own producer slots come on top of the pool: with the pool
+ * full, the consumer of a mailbox still gets both of its own; a second
+ * claim of an own slot falls back to the pool; shm_reap_mailbox frees a
+ * dead consumer's own slot and its pool slot.
+ */
+START_TEST(test_own_slots)
+{
+	struct shm_mailbox_layout m[2] = {
+		shm_test_mbox(4, 128, SHM_OVERFLOW_REJECT),
+		shm_test_mbox(4, 128, SHM_OVERFLOW_REJECT)
+	};
+	struct shm_layout l = { 2, m, 1, 16 };
+	struct shm_producer *p0, *p1, *own0, *own1, *x;
+	struct shm_arena *a;
+	char	 err[SHM_ERRBUF];
+	pid_t	 pid;
+
+	ck_assert_int_eq(shm_create(&l, "check-shm", &a, err, sizeof(err)), 0);
+	ck_assert_int_eq(shm_producer_open(a, &p0), 0);
+	ck_assert_int_eq(shm_producer_open(a, &x), SHM_ENOSLOT);
+	ck_assert_int_eq(shm_producer_open_own(a, 0, 0, &own0), 0);
+	ck_assert_int_eq(shm_producer_open_own(a, 0, 1, &own1), 0);
+	ck_assert_int_eq(shm_producer_open_own(a, 0, 0, &x), SHM_ENOSLOT);
+	ck_assert_int_eq(shm_producer_open_own(a, 0, 2, &x), SHM_EINVAL);
+	ck_assert_int_eq(shm_producer_open_own(a, 2, 0, &x), SHM_EINVAL);
+	shm_producer_close(p0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		/* The pool's slot, and mailbox 1's own: then die. */
+		if (shm_producer_open_own(a, 1, 0, &x) != 0 ||
+		    shm_producer_open(a, &p1) != 0)
+			_exit(1);
+		_exit(0);
+	}
+	ck_assert_int_eq(shm_test_wait_exit(pid), 0);
+	ck_assert_int_eq(shm_producer_open(a, &x), SHM_ENOSLOT);
+	ck_assert_int_eq(shm_reap_mailbox(a, pid, 1, NULL), 2);
+	ck_assert_int_eq(shm_producer_open(a, &p0), 0);
+	ck_assert_int_eq(shm_producer_open_own(a, 1, 0, &p1), 0);
+	shm_producer_close(p0);
+	shm_producer_close(p1);
+	shm_producer_close(own0);
+	shm_producer_close(own1);
+	shm_detach(a);
+}
+END_TEST
+
 START_TEST(test_actor_table)
 {
 	struct shm_arena *a = shm_test_arena(3, 4, 128, SHM_OVERFLOW_REJECT);
@@ -1021,6 +1108,8 @@ shm_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_layout_check);
+	tcase_add_test(tc, test_path_index);
+	tcase_add_test(tc, test_own_slots);
 	tcase_add_test(tc, test_order_exactly_once);
 	tcase_add_test(tc, test_overflow_reject);
 	tcase_add_test(tc, test_overflow_drop_newest);

@@ -195,7 +195,7 @@ actor_reaped(struct shm_arena *a, uint32_t idx, pid_t pid, int wstatus,
 		atomic_store(&h->last_dead, dead);
 		atomic_fetch_add(&h->deaths, 1);
 	}
-	rc = pid > 0 ? shm_reap(a, pid, &released) : 0;
+	rc = pid > 0 ? shm_reap_mailbox(a, pid, idx, &released) : 0;
 	(void)shm_consumer_recover(a, idx);
 	if (h == NULL)
 		return rc == SHM_EAGAIN ? ACTOR_EAGAIN : 0;

@@ -329,7 +329,8 @@ actor_run(struct actor *a, actor_handler fn, actor_stop_fn on_stop,
 		return ACTOR_ENOMAILBOX;
 	run_sig.idx = (uint32_t)a->idx;
 	run_sig.incarnation = a->incarnation;
-	if (shm_producer_open(a->arena, &run_sig.prod) < 0)
+	if (shm_producer_open_own(a->arena, (uint32_t)a->idx, 1,
+	    &run_sig.prod) < 0)
 		run_sig.prod = NULL;	/* then the loop polls term_seen */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_term;
