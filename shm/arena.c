@@ -61,6 +61,8 @@ static void	 index_remove(struct shm_arena *, uint32_t);
 static void	 index_insert(struct shm_arena *, uint32_t, const char *,
 		    size_t);
 static void	 calibrate(struct shm_hdr *);
+static bool	 has_word(const char *, const char *);
+static void	 read_line(const char *, const char *, char *, size_t);
 
 static int
 seterr(char *err, size_t errlen, int code, const char *fmt, ...)
@@ -401,7 +403,6 @@ shm_mailbox_prepare(struct shm_arena *a, uint32_t idx)
 	struct shm_lane_local *l;
 	struct shm_actor *act;
 	uint32_t k;
-	uint64_t p;
 
 	if (idx >= a->n)
 		return SHM_EBADINDEX;
@@ -418,9 +419,12 @@ shm_mailbox_prepare(struct shm_arena *a, uint32_t idx)
 		    memory_order_relaxed);
 		atomic_store_explicit(&l->ctl->depth_hwm, 0,
 		    memory_order_relaxed);
-		for (p = 0; p < l->cap; p++)
-			atomic_store_explicit(&lane_cell(l, p)->seq, p,
-			    memory_order_relaxed);
+		/*
+		 * Nothing to write in the cells: one never written is free
+		 * for its first lap (shm_impl.h, cell_seq), and before this
+		 * nobody could send here (SHM_ENOTREADY); what a scribbler
+		 * wrote is repaired by its owner (shm_mailbox_repair).
+		 */
 	}
 	/* The sequence numbers are visible before "prepared" is. */
 	atomic_thread_fence(memory_order_seq_cst);
@@ -707,26 +711,74 @@ shm_detach(struct shm_arena *a)
 }
 
 /*
- * Calibrate the arena clock: only when the kernel keeps time with the TSC
- * (it checked the TSC is constant and synchronized), over 5 ms.
+ * May the TSC serve as the arena clock?  When the kernel keeps time with
+ * it (it checked it is constant and synchronized), or when the CPU says it
+ * is invariant (constant_tsc: a constant rate; nonstop_tsc: it runs in
+ * every sleep state), whatever clock source the kernel chose: a VM's
+ * kvm-clock says nothing against a TSC the host keeps invariant.
+ * clocksource: the kernel's current one; flags: the "flags" line of
+ * /proc/cpuinfo (either may be NULL: unknown).
+ */
+bool
+shm_tsc_trusted(const char *clocksource, const char *flags)
+{
+	if (clocksource != NULL && strcmp(clocksource, "tsc") == 0)
+		return true;
+	return flags != NULL && has_word(flags, "constant_tsc") &&
+	    has_word(flags, "nonstop_tsc");
+}
+
+/* word appears in the space-separated list s. */
+static bool
+has_word(const char *s, const char *word)
+{
+	size_t	 n = strlen(word);
+	const char *p = s;
+
+	while ((p = strstr(p, word)) != NULL) {
+		if ((p == s || p[-1] == ' ' || p[-1] == '\t') &&
+		    (p[n] == '\0' || p[n] == ' ' || p[n] == '\n'))
+			return true;
+		p += n;
+	}
+	return false;
+}
+
+/* The first line of path that starts with prefix, into buf (or ""). */
+static void
+read_line(const char *path, const char *prefix, char *buf, size_t len)
+{
+	FILE	*f;
+
+	buf[0] = '\0';
+	if ((f = fopen(path, "re")) == NULL)
+		return;
+	while (fgets(buf, (int)len, f) != NULL)
+		if (strncmp(buf, prefix, strlen(prefix)) == 0) {
+			buf[strcspn(buf, "\n")] = '\0';
+			fclose(f);
+			return;
+		}
+	buf[0] = '\0';
+	fclose(f);
+}
+
+/*
+ * Calibrate the arena clock, over 5 ms: only when the TSC can be trusted
+ * (shm_tsc_trusted).
  */
 static void
 calibrate(struct shm_hdr *h)
 {
 #if defined(__x86_64__)
 	struct timespec	 ts = { 0, 5000000 };
-	char		 cs[32] = "";
+	char		 cs[32], flags[4096];
 	uint64_t	 t0, t1, c0, c1;
-	FILE		*f;
 
-	f = fopen("/sys/devices/system/clocksource/clocksource0/"
-	    "current_clocksource", "re");
-	if (f == NULL)
-		return;
-	if (fgets(cs, sizeof(cs), f) == NULL)
-		cs[0] = '\0';
-	fclose(f);
-	if (strcmp(cs, "tsc\n") != 0)
+	read_line("/sys/devices/system/clocksource/clocksource0/"
+	    "current_clocksource", "", cs, sizeof(cs));
+	read_line("/proc/cpuinfo", "flags", flags, sizeof(flags));
+	if (!shm_tsc_trusted(cs, flags))
 		return;
 	t0 = shm_now_ns();
 	c0 = __builtin_ia32_rdtsc();

@@ -207,13 +207,13 @@ release_intent(struct shm_arena *a, struct shm_slot *s, uint64_t rr,
 	if (atomic_load(&l->ctl->tail) <= pos)
 		return 0;		/* the CAS on tail never happened */
 	c = lane_cell(l, pos);
-	if (atomic_load(&c->seq) != pos)
+	if (cell_seq(l, pos, memory_order_seq_cst) != pos)
 		return 0;		/* published, released or reused */
 	if (live_twin(a, s, rr, pos))
 		return SHM_EAGAIN;
 	SHM_ONCE_COPY(m, c->msg);	/* perhaps half written: a hint */
 	expect = pos;
-	if (!atomic_compare_exchange_strong(&c->seq, &expect,
+	if (!cell_seq_cas(l, pos, &expect,
 	    (pos + 1) | SEQ_RELEASED))
 		return 0;		/* the owner published after all */
 	atomic_fetch_add(&a->mb[idx].m->released, 1);
@@ -246,7 +246,7 @@ release_steal(struct shm_arena *a, uint64_t rr, uint64_t h)
 	l = &a->mb[idx].lane[lane];
 	c = lane_cell(l, h);
 	held = (h + 1) | SEQ_TAKEN | SEQ_STEALING;
-	if (atomic_load(&c->seq) == held) {
+	if (cell_seq(l, h, memory_order_seq_cst) == held) {
 		if (REC_KIND(rr) == REC_STEAL) {
 			SHM_ONCE_COPY(m, c->msg);
 			if (m.len > sizeof(pfx))
@@ -258,14 +258,14 @@ release_steal(struct shm_arena *a, uint64_t rr, uint64_t h)
 		}
 		hh = h;
 		atomic_compare_exchange_strong(&l->ctl->head, &hh, h + 1);
-		(void)atomic_compare_exchange_strong(&c->seq, &held,
+		(void)cell_seq_cas(l, h, &held,
 		    h + l->cap);
 		shm_wake_all(a, idx);
 		return;
 	}
 	if (atomic_load(&l->ctl->head) <= h)
 		return;			/* the consumer will skip it */
-	if (atomic_compare_exchange_strong(&c->seq, &expect, h + l->cap))
+	if (cell_seq_cas(l, h, &expect, h + l->cap))
 		shm_wake_all(a, idx);
 }
 

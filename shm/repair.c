@@ -83,8 +83,7 @@ static void	 fix_limit(struct lane_fix *);
 static uint64_t
 seq_at(const struct shm_lane_local *l, uint64_t p)
 {
-	return atomic_load_explicit(&lane_cell(l, p)->seq,
-	    memory_order_acquire);
+	return cell_seq(l, p, memory_order_acquire);
 }
 
 /* seq says position p holds a message (claimed, published, marked). */
@@ -152,8 +151,7 @@ lose(struct lane_fix *f, uint64_t p, const struct shm_msg *hint)
 static bool
 cas_seq(struct lane_fix *f, uint64_t p, uint64_t expect, uint64_t to)
 {
-	return atomic_compare_exchange_strong(&lane_cell(f->l, p)->seq,
-	    &expect, to);
+	return cell_seq_cas(f->l, p, &expect, to);
 }
 
 /*

@@ -112,8 +112,9 @@ static inline void time_taken(struct shm_arena *, struct shm_mbox_local *,
 		    struct shm_lane_local *, unsigned, const struct shm_msg *);
 static void	 garbled(struct shm_arena *, uint32_t, unsigned,
 		    const struct shm_msg *);
-static int	 free_flagged(struct shm_cell *, uint64_t, uint64_t);
-static int	 republish(struct shm_cell *, uint64_t, uint64_t);
+static int	 free_flagged(const struct shm_lane_local *, uint64_t, uint64_t,
+		    uint64_t);
+static int	 republish(const struct shm_lane_local *, uint64_t, uint64_t);
 static int	 copy_handler(void *, enum shm_lane, const struct shm_msg *,
 		    const void *);
 static int	 uses_take(const struct shm_mbox_local *, unsigned);
@@ -290,7 +291,7 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	hdr.enq_ns = now;
 	hdr.flags &= SHM_MSG_USER_MASK;
 	c->msg = hdr;
-	atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
+	cell_seq_set(&mb->lane[lane], pos, pos + 1, memory_order_release);
 	atomic_store_explicit(&p->slot->rec_ring, 0, memory_order_release);
 	/*
 	 * Publish, then look at "sleeping": a store then a load, which the
@@ -333,8 +334,7 @@ claim(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 	if (__builtin_expect(lim >= l->cap, 0))
 		lim = 0;
 	for (;;) {
-		seq = atomic_load_explicit(&lane_cell(l, pos)->seq,
-		    memory_order_acquire) & ~SEQ_FLAGS;
+		seq = cell_seq(l, pos, memory_order_acquire) & ~SEQ_FLAGS;
 		diff = (int64_t)(seq - pos);
 		if (__builtin_expect(lim != 0, 0) && diff == 0 &&
 		    over_limit(l, lim, pos))
@@ -482,7 +482,7 @@ wait_space(struct shm_producer *p, struct shm_mbox_local *mb,
 	/* If we die asleep, shm_reap takes our count back (producer.c). */
 	atomic_store(&p->slot->waiting, (uint32_t)(mb - p->a->mb) + 1);
 	w = atomic_load(&m->space_word);
-	seq = atomic_load(&lane_cell(l, pos)->seq) & ~SEQ_FLAGS;
+	seq = cell_seq(l, pos, memory_order_seq_cst) & ~SEQ_FLAGS;
 	lim = (uint32_t)lane_limit(l);
 	if (((int64_t)(seq - pos) < 0 || (lim < l->cap &&
 	    over_limit(l, lim, pos))) &&
@@ -519,9 +519,10 @@ wake_blocked(struct shm_mbox_local *mb, struct shm_lane_local *l, uint64_t h)
 
 /* Free a cell marked TAKEN or RELEASED for position pos; a CAS, so idempotent. */
 static int
-free_flagged(struct shm_cell *c, uint64_t seq, uint64_t next)
+free_flagged(const struct shm_lane_local *l, uint64_t pos, uint64_t seq,
+    uint64_t next)
 {
-	return atomic_compare_exchange_strong(&c->seq, &seq, next);
+	return cell_seq_cas(l, pos, &seq, next);
 }
 
 /*
@@ -531,11 +532,11 @@ free_flagged(struct shm_cell *c, uint64_t seq, uint64_t next)
  * comparison first: a CAS on every other cell would pull its line over.
  */
 static int
-republish(struct shm_cell *c, uint64_t seq, uint64_t h)
+republish(const struct shm_lane_local *l, uint64_t seq, uint64_t h)
 {
 	if (seq != ((h + 1) | SEQ_TAKEN | SEQ_CONSUMING))
 		return 0;
-	return free_flagged(c, seq, h + 1);
+	return free_flagged(l, h, seq, h + 1);
 }
 
 /* drop_oldest: take the head cell of the full main lane off the ring. */
@@ -555,14 +556,14 @@ steal(struct shm_producer *p, struct shm_mbox_local *mb)
 	if (t - h < lane_limit(l))
 		return STEAL_RETRY;	/* the consumer is freeing a cell */
 	c = lane_cell(l, h);
-	seq = atomic_load(&c->seq);
+	seq = cell_seq(l, h, memory_order_seq_cst);
 	if ((seq & ~SEQ_FLAGS) == h + 1 && (seq & SEQ_HELD) != 0)
 		return STEAL_WAIT;	/* being handed over or dead-lettered */
 	if ((seq & ~SEQ_FLAGS) == h + 1 && (seq & SEQ_FLAGS) != 0) {
 		/* Someone took it but has not moved head yet: help. */
 		hh = h;
 		atomic_compare_exchange_strong(&l->ctl->head, &hh, h + 1);
-		free_flagged(c, seq, h + l->cap);
+		free_flagged(l, h, seq, h + l->cap);
 		return STEAL_RETRY;
 	}
 	if (seq != h + 1)
@@ -583,7 +584,7 @@ steal(struct shm_producer *p, struct shm_mbox_local *mb)
 	 */
 	expect = h + 1;
 	held = (h + 1) | SEQ_TAKEN | SEQ_STEALING;
-	if (!atomic_compare_exchange_strong(&c->seq, &expect, held)) {
+	if (!cell_seq_cas(l, h, &expect, held)) {
 		atomic_store_explicit(&p->slot->rec_ring, 0,
 		    memory_order_release);
 		return STEAL_RETRY;
@@ -599,7 +600,7 @@ steal(struct shm_producer *p, struct shm_mbox_local *mb)
 	    memory_order_release);
 	hh = h;
 	atomic_compare_exchange_strong(&l->ctl->head, &hh, h + 1);
-	free_flagged(c, held, h + l->cap);
+	free_flagged(l, h, held, h + l->cap);
 	atomic_store_explicit(&p->slot->rec_ring, 0, memory_order_release);
 	return STEAL_OK;
 }
@@ -620,7 +621,7 @@ shm_pending(struct shm_arena *a, uint32_t idx, unsigned lanes)
 			continue;
 		l = &a->mb[idx].lane[k];
 		h = atomic_load(&l->ctl->head);
-		seq = atomic_load(&lane_cell(l, h)->seq);
+		seq = cell_seq(l, h, memory_order_seq_cst);
 		if (seq == h)
 			continue;
 		/* Last lap's cell, taken and not yet freed: nothing yet. */
@@ -646,10 +647,10 @@ shm_head_msg(struct shm_arena *a, uint32_t idx, enum shm_lane lane,
 	l = &a->mb[idx].lane[lane];
 	h = atomic_load(&l->ctl->head);
 	c = lane_cell(l, h);
-	if (atomic_load_explicit(&c->seq, memory_order_acquire) != h + 1)
+	if (cell_seq(l, h, memory_order_acquire) != h + 1)
 		return 0;
 	SHM_ONCE_COPY(*msg, c->msg);
-	return atomic_load(&c->seq) == h + 1 ? 1 : 0;
+	return cell_seq(l, h, memory_order_seq_cst) == h + 1 ? 1 : 0;
 }
 
 int
@@ -750,6 +751,14 @@ time_taken(struct shm_arena *a, struct shm_mbox_local *mb,
 {
 	if (lane == SHM_LANE_REPLY)
 		return;
+	/* Busy again after naps: producers need not fence any more. */
+	if (__builtin_expect(++mb->awake == SHM_AWAKE_UNFENCE, 0) &&
+	    mb->nap_fenced) {
+		mb->nap_fenced = false;
+		mb->naps = 0;
+		atomic_store_explicit(&mb->m->fence_mode, 0,
+		    memory_order_relaxed);
+	}
 	if (m->enq_ns > l->now) {
 		l->now = shm_clock(a);
 		l->clock_left = CLOCK_EVERY;
@@ -812,7 +821,7 @@ drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 	h0 = h = atomic_load_explicit(&ctl->head, memory_order_relaxed);
 	while (n < max && !*stop) {
 		c = lane_cell(l, h);
-		seq = atomic_load_explicit(&c->seq, memory_order_acquire);
+		seq = cell_seq(l, h, memory_order_acquire);
 		if (seq == h + 1) {
 			/*
 			 * After an idle spell, read the clock before the
@@ -831,17 +840,17 @@ drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 					*stop = 1;
 				n++;
 			}
-			atomic_store_explicit(&c->seq, h + l->cap,
+			cell_seq_set(l, h, h + l->cap,
 			    memory_order_release);
 			h++;
 			continue;
 		}
-		if (republish(c, seq, h))
+		if (republish(l, seq, h))
 			continue;	/* a dead consumer's, not recovered */
 		if ((seq & SEQ_STEALING) != 0 && (seq & ~SEQ_FLAGS) == h + 1)
 			break;	/* a drop_oldest sender is dead-lettering it */
 		if ((seq & SEQ_FLAGS) != 0 && (seq & ~SEQ_FLAGS) == h + 1) {
-			free_flagged(c, seq, h + l->cap);
+			free_flagged(l, h, seq, h + l->cap);
 			h++;
 			continue;
 		}
@@ -856,14 +865,14 @@ drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 		t = atomic_load(&ctl->tail);
 		if (t <= h) {
 			/* A free cell with a wild number: repair it. */
-			if (atomic_compare_exchange_strong(&c->seq, &seq, h))
+			if (cell_seq_cas(l, h, &seq, h))
 				atomic_fetch_add(&mb->m->garbled, 1);
 			break;
 		}
 		empty = 0;
 		SHM_ONCE_COPY(m, c->msg);
 		garbled(a, idx, lane, &m);
-		atomic_store_explicit(&c->seq, h + l->cap, memory_order_release);
+		cell_seq_set(l, h, h + l->cap, memory_order_release);
 		h++;
 	}
 	if (empty)
@@ -952,17 +961,17 @@ drain_take(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 	while (n < max && !*stop) {
 		h = atomic_load(&ctl->head);
 		c = lane_cell(l, h);
-		seq = atomic_load(&c->seq);
+		seq = cell_seq(l, h, memory_order_seq_cst);
 		if (atomic_load(&ctl->head) != h)
 			continue;	/* a sender took it meanwhile */
-		if (republish(c, seq, h))
+		if (republish(l, seq, h))
 			continue;	/* a dead consumer's, not recovered */
 		if ((seq & SEQ_STEALING) != 0 && (seq & ~SEQ_FLAGS) == h + 1)
 			break;	/* a sender is dead-lettering it */
 		if ((seq & SEQ_FLAGS) != 0 && (seq & ~SEQ_FLAGS) == h + 1) {
 			hh = h;
 			atomic_compare_exchange_strong(&ctl->head, &hh, h + 1);
-			free_flagged(c, seq, h + l->cap);
+			free_flagged(l, h, seq, h + l->cap);
 			moved++;
 			continue;
 		}
@@ -979,14 +988,14 @@ drain_take(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 		if (seq != h + 1) {
 			t = atomic_load(&ctl->tail);
 			if (t <= h) {
-				if (atomic_compare_exchange_strong(&c->seq,
+				if (cell_seq_cas(l, h,
 				    &seq, h))
 					atomic_fetch_add(&mb->m->garbled, 1);
 				break;
 			}
 			SHM_ONCE_COPY(m, c->msg);
 			expect = seq;
-			if (atomic_compare_exchange_strong(&c->seq, &expect,
+			if (cell_seq_cas(l, h, &expect,
 			    (h + 1) | SEQ_TAKEN))
 				garbled(a, idx, lane, &m);
 			continue;	/* the flagged path frees it */
@@ -997,7 +1006,7 @@ drain_take(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 			memcpy(buf, c->payload, m.len);
 		expect = h + 1;
 		taking = (h + 1) | SEQ_TAKEN | SEQ_CONSUMING;
-		if (!atomic_compare_exchange_strong(&c->seq, &expect, taking))
+		if (!cell_seq_cas(l, h, &expect, taking))
 			continue;	/* a sender took it first */
 		if (a->take_hook != NULL)
 			a->take_hook(a->take_hook_arg, SHM_HOOK_TAKEN);
@@ -1015,7 +1024,7 @@ drain_take(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 			a->take_hook(a->take_hook_arg, SHM_HOOK_HANDED);
 		hh = h;
 		atomic_compare_exchange_strong(&ctl->head, &hh, h + 1);
-		free_flagged(c, taking, h + l->cap);
+		free_flagged(l, h, taking, h + l->cap);
 		moved++;
 		shm_wake_senders(mb->m);
 		if (!sane)
@@ -1057,7 +1066,7 @@ shm_take_one(struct shm_arena *a, uint32_t idx, unsigned lanes,
 		l = &mb->lane[k];
 		h = atomic_load_explicit(&l->ctl->head, memory_order_relaxed);
 		c = lane_cell(l, h);
-		seq = atomic_load_explicit(&c->seq, memory_order_acquire);
+		seq = cell_seq(l, h, memory_order_acquire);
 		if (seq == h) {
 			/* Empty: what drain_inplace does on finding it so. */
 			l->clock_left = 0;
@@ -1077,7 +1086,7 @@ shm_take_one(struct shm_arena *a, uint32_t idx, unsigned lanes,
 		prefetch_answer(a, &m);
 		time_taken(a, mb, l, k, &m);
 		(void)fn(arg, (enum shm_lane)k, &m, c->payload);
-		atomic_store_explicit(&c->seq, h + l->cap, memory_order_release);
+		cell_seq_set(l, h, h + l->cap, memory_order_release);
 		atomic_store_explicit(&l->ctl->head, h + 1, memory_order_release);
 		atomic_store_explicit(&l->ctl->dequeued, atomic_load_explicit(
 		    &l->ctl->dequeued, memory_order_relaxed) + 1,
@@ -1135,7 +1144,6 @@ int
 shm_consumer_recover(struct shm_arena *a, uint32_t idx)
 {
 	struct shm_lane_local *l;
-	struct shm_cell	*c;
 	uint64_t	 h, p, seq;
 	unsigned	 k;
 	int		 fixed = 0;
@@ -1145,14 +1153,12 @@ shm_consumer_recover(struct shm_arena *a, uint32_t idx)
 	for (k = 0; k < SHM_NLANES; k++) {
 		l = &a->mb[idx].lane[k];
 		h = atomic_load(&l->ctl->head);
-		c = lane_cell(l, h);
-		if (republish(c, atomic_load(&c->seq), h))
+		if (republish(l, cell_seq(l, h, memory_order_seq_cst), h))
 			fixed++;
 		for (p = h > l->cap ? h - l->cap : 0; p < h; p++) {
-			c = lane_cell(l, p);
-			seq = atomic_load(&c->seq);
+			seq = cell_seq(l, p, memory_order_seq_cst);
 			if ((seq & ~SEQ_FLAGS) == p + 1 &&
-			    free_flagged(c, seq, p + l->cap))
+			    free_flagged(l, p, seq, p + l->cap))
 				fixed++;
 		}
 	}

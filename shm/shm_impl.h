@@ -257,7 +257,21 @@ struct shm_mbox_local {
 	void		*inhand;
 	void		*state;
 	uint32_t	 payload_max;
+	/*
+	 * The consumer's own (wait.c): waits in a row where spinning did
+	 * not pay (it slept longer than it would have spun), messages taken
+	 * since it last slept, and whether its naps switched the mailbox to
+	 * fence_mode.
+	 */
+	uint32_t	 naps;
+	uint32_t	 awake;
+	bool		 nap_fenced;
 };
+
+/* A spin-then-sleep consumer napping this many times in a row: fence_mode. */
+#define SHM_NAPS_FENCE		4
+/* ... and taking this many messages without a nap: out of it again. */
+#define SHM_AWAKE_UNFENCE	4096
 
 struct shm_arena {
 	unsigned char	*base;		/* the data memfd, mapped writable */
@@ -317,6 +331,43 @@ lane_cell(const struct shm_lane_local *l, uint64_t pos)
 	return (struct shm_cell *)(void *)(l->cells + (pos & l->mask) * l->cell);
 }
 
+/*
+ * A cell's sequence number is stored XOR its place in the ring (pos &
+ * mask: below the flag bits), so that a page never written reads as
+ * every cell of it free for its first lap: a mailbox needs no start
+ * (shm_mailbox_prepare writes no cell) and its cells cost memory only once
+ * a message has used them.  Every access goes through these, with the
+ * position the caller means (any of the cell's laps gives the same place).
+ */
+static inline uint64_t
+cell_seq(const struct shm_lane_local *l, uint64_t pos, memory_order mo)
+{
+	return atomic_load_explicit(&lane_cell(l, pos)->seq, mo) ^
+	    (pos & l->mask);
+}
+
+static inline void
+cell_seq_set(const struct shm_lane_local *l, uint64_t pos, uint64_t seq,
+    memory_order mo)
+{
+	atomic_store_explicit(&lane_cell(l, pos)->seq, seq ^ (pos & l->mask),
+	    mo);
+}
+
+/* A strong seq_cst CAS; on failure *expect is what the cell holds. */
+static inline bool
+cell_seq_cas(const struct shm_lane_local *l, uint64_t pos, uint64_t *expect,
+    uint64_t want)
+{
+	uint64_t k = pos & l->mask, e = *expect ^ k;
+
+	if (atomic_compare_exchange_strong(&lane_cell(l, pos)->seq, &e,
+	    want ^ k))
+		return true;
+	*expect = e ^ k;
+	return false;
+}
+
 static inline void
 cpu_relax(void)
 {
@@ -329,6 +380,7 @@ cpu_relax(void)
 
 /* arena.c */
 uint64_t shm_fnv(uint64_t, const void *, size_t);
+bool	 shm_tsc_trusted(const char *clocksource, const char *cpuflags);
 
 /*
  * The arena clock, read on the hot path: the TSC scaled by the factor

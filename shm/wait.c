@@ -39,7 +39,10 @@
  * which every producer either has its publish visible or reads the flag
  * and fences), and from then on sleeps with an ordinary fence; producers
  * pay a fence per message to that mailbox.  A spin-then-sleep consumer
- * clears the flag (no barrier needed to stop fences).
+ * does the same once its spins stop paying (SHM_NAPS_FENCE naps in a row:
+ * then it no longer spins either), and clears the flag when it is busy
+ * again (no barrier needed to stop fences): the cost of a sparse sleeper
+ * then does not grow with the number of sleepers.
  *
  * A consumer that cannot issue membarrier while producers rely on it
  * sleeps in slices of 1 ms (a doorbell user is told to poll again), so a
@@ -78,6 +81,7 @@ static void	 ring_bell(struct shm_arena *, uint32_t, int *);
 static int	 spin(struct shm_arena *, uint32_t, unsigned, int64_t);
 static int	 barrier_all(struct shm_arena *);
 static int	 set_fence_mode(struct shm_arena *, struct shm_mbox *, uint32_t);
+static int	 nap(struct shm_arena *, uint32_t, unsigned, int, int64_t);
 
 #define SLICE_NS		1000000	/* sleep slice without membarrier */
 
@@ -229,39 +233,19 @@ spin(struct shm_arena *a, uint32_t idx, unsigned lanes, int64_t deadline)
 	}
 }
 
-int
-shm_wait(struct shm_arena *a, uint32_t idx, unsigned lanes,
-    enum shm_wait_mode mode, int64_t spin_ns, int64_t timeout_ns)
+/*
+ * Asleep until a message on lanes, the deadline or an error; fenced: the
+ * mailbox is in fence_mode, so no membarrier before sleeping.
+ */
+static int
+nap(struct shm_arena *a, uint32_t idx, unsigned lanes, int fenced,
+    int64_t deadline)
 {
-	struct shm_mbox	*m;
-	int64_t		 now, deadline, sd, rem;
+	struct shm_mbox	*m = a->mb[idx].m;
+	int64_t		 now, rem;
 	uint32_t	 w;
-	int		 rc, sliced, fenced;
+	int		 rc, sliced;
 
-	if (idx >= a->n)
-		return SHM_EBADINDEX;
-	if ((lanes & SHM_LANES_ALL) == 0)
-		return SHM_EINVAL;
-	if (shm_pending(a, idx, lanes))
-		return 0;
-	/* Senders the consumer has yet to look for (ring.c) first. */
-	if (lanes & SHM_LANE_BIT(SHM_LANE_MAIN))
-		shm_settle(a, idx);
-	m = a->mb[idx].m;
-	now = (int64_t)shm_clock(a);
-	deadline = timeout_ns < 0 ? INT64_MAX : now + timeout_ns;
-	if (mode == SHM_WAIT_SPIN)
-		return spin(a, idx, lanes, deadline);
-	if (mode == SHM_WAIT_SPIN_SLEEP) {
-		if (spin_ns < 0)
-			spin_ns = SHM_SPIN_NS_DEFAULT;
-		sd = now + spin_ns < deadline ? now + spin_ns : deadline;
-		if (spin(a, idx, lanes, sd) == 0)
-			return 0;
-	}
-	fenced = mode == SHM_WAIT_SLEEP;
-	if (set_fence_mode(a, m, fenced) < 0)
-		fenced = 0;
 	for (;;) {
 		w = atomic_load(&m->wake_word);
 		atomic_store(&m->sleeping, lanes & SHM_LANES_ALL);
@@ -306,6 +290,66 @@ shm_wait(struct shm_arena *a, uint32_t idx, unsigned lanes,
 		errno = -rc;
 		return SHM_ESYS;
 	}
+}
+
+/*
+ * A spin-then-sleep consumer whose spins do not pay (it slept longer than
+ * it would have spun, SHM_NAPS_FENCE times in a row) sleeps at once, in
+ * fence_mode: one membarrier to switch, none per sleep after, so that many
+ * sparse sleepers cost no global barrier each and no spinning.  A wake-up
+ * sooner than the spin would have lasted, or a busy spell (ring.c,
+ * time_taken), puts it back.
+ */
+int
+shm_wait(struct shm_arena *a, uint32_t idx, unsigned lanes,
+    enum shm_wait_mode mode, int64_t spin_ns, int64_t timeout_ns)
+{
+	struct shm_mbox_local *mb;
+	int64_t		 now, deadline, sd;
+	int		 rc, fenced, adaptive;
+
+	if (idx >= a->n)
+		return SHM_EBADINDEX;
+	if ((lanes & SHM_LANES_ALL) == 0)
+		return SHM_EINVAL;
+	if (shm_pending(a, idx, lanes))
+		return 0;
+	/* Senders the consumer has yet to look for (ring.c) first. */
+	if (lanes & SHM_LANE_BIT(SHM_LANE_MAIN))
+		shm_settle(a, idx);
+	mb = &a->mb[idx];
+	now = (int64_t)shm_clock(a);
+	deadline = timeout_ns < 0 ? INT64_MAX : now + timeout_ns;
+	if (mode == SHM_WAIT_SPIN)
+		return spin(a, idx, lanes, deadline);
+	adaptive = mode == SHM_WAIT_SPIN_SLEEP;
+	if (adaptive) {
+		if (spin_ns < 0)
+			spin_ns = SHM_SPIN_NS_DEFAULT;
+		if (mb->naps < SHM_NAPS_FENCE) {
+			sd = now + spin_ns < deadline ? now + spin_ns :
+			    deadline;
+			if (spin(a, idx, lanes, sd) == 0) {
+				mb->naps = 0;
+				return 0;
+			}
+			now = (int64_t)shm_clock(a);
+		}
+	}
+	fenced = mode == SHM_WAIT_SLEEP || (adaptive &&
+	    mb->naps >= SHM_NAPS_FENCE);
+	if (set_fence_mode(a, mb->m, fenced) < 0)
+		fenced = 0;
+	mb->nap_fenced = adaptive && fenced;
+	mb->awake = 0;
+	rc = nap(a, idx, lanes, fenced, deadline);
+	if (adaptive) {
+		if ((int64_t)shm_clock(a) - now > spin_ns)
+			mb->naps += mb->naps < SHM_NAPS_FENCE;
+		else
+			mb->naps = 0;
+	}
+	return rc;
 }
 
 int

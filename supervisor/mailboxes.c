@@ -46,7 +46,6 @@
 #define SELF_CAPACITY		16	/* actord's main lane: nobody writes */
 #define SELF_REPLY_CELLS	256	/* asks actord can have in flight */
 #define SYS_LANE_CELLS		16
-#define REPLY_LANE_CELLS	64
 #define DEAD_LETTERS		1024
 #define SWEEP_SLOTS		64	/* producer slots looked at per reap */
 #define REAP_RETRY_MS		5	/* first retry of an ambiguous claim */
@@ -112,9 +111,12 @@ fill(struct shm_mailbox_layout *l, const struct mailbox_spec *ms)
 	if (l->cell < SHM_CELL_MIN)
 		l->cell = SHM_CELL_MIN;
 	l->sys_capacity = SYS_LANE_CELLS;
-	/* Room for an answer to each ask a full mailbox can hold. */
-	l->reply_capacity = pow2_at_least(ms->capacity > REPLY_LANE_CELLS ?
-	    ms->capacity : REPLY_LANE_CELLS);
+	/*
+	 * The reply lane holds answers to the asks this actor sends, not
+	 * to those queued for it: room for each ask it may have in flight.
+	 */
+	l->reply_capacity = pow2_at_least(ms->asks > 0 ? ms->asks :
+	    DEFAULT_ASKS);
 	l->overflow = (enum shm_overflow)ms->overflow;
 	l->block_timeout_ms = ms->block_timeout;
 	/* libactor's region: policies, watchers, reply slots, snapshots. */

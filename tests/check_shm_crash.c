@@ -272,7 +272,7 @@ START_TEST(test_ambiguous_claim)
 	atomic_store(&dead->rec_ring, atomic_load(&live->rec_ring));
 	ck_assert_int_eq(shm_reap(a, ghost, &released), SHM_EAGAIN);
 	ck_assert_uint_eq(released, 0);
-	ck_assert_uint_eq(atomic_load(&lane_cell(&a->mb[0].lane[0], 0)->seq),
+	ck_assert_uint_eq(cell_seq(&a->mb[0].lane[0], 0, memory_order_seq_cst),
 	    0);
 	ck_assert_uint_eq(shm_dl_total(a), 0);
 	/* The owner goes on and publishes. */
@@ -310,9 +310,9 @@ START_TEST(test_garbage)
 	for (i = 0; i < 5; i++)
 		send_tag(p, i);
 	lane_cell(l, 1)->msg.len = 100000;
-	atomic_store(&lane_cell(l, 2)->seq, 0xdeadbeefULL);
+	cell_seq_set(l, 2, 0xdeadbeefULL, memory_order_seq_cst);
 	lane_cell(l, 3)->msg.flags = 0xff000000u;
-	atomic_store(&lane_cell(l, 7)->seq, 12345);	/* free, ahead */
+	cell_seq_set(l, 7, 12345, memory_order_seq_cst);	/* free, ahead */
 	send_tag(p, 5);
 	send_tag(p, 6);
 	memset(&m, 0, sizeof(m));
@@ -427,11 +427,11 @@ START_TEST(test_recover_taken)
 	send_tag(p, 0);
 	send_tag(p, 1);
 	/* A consumer died after moving head past 0 and 1, before freeing. */
-	atomic_store(&lane_cell(l, 0)->seq, 1 | SEQ_TAKEN);
-	atomic_store(&lane_cell(l, 1)->seq, 2 | SEQ_TAKEN);
+	cell_seq_set(l, 0, 1 | SEQ_TAKEN, memory_order_seq_cst);
+	cell_seq_set(l, 1, 2 | SEQ_TAKEN, memory_order_seq_cst);
 	atomic_store(&l->ctl->head, 2);
 	ck_assert_int_eq(shm_consumer_recover(a, 0), 2);
-	ck_assert_uint_eq(atomic_load(&lane_cell(l, 0)->seq), 4);
+	ck_assert_uint_eq(cell_seq(l, 0, memory_order_seq_cst), 4);
 	/* A drop_oldest sender died the same way, its record says STEAL. */
 	send_tag(p, 2);
 	ghost = fork();
@@ -446,12 +446,12 @@ START_TEST(test_recover_taken)
 		if (atomic_load(&a->slots[i].pid) == ghost)
 			s = &a->slots[i];
 	ck_assert_ptr_nonnull(s);
-	atomic_store(&lane_cell(l, 2)->seq, 3 | SEQ_TAKEN);
+	cell_seq_set(l, 2, 3 | SEQ_TAKEN, memory_order_seq_cst);
 	atomic_store(&l->ctl->head, 3);
 	atomic_store(&s->rec_pos, 2);
 	atomic_store(&s->rec_ring, l->ring_id << 2 | REC_STEAL);
 	ck_assert_int_eq(shm_reap(a, ghost, &released), 1);
-	ck_assert_uint_eq(atomic_load(&lane_cell(l, 2)->seq), 2 + 4);
+	ck_assert_uint_eq(cell_seq(l, 2, memory_order_seq_cst), 2 + 4);
 	/* The lane is whole: four in, four out, in order. */
 	for (i = 0; i < 4; i++)
 		send_tag(p, 10 + i);

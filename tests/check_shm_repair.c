@@ -223,8 +223,8 @@ START_TEST(test_repair_stealing_mark)
 	ck_assert_int_eq(shm_producer_open(a, &p), 0);
 	send_tags(p, 1, 4);
 	h = atomic_load(&l->ctl->head);
-	atomic_store(&lane_cell(l, h)->seq, (h + 1) | SEQ_TAKEN |
-	    SEQ_STEALING);
+	cell_seq_set(l, h, (h + 1) | SEQ_TAKEN |
+	    SEQ_STEALING, memory_order_seq_cst);
 	ck_assert_uint_eq(recv_all(a, tags, 8), 0);
 	send_tags(p, 4, 5);				/* still accepted */
 	ck_assert_uint_eq(recv_all(a, tags, 8), 0);
@@ -259,7 +259,7 @@ START_TEST(test_repair_zeroed)
 	send_tags(p, 1, 6);
 	ck_assert_uint_eq(recv_all(a, tags, 4), 4);
 	for (i = 0; i < CAP; i++)
-		atomic_store(&lane_cell(l, i)->seq, 0);
+		cell_seq_set(l, i, 0, memory_order_seq_cst);
 	atomic_store(&l->ctl->head, 0);
 	atomic_store(&l->ctl->tail, 0);
 	ck_assert_int_gt(shm_mailbox_repair(a, 0, &r), 0);
@@ -431,8 +431,8 @@ START_TEST(test_drop_oldest_deadline)
 	send_tags(p, 1, 1 + CAP);
 	/* What drain_take leaves between its head CAS and its free. */
 	h = atomic_load(&l->ctl->head);
-	atomic_store(&lane_cell(l, h)->seq, (h + 1) | SEQ_TAKEN |
-	    SEQ_CONSUMING);
+	cell_seq_set(l, h, (h + 1) | SEQ_TAKEN |
+	    SEQ_CONSUMING, memory_order_seq_cst);
 	atomic_store(&l->ctl->head, h + 1);
 	for (timeout_ms = 0; timeout_ms <= 1000; timeout_ms += 1000) {
 		t0 = mono_ms();

@@ -215,6 +215,12 @@ actor_configure(struct shm_arena *a, uint32_t idx,
 	memset(&want, 0, sizeof(want));
 	if (fixed_part(a, idx, &want, len, p) < 0)
 		return ACTOR_EINVAL;
+	/*
+	 * Never configured: the arena is new and its pages are zero, so
+	 * the sets need no writing, and stay unallocated until used.
+	 */
+	if (atomic_load_explicit(&h->magic, memory_order_acquire) == 0)
+		return actor_restore(a, idx, p);
 	memset(h, 0, sizeof(*h));
 	set = ar_watchers(h);
 	for (i = 0; i < want.watch_cap; i++)
