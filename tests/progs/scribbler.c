@@ -153,12 +153,13 @@ wedge(struct shm_arena *a, uint32_t idx, const char *kind)
 	else if (strcmp(kind, "steal") == 0) {
 		/* The cell at tail, marked as the one being dropped. */
 		p = atomic_load(&l->ctl->tail);
-		atomic_store(&lane_cell(l, p)->seq, (p + 1) | SEQ_TAKEN |
-		    SEQ_STEALING);
+		cell_seq_set(l, p, (p + 1) | SEQ_TAKEN | SEQ_STEALING,
+		    memory_order_seq_cst);
 		atomic_store(&l->ctl->tail, p + 1);
 	} else if (strcmp(kind, "zero") == 0) {
+		/* Every cell's number 0, as written (not as read). */
 		for (p = 0; p < l->cap; p++)
-			atomic_store(&lane_cell(l, h + p)->seq, 0);
+			cell_seq_set(l, h + p, 0, memory_order_seq_cst);
 		atomic_store(&l->ctl->head, 0);
 		atomic_store(&l->ctl->tail, 0);
 	} else
@@ -292,7 +293,7 @@ scribble_mailbox(struct shm_arena *a, uint32_t idx)
 	struct shm_mbox_local *mb = &a->mb[idx];
 	struct shm_lane_local *l = &mb->lane[rnd() % SHM_NLANES];
 	struct ar_hdr *h = mb->state;
-	uint64_t t = atomic_load(&l->ctl->tail);
+	uint64_t t = atomic_load(&l->ctl->tail), p;
 	struct shm_cell *c;
 
 	switch (rnd() % 10) {
@@ -304,8 +305,8 @@ scribble_mailbox(struct shm_arena *a, uint32_t idx)
 		break;
 	case 2:
 	case 3:
-		c = lane_cell(l, t + rnd() % 4 - 2);
-		atomic_store(&c->seq, nasty(t));
+		p = t + rnd() % 4 - 2;
+		cell_seq_set(l, p, nasty(t), memory_order_seq_cst);
 		break;
 	case 4:
 		c = lane_cell(l, atomic_load(&l->ctl->head));
