@@ -10,11 +10,14 @@
  * refused) is opened again at once, for as long as it runs.  With -U, it
  * first becomes UID:GID (run as root).  Prints "ready" once N connections
  * were opened, and on SIGTERM "opened X closed Y" (connections it opened,
- * and those actord closed) and exits 0.
+ * and those actord closed) and exits 0.  It exits so too when its parent
+ * dies or the socket is gone (actord stopped), so that a test that fails
+ * never leaves it spinning.
  *
  * It owns its connections and nothing else.
  */
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -41,6 +44,7 @@ struct abuser {
 	int		 epfd;
 	uint64_t	 opened, closed;
 	bool		 ready;
+	bool		 gone;		/* the socket no longer exists */
 };
 
 static volatile sig_atomic_t stop;
@@ -88,6 +92,8 @@ open_one(struct abuser *a, int i)
 		return false;
 	if (connect(fd, (struct sockaddr *)&a->sun, sizeof(a->sun)) == -1 &&
 	    errno != EINPROGRESS) {
+		if (errno == ENOENT || errno == ECONNREFUSED)
+			a->gone = true;
 		close(fd);
 		return false;
 	}
@@ -148,6 +154,7 @@ main(int argc, char **argv)
 	struct sigaction sa;
 	struct rlimit rl;
 	const char *sock = NULL;
+	pid_t parent = getppid();
 	bool missing;
 	int ch, i, k;
 
@@ -172,6 +179,9 @@ main(int argc, char **argv)
 		    (rlim_t)a.n + 32;
 		(void)setrlimit(RLIMIT_NOFILE, &rl);
 	}
+	/* After -U, which clears it: a parent's death ends us. */
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) == -1 || getppid() != parent)
+		return 1;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_term;
 	sigaction(SIGTERM, &sa, NULL);
@@ -184,7 +194,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	missing = true;
-	while (!stop) {
+	while (!stop && !a.gone) {
 		if (missing && (a.reopen || !a.ready))
 			missing = open_all(&a);
 		k = epoll_wait(a.epfd, evs, 64, missing ? RETRY_MS : 100);
