@@ -55,15 +55,18 @@
  * is the bug this rule exists to prevent.  SHM_ONCE_COPY does the same
  * for a struct (a message header, a snapshot header).  The compiler may
  * not read the field again in place of the local: the read is volatile,
- * and the copy is followed by a compiler barrier.  Files that read the
- * arena on actord's side say so at their top.
+ * and the copy is followed by a compiler barrier on the copy alone: as
+ * far as the compiler knows the copy may have changed, so every later
+ * read is of the copy, while the rest of memory stays in registers (a
+ * full barrier would make the consumer's loop reload it).  Files that
+ * read the arena on actord's side say so at their top.
  */
 #define SHM_ONCE(x) \
 	(*(const volatile __typeof__((void)0, (x)) *)(uintptr_t)&(x))
 #define SHM_ONCE_COPY(dst, src) do {					\
 	_Static_assert(sizeof(dst) == sizeof(src), "SHM_ONCE_COPY");	\
 	memcpy(&(dst), (const void *)(uintptr_t)&(src), sizeof(dst));	\
-	__asm__ __volatile__("" ::: "memory");				\
+	__asm__ __volatile__("" : "+m"(dst));				\
 } while (0)
 
 /*
