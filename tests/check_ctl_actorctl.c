@@ -725,6 +725,30 @@ START_TEST(top_fits_and_sorts)
 }
 END_TEST
 
+/*
+ * A supervisor that gave up before top was opened: the escalations line
+ * names it as earlier (top did not see it happen), not "none".
+ */
+START_TEST(top_shows_an_earlier_give_up)
+{
+	static const char *const gave_up[] = { "-G", NULL };
+	static const char *const top[] = { "top", NULL };
+	static const char want[] = "escalations: none seen; before top: /web "
+	    "gave up: /web/frontend exited 1";
+	struct ctltest_server	 s;
+	struct ctltest_top	 t;
+
+	ctltest_start(&s, gave_up);
+	ctltest_pty_start(&t, s.sock, 200, top);
+	ctltest_top_until(&t, "specs:", 1, 20000);
+	ck_assert_msg(memmem(t.buf, t.len, want, strlen(want)) != NULL,
+	    "%.*s", (int)t.len, t.buf);
+	ck_assert_int_eq(write(t.master, "q", 1), 1);
+	ck_assert_int_eq(ctltest_top_end(&t, 20000), 0);
+	ctltest_stop(&s);
+}
+END_TEST
+
 /* top says why it stopped when actord went away, after the screen is back. */
 START_TEST(top_says_when_actord_goes_away)
 {
@@ -913,6 +937,7 @@ suite(void)
 	tcase_add_test(tc, status_fits_the_terminal);
 	tcase_add_test(tc, top_fits_and_sorts);
 	tcase_add_test(tc, top_says_when_actord_goes_away);
+	tcase_add_test(tc, top_shows_an_earlier_give_up);
 	tcase_add_test(tc, top_rate_is_a_moving_window);
 	tcase_add_test(tc, help_for_every_command);
 	tcase_add_test(tc, kill_a_supervisor_needs_tree);

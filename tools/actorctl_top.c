@@ -73,6 +73,8 @@ struct top {
 	bool		 edit;
 	unsigned	 escalations;	/* supervisors that gave up, seen */
 	char		 last_escalation[CTL_ERROR_MAX + CTL_PATH_MAX + 32];
+	/* A give-up already in a LAST EXIT when top first saw the node. */
+	char		 earlier_escalation[CTL_ERROR_MAX + CTL_PATH_MAX + 32];
 };
 
 static int	 top_enter(struct top *);
@@ -212,7 +214,9 @@ top_hist(struct top *t, const char *path)
 
 /*
  * Keep this frame's restart counts; count the escalations: a supervisor
- * whose restarts went up with a last exit saying it gave up.
+ * whose restarts went up with a last exit saying it gave up.  One that
+ * had given up before top first saw it is not counted (top did not see
+ * it happen) but is remembered, so the line does not say "none".
  */
 static void
 top_sample(struct top *t, const struct ctl_response *st, uint64_t now)
@@ -228,6 +232,10 @@ top_sample(struct top *t, const struct ctl_response *st, uint64_t now)
 		if ((h = top_hist(t, n->path)) == NULL)
 			continue;
 		h->seen = true;
+		if (h->n == 0 && strncmp(n->last_exit, "gave up", 7) == 0)
+			snprintf(t->earlier_escalation,
+			    sizeof(t->earlier_escalation), "%s %s", n->path,
+			    n->last_exit);
 		if (h->n > 0 && n->restarts > h->restarts[h->n - 1] &&
 		    strncmp(n->last_exit, "gave up", 7) == 0) {
 			struct tm	 tm;
@@ -426,6 +434,9 @@ top_draw(struct top *t)
 	if (t->escalations > 0)
 		snprintf(line, sizeof(line), "escalations: %u; last %s",
 		    t->escalations, t->last_escalation);
+	else if (t->earlier_escalation[0] != '\0')
+		snprintf(line, sizeof(line), "escalations: none seen; before "
+		    "top: %s", t->earlier_escalation);
 	else
 		snprintf(line, sizeof(line), "escalations: none seen");
 	put(line, sizeof(line), cols);

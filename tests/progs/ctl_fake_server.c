@@ -6,13 +6,14 @@
  * "running", stop is idempotent, ...) on a small fixed tree, and answers
  * restart, ask, deadletters -f and log -f later, as actord would.
  *
- *	ctl_fake_server -d DIR [-g GROUP] [-m HOST:PORT] [-c MAXCLIENTS]
+ *	ctl_fake_server -d DIR [-G] [-g GROUP] [-m HOST:PORT] [-c MAXCLIENTS]
  *	    [-u MAXPERUID] [-t TIMEOUT_MS] [-n NOFILE] [-w WORKERS]
  *
  * Prints "ready PORT" (the metrics port, 0 without -m) on standard output
  * once it is listening.  -n lowers RLIMIT_NOFILE once everything is open,
  * to exercise running out of descriptors; -w adds WORKERS more running
- * workers under /bulk (for benchmarks: status of a 100-child tree).  Exits 0 on SIGTERM or after `shutdown`.  If
+ * workers under /bulk (for benchmarks: status of a 100-child tree); -G
+ * starts /web as a supervisor that has already given up once.  Exits 0 on SIGTERM or after `shutdown`.  If
  * DIR/reload-error exists, reload fails with its first line as the error.
  *
  * It owns nothing but its fake tree; it never forks a real worker.
@@ -745,11 +746,13 @@ main(int argc, char **argv)
 	uint64_t		 ticks, stop_at = 0;
 	struct rlimit		 rl;
 	int			 ch, ep, sfd, i, n, nofile = 0, extra = 0;
+	bool			 gave_up = false;
 
 	memset(&cfg, 0, sizeof(cfg));
 	memset(&f, 0, sizeof(f));
-	while ((ch = getopt(argc, argv, "d:g:m:c:u:t:n:w:")) != -1) {
+	while ((ch = getopt(argc, argv, "Gd:g:m:c:u:t:n:w:")) != -1) {
 		switch (ch) {
+		case 'G': gave_up = true; break;
 		case 'd': cfg.runtime_dir = optarg; break;
 		case 'g': cfg.group = optarg; break;
 		case 'm': maddr = optarg; break;
@@ -769,6 +772,11 @@ main(int argc, char **argv)
 	log_init("ctl_fake_server", 1);
 	f.dir = cfg.runtime_dir;
 	init_tree(&f);
+	if (gave_up && (i = find(&f, "/web")) != -1) {
+		f.n[i].restarts = 1;
+		snprintf(f.n[i].last_exit, sizeof(f.n[i].last_exit), "gave up: "
+		    "/web/frontend exited 1; more than 5 restarts in 10 s");
+	}
 	if (extra > 0)
 		add_node(&f, "/bulk", true, "running");
 	for (i = 0; i < extra; i++) {
