@@ -376,7 +376,7 @@ init_arena(struct shm_arena *a, const struct shm_layout *layout)
 	uint32_t i;
 
 	for (i = 0; i < a->n; i++) {
-		mb = &a->mb[i];
+		mb = shm_mb(a, i);
 		atomic_store_explicit(&mb->actor->cfg_capacity,
 		    mb->lay.capacity, memory_order_relaxed);
 		atomic_store_explicit(&mb->actor->cfg_overflow,
@@ -406,13 +406,13 @@ shm_mailbox_prepare(struct shm_arena *a, uint32_t idx)
 
 	if (idx >= a->n)
 		return SHM_EBADINDEX;
-	act = a->mb[idx].actor;
+	act = &a->actors[idx];
 	if (atomic_load_explicit(&act->prepared, memory_order_acquire))
 		return 0;
 	if (!a->creator)
 		return SHM_EINVAL;
 	for (k = 0; k < SHM_NLANES; k++) {
-		l = &a->mb[idx].lane[k];
+		l = &shm_mb(a, idx)->lane[k];
 		atomic_store_explicit(&l->ctl->tail, 0, memory_order_relaxed);
 		atomic_store_explicit(&l->ctl->head, 0, memory_order_relaxed);
 		atomic_store_explicit(&l->ctl->dequeued, 0,
@@ -436,7 +436,7 @@ bool
 shm_mailbox_prepared(const struct shm_arena *a, uint32_t idx)
 {
 	return idx < a->n &&
-	    atomic_load_explicit(&a->mb[idx].actor->prepared,
+	    atomic_load_explicit(&a->actors[idx].prepared,
 	    memory_order_acquire) != 0;
 }
 
@@ -539,9 +539,6 @@ static int
 localize(struct shm_arena *a, const struct shm_hdr *h,
     const struct shm_desc *d, char *err, size_t errlen)
 {
-	struct shm_mbox_local *mb;
-	uint32_t i, k;
-
 	a->id = h->arena_id;
 	shm_membarrier_init(a);
 	a->tsc_ok = h->tsc_ok;
@@ -559,36 +556,65 @@ localize(struct shm_arena *a, const struct shm_hdr *h,
 	a->dl = (struct shm_dl_ctl *)(void *)(a->base + h->dl_off);
 	a->dl_entries = (struct shm_dl_entry *)(void *)(a->base +
 	    h->dl_entries_off);
-	if ((a->mb = calloc(a->n + 1, sizeof(*a->mb))) == NULL ||
-	    (a->mine = calloc(a->nslots, sizeof(*a->mine))) == NULL)
+	a->actors = (struct shm_actor *)(void *)(a->lbase + h->actors_off);
+	a->desc = (const struct shm_desc *)(const void *)(a->lbase +
+	    h->desc_off);
+	(void)d;		/* what validate checked is what a->desc says */
+	/*
+	 * The per-mailbox view is made on first use (shm_localize): a
+	 * worker that talks to a few of 10,000 mailboxes must not pay
+	 * 10,000 entries of private memory.  Its pages are allocated only
+	 * as entries are written.
+	 */
+	a->mb_size = (size_t)(a->n + 1) * sizeof(*a->mb);
+	a->mb = mmap(NULL, a->mb_size, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+	    MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (a->mb == MAP_FAILED) {
+		a->mb = NULL;
+		return seterr(err, errlen, SHM_ESYS, "mmap: %s",
+		    strerror(errno));
+	}
+	if ((a->mine = calloc(a->nslots, sizeof(*a->mine))) == NULL)
 		return seterr(err, errlen, SHM_ESYS, "calloc: %s",
 		    strerror(errno));
-	for (i = 0; i < a->n; i++) {
-		mb = &a->mb[i];
-		mb->m = (struct shm_mbox *)(void *)(a->base + d[i].ctl_off);
-		mb->lay.capacity = d[i].capacity[SHM_LANE_MAIN];
-		mb->lay.sys_capacity = d[i].capacity[SHM_LANE_SYSTEM];
-		mb->lay.reply_capacity = d[i].capacity[SHM_LANE_REPLY];
-		mb->lay.cell = d[i].cell;
-		mb->lay.overflow = (enum shm_overflow)d[i].overflow;
-		mb->lay.block_timeout_ms = d[i].block_timeout_ms;
-		mb->lay.state_size = d[i].state_size;
-		mb->payload_max = d[i].cell - SHM_CELL_HDR;
-		mb->actor = (struct shm_actor *)(void *)(a->lbase +
-		    h->actors_off) + i;
-		mb->inhand = a->base + d[i].inhand_off;
-		mb->state = d[i].state_size > 0 ? a->base + d[i].state_off :
-		    NULL;
-		for (k = 0; k < SHM_NLANES; k++) {
-			mb->lane[k].ctl = &mb->m->lane[k];
-			mb->lane[k].cells = a->base + d[i].cells_off[k];
-			mb->lane[k].cap = d[i].capacity[k];
-			mb->lane[k].mask = d[i].capacity[k] - 1;
-			mb->lane[k].cell = d[i].cell;
-			mb->lane[k].ring_id = (uint64_t)i * SHM_NLANES + k + 1;
-		}
-	}
 	return 0;
+}
+
+/*
+ * Mailbox i's process-local view, from its descriptor in the layout: the
+ * descriptors were checked at attach (validate) and nobody can change
+ * them since (the layout is sealed, and its creator never writes them
+ * again).
+ */
+void
+shm_localize(struct shm_arena *a, uint32_t i)
+{
+	struct shm_mbox_local *mb = &a->mb[i];
+	const struct shm_desc *d = &a->desc[i];
+	uint32_t k;
+
+	mb->lay.capacity = d->capacity[SHM_LANE_MAIN];
+	mb->lay.sys_capacity = d->capacity[SHM_LANE_SYSTEM];
+	mb->lay.reply_capacity = d->capacity[SHM_LANE_REPLY];
+	mb->lay.cell = d->cell;
+	mb->lay.overflow = (enum shm_overflow)d->overflow;
+	mb->lay.block_timeout_ms = d->block_timeout_ms;
+	mb->lay.state_size = d->state_size;
+	mb->payload_max = d->cell - SHM_CELL_HDR;
+	mb->actor = &a->actors[i];
+	mb->inhand = a->base + d->inhand_off;
+	mb->state = d->state_size > 0 ? a->base + d->state_off : NULL;
+	for (k = 0; k < SHM_NLANES; k++) {
+		mb->lane[k].ctl = &((struct shm_mbox *)(void *)(a->base +
+		    d->ctl_off))->lane[k];
+		mb->lane[k].cells = a->base + d->cells_off[k];
+		mb->lane[k].cap = d->capacity[k];
+		mb->lane[k].mask = d->capacity[k] - 1;
+		mb->lane[k].cell = d->cell;
+		mb->lane[k].ring_id = (uint64_t)i * SHM_NLANES + k + 1;
+	}
+	/* Last: m says the entry is made. */
+	mb->m = (struct shm_mbox *)(void *)(a->base + d->ctl_off);
 }
 
 /* fd is a memfd of a usable size sealed with at least seals: its size. */
@@ -705,7 +731,8 @@ shm_detach(struct shm_arena *a)
 		close(a->fd);
 	if (a->lfd >= 0)
 		close(a->lfd);
-	free(a->mb);
+	if (a->mb != NULL)
+		munmap(a->mb, a->mb_size);
 	free(a->mine);
 	free(a);
 }
@@ -842,9 +869,9 @@ shm_mailbox_layout(const struct shm_arena *a, uint32_t idx,
 
 	if (idx >= a->n)
 		return SHM_EBADINDEX;
-	*out = a->mb[idx].lay;
+	*out = shm_mb_c(a, idx)->lay;
 	/* The policies as configured now, not as this process attached. */
-	act = a->mb[idx].actor;
+	act = &a->actors[idx];
 	pol = atomic_load_explicit(&act->cfg_overflow, memory_order_acquire);
 	if (pol <= SHM_OVERFLOW_DROP_NEWEST)
 		out->overflow = (enum shm_overflow)pol;
@@ -860,10 +887,10 @@ shm_mailbox_capacity(const struct shm_arena *a, uint32_t idx)
 
 	if (idx >= a->n)
 		return 0;
-	c = atomic_load_explicit(&a->mb[idx].actor->cfg_capacity,
+	c = atomic_load_explicit(&a->actors[idx].cfg_capacity,
 	    memory_order_acquire);
-	return c == 0 || c > a->mb[idx].lay.capacity ?
-	    a->mb[idx].lay.capacity : c;
+	return c == 0 || c > shm_mb_c(a, idx)->lay.capacity ?
+	    shm_mb_c(a, idx)->lay.capacity : c;
 }
 
 /*
@@ -882,7 +909,7 @@ shm_mailbox_configure(struct shm_arena *a, uint32_t idx, uint32_t capacity,
 
 	if (idx >= a->n)
 		return SHM_EBADINDEX;
-	mb = &a->mb[idx];
+	mb = shm_mb(a, idx);
 	phys = mb->lane[SHM_LANE_MAIN].cap;
 	if (!a->creator || capacity == 0 || capacity > phys ||
 	    (unsigned)overflow > SHM_OVERFLOW_DROP_NEWEST)
@@ -904,7 +931,7 @@ shm_mailbox_configure(struct shm_arena *a, uint32_t idx, uint32_t capacity,
 size_t
 shm_payload_max(const struct shm_arena *a, uint32_t idx)
 {
-	return idx < a->n ? a->mb[idx].payload_max : 0;
+	return idx < a->n ? shm_mb_c(a, idx)->payload_max : 0;
 }
 
 /*
@@ -924,7 +951,7 @@ index_home(const struct shm_arena *a, const char *path, size_t len)
 static void
 index_remove(struct shm_arena *a, uint32_t idx)
 {
-	const char *old = a->mb[idx].actor->path;
+	const char *old = a->actors[idx].path;
 	size_t	 len = strnlen(old, SHM_PATH_MAX - 1);
 	uint32_t b, k;
 
@@ -971,8 +998,8 @@ shm_actor_set_path(struct shm_arena *a, uint32_t idx, const char *path)
 	if (!a->creator || path == NULL || (len = strlen(path)) >= SHM_PATH_MAX)
 		return SHM_EINVAL;
 	index_remove(a, idx);
-	memset(a->mb[idx].actor->path, 0, SHM_PATH_MAX);
-	memcpy(a->mb[idx].actor->path, path, len);
+	memset(a->actors[idx].path, 0, SHM_PATH_MAX);
+	memcpy(a->actors[idx].path, path, len);
 	if (len > 0)
 		index_insert(a, idx, path, len);
 	__atomic_fetch_add(&((struct shm_hdr *)(void *)a->lbase)->paths_gen, 1,
@@ -999,10 +1026,10 @@ shm_actor_path(const struct shm_arena *a, uint32_t idx, char *buf,
 	if (buflen == 0)
 		return SHM_EINVAL;
 	/* Bounded read: the path may have lost its NUL. */
-	len = strnlen(a->mb[idx].actor->path, SHM_PATH_MAX - 1);
+	len = strnlen(a->actors[idx].path, SHM_PATH_MAX - 1);
 	if (len >= buflen)
 		len = buflen - 1;
-	memcpy(buf, a->mb[idx].actor->path, len);
+	memcpy(buf, a->actors[idx].path, len);
 	buf[len] = '\0';
 	return 0;
 }
@@ -1022,7 +1049,7 @@ shm_lookup(const struct shm_arena *a, const char *path)
 		if (v == INDEX_EMPTY)
 			break;
 		if (v != INDEX_GONE && v - 1 < a->n &&
-		    memcmp(a->mb[v - 1].actor->path, path, len + 1) == 0)
+		    memcmp(a->actors[v - 1].path, path, len + 1) == 0)
 			return (int)(v - 1);
 	}
 	return SHM_ENOENT;
@@ -1033,7 +1060,7 @@ shm_actor_incarnation(const struct shm_arena *a, uint32_t idx)
 {
 	if (idx >= a->n)
 		return 0;
-	return atomic_load(&a->mb[idx].actor->incarnation);
+	return atomic_load(&a->actors[idx].incarnation);
 }
 
 uint32_t
@@ -1043,7 +1070,7 @@ shm_actor_bump_incarnation(struct shm_arena *a, uint32_t idx)
 		return 0;
 	if (!a->creator)
 		return shm_actor_incarnation(a, idx);
-	return atomic_fetch_add(&a->mb[idx].actor->incarnation, 1) + 1;
+	return atomic_fetch_add(&a->actors[idx].incarnation, 1) + 1;
 }
 
 pid_t
@@ -1051,14 +1078,14 @@ shm_actor_pid(const struct shm_arena *a, uint32_t idx)
 {
 	if (idx >= a->n)
 		return 0;
-	return atomic_load(&a->mb[idx].actor->pid);
+	return atomic_load(&a->actors[idx].pid);
 }
 
 void
 shm_actor_set_pid(struct shm_arena *a, uint32_t idx, pid_t pid)
 {
 	if (idx < a->n && a->creator)
-		atomic_store(&a->mb[idx].actor->pid, pid);
+		atomic_store(&a->actors[idx].pid, pid);
 }
 
 enum shm_actor_state
@@ -1068,7 +1095,7 @@ shm_actor_state(const struct shm_arena *a, uint32_t idx)
 
 	if (idx >= a->n)
 		return SHM_ACTOR_DOWN;
-	s = atomic_load(&a->mb[idx].actor->state);
+	s = atomic_load(&a->actors[idx].state);
 	return s <= SHM_ACTOR_STOPPING ? (enum shm_actor_state)s :
 	    SHM_ACTOR_DOWN;
 }
@@ -1078,7 +1105,7 @@ shm_actor_set_state(struct shm_arena *a, uint32_t idx,
     enum shm_actor_state s)
 {
 	if (idx < a->n && a->creator)
-		atomic_store(&a->mb[idx].actor->state, (uint32_t)s);
+		atomic_store(&a->actors[idx].state, (uint32_t)s);
 }
 
 struct shm_ref
@@ -1098,19 +1125,19 @@ shm_inhand(struct shm_arena *a, uint32_t idx, size_t *len)
 		return NULL;
 	}
 	if (len != NULL)
-		*len = a->mb[idx].lay.cell;
-	return a->mb[idx].inhand;
+		*len = shm_mb(a, idx)->lay.cell;
+	return shm_mb(a, idx)->inhand;
 }
 
 void *
 shm_state(struct shm_arena *a, uint32_t idx, size_t *len)
 {
-	if (idx >= a->n || a->mb[idx].state == NULL) {
+	if (idx >= a->n || shm_mb(a, idx)->state == NULL) {
 		if (len != NULL)
 			*len = 0;
 		return NULL;
 	}
 	if (len != NULL)
-		*len = a->mb[idx].lay.state_size;
-	return a->mb[idx].state;
+		*len = shm_mb(a, idx)->lay.state_size;
+	return shm_mb(a, idx)->state;
 }

@@ -18,7 +18,7 @@
 void
 shm_count_dl(struct shm_arena *a, uint32_t idx)
 {
-	atomic_fetch_add_explicit(&a->mb[idx].m->dead_lettered, 1,
+	atomic_fetch_add_explicit(&shm_mb(a, idx)->m->dead_lettered, 1,
 	    memory_order_relaxed);
 }
 
@@ -32,7 +32,7 @@ shm_counters(const struct shm_arena *a, uint32_t idx, struct shm_counters *c)
 
 	if (idx >= a->n)
 		return SHM_EBADINDEX;
-	mb = &a->mb[idx];
+	mb = shm_mb_c(a, idx);
 	m = mb->m;
 	memset(c, 0, sizeof(*c));
 	for (k = 0; k < SHM_NLANES; k++) {

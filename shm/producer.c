@@ -203,7 +203,7 @@ release_intent(struct shm_arena *a, struct shm_slot *s, uint64_t rr,
 
 	if (ring_of(a, REC_RING(rr), &idx, &lane) < 0)
 		return 0;		/* a garbled record: nothing to trust */
-	l = &a->mb[idx].lane[lane];
+	l = &shm_mb(a, idx)->lane[lane];
 	if (atomic_load(&l->ctl->tail) <= pos)
 		return 0;		/* the CAS on tail never happened */
 	c = lane_cell(l, pos);
@@ -216,7 +216,7 @@ release_intent(struct shm_arena *a, struct shm_slot *s, uint64_t rr,
 	if (!cell_seq_cas(l, pos, &expect,
 	    (pos + 1) | SEQ_RELEASED))
 		return 0;		/* the owner published after all */
-	atomic_fetch_add(&a->mb[idx].m->released, 1);
+	atomic_fetch_add(&shm_mb(a, idx)->m->released, 1);
 	m.len = 0;
 	shm_dl_put(a, idx, lane, SHM_DL_SENDER_DIED, &m, NULL);
 	shm_wake_all(a, idx);
@@ -243,7 +243,7 @@ release_steal(struct shm_arena *a, uint64_t rr, uint64_t h)
 
 	if (ring_of(a, REC_RING(rr), &idx, &lane) < 0)
 		return;
-	l = &a->mb[idx].lane[lane];
+	l = &shm_mb(a, idx)->lane[lane];
 	c = lane_cell(l, h);
 	held = (h + 1) | SEQ_TAKEN | SEQ_STEALING;
 	if (cell_seq(l, h, memory_order_seq_cst) == held) {
@@ -252,7 +252,7 @@ release_steal(struct shm_arena *a, uint64_t rr, uint64_t h)
 			if (m.len > sizeof(pfx))
 				m.len = sizeof(pfx);
 			memcpy(pfx, c->payload, m.len);
-			atomic_fetch_add(&a->mb[idx].m->dropped, 1);
+			atomic_fetch_add(&shm_mb(a, idx)->m->dropped, 1);
 			shm_dl_put(a, idx, (enum shm_lane)lane,
 			    SHM_DL_DROPPED_OLDEST, &m, pfx);
 		}
@@ -283,8 +283,8 @@ forget_waiter(struct shm_arena *a, struct shm_slot *s)
 
 	if (w == 0 || w > a->n)
 		return;
-	if (atomic_load(&a->mb[w - 1].m->space_waiters) > 0)
-		atomic_fetch_sub(&a->mb[w - 1].m->space_waiters, 1);
+	if (atomic_load(&shm_mb(a, w - 1)->m->space_waiters) > 0)
+		atomic_fetch_sub(&shm_mb(a, w - 1)->m->space_waiters, 1);
 }
 
 /*
@@ -359,7 +359,7 @@ shm_reap(struct shm_arena *a, pid_t pid, unsigned *released)
 	freed = reap_ranges(a, pid, all, 1, &nrel, &again);
 	/* Was it a consumer?  Free the cells it had taken. */
 	for (i = 0; i < a->n; i++)
-		if (atomic_load(&a->mb[i].actor->pid) == pid)
+		if (atomic_load(&a->actors[i].pid) == pid)
 			shm_consumer_recover(a, i);
 	if (released != NULL)
 		*released = nrel;
@@ -384,7 +384,7 @@ shm_reap_mailbox(struct shm_arena *a, pid_t pid, uint32_t idx,
 	r[1][0] = own;
 	r[1][1] = own + SHM_OWN_SLOTS;
 	freed = reap_ranges(a, pid, r, 2, &nrel, &again);
-	if (atomic_load(&a->mb[idx].actor->pid) == pid)
+	if (atomic_load(&a->actors[idx].pid) == pid)
 		shm_consumer_recover(a, idx);
 	if (released != NULL)
 		*released = nrel;

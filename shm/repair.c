@@ -142,7 +142,7 @@ lose(struct lane_fix *f, uint64_t p, const struct shm_msg *hint)
 	(void)p;
 	m = *hint;
 	m.len = 0;			/* never trust it for a copy */
-	atomic_fetch_add(&f->a->mb[f->idx].m->garbled, 1);
+	atomic_fetch_add(&shm_mb(f->a, f->idx)->m->garbled, 1);
 	shm_dl_put(f->a, f->idx, (enum shm_lane)f->lane, SHM_DL_GARBLED, &m,
 	    NULL);
 	f->r->lost++;
@@ -366,13 +366,13 @@ shm_mailbox_repair(struct shm_arena *a, uint32_t idx, struct shm_repair *out)
 	f.self = getpid();
 	for (k = 0; k < SHM_NLANES; k++) {
 		f.lane = k;
-		f.l = &a->mb[idx].lane[k];
+		f.l = &shm_mb(a, idx)->lane[k];
 		fix_limit(&f);
 		if (fix_ends(&f))
 			fix_cells(&f);
 	}
 	if (r.ends + r.released + r.reset > 0)
-		shm_wake_senders_force(a->mb[idx].m);
+		shm_wake_senders_force(shm_mb(a, idx)->m);
 	if (out != NULL)
 		*out = r;
 	return (int)(r.ends + r.released + r.reset);

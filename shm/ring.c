@@ -238,7 +238,7 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 		return SHM_EBADINDEX;
 	if (msg == NULL || (msg->len > 0 && payload == NULL))
 		return SHM_EINVAL;
-	mb = &a->mb[idx];
+	mb = shm_mb(a, idx);
 	if (msg->len > mb->payload_max) {
 		shm_dl_put(a, idx, lane, SHM_DL_OVERSIZE, msg, payload);
 		return SHM_EOVERSIZE;
@@ -619,7 +619,7 @@ shm_pending(struct shm_arena *a, uint32_t idx, unsigned lanes)
 	for (k = 0; k < SHM_NLANES; k++) {
 		if ((lanes & SHM_LANE_BIT(k)) == 0)
 			continue;
-		l = &a->mb[idx].lane[k];
+		l = &shm_mb(a, idx)->lane[k];
 		h = atomic_load(&l->ctl->head);
 		seq = cell_seq(l, h, memory_order_seq_cst);
 		if (seq == h)
@@ -644,7 +644,7 @@ shm_head_msg(struct shm_arena *a, uint32_t idx, enum shm_lane lane,
 
 	if (idx >= a->n || (unsigned)lane >= SHM_NLANES)
 		return SHM_EBADINDEX;
-	l = &a->mb[idx].lane[lane];
+	l = &shm_mb(a, idx)->lane[lane];
 	h = atomic_load(&l->ctl->head);
 	c = lane_cell(l, h);
 	if (cell_seq(l, h, memory_order_acquire) != h + 1)
@@ -668,10 +668,10 @@ shm_drain(struct shm_arena *a, uint32_t idx, unsigned lanes, unsigned max,
 		k = lane_order[i];
 		if ((lanes & SHM_LANE_BIT(k)) == 0)
 			continue;
-		left = max == 0 ? a->mb[idx].lane[k].cap : max - total;
+		left = max == 0 ? shm_mb(a, idx)->lane[k].cap : max - total;
 		if (left == 0)
 			break;
-		if (uses_take(&a->mb[idx], k))
+		if (uses_take(shm_mb(a, idx), k))
 			n = drain_take(a, idx, k, left, fn, arg, &stop);
 		else
 			n = drain_inplace(a, idx, k, left, fn, arg, &stop);
@@ -742,7 +742,7 @@ static inline void
 prefetch_answer(struct shm_arena *a, const struct shm_msg *m)
 {
 	if ((m->flags & SHM_MSG_ASK) && m->sender.index < a->n)
-		__builtin_prefetch(&a->mb[m->sender.index].m->sleeping, 1);
+		__builtin_prefetch(&shm_mb(a, m->sender.index)->m->sleeping, 1);
 }
 
 static inline void
@@ -773,7 +773,7 @@ garbled(struct shm_arena *a, uint32_t idx, unsigned lane,
 {
 	struct shm_msg c = *m;
 
-	atomic_fetch_add(&a->mb[idx].m->garbled, 1);
+	atomic_fetch_add(&shm_mb(a, idx)->m->garbled, 1);
 	c.len = 0;			/* never trust it for a copy */
 	shm_dl_put(a, idx, lane, SHM_DL_GARBLED, &c, NULL);
 }
@@ -809,7 +809,7 @@ static int
 drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
     shm_handler fn, void *arg, int *stop)
 {
-	struct shm_mbox_local *mb = &a->mb[idx];
+	struct shm_mbox_local *mb = shm_mb(a, idx);
 	struct shm_lane_local *l = &mb->lane[lane];
 	struct shm_lane_ctl *ctl = l->ctl;
 	struct shm_cell	*c;
@@ -921,11 +921,11 @@ shm_settle(struct shm_arena *a, uint32_t idx)
 
 	if (idx >= a->n)
 		return;
-	l = &a->mb[idx].lane[SHM_LANE_MAIN];
+	l = &shm_mb(a, idx)->lane[SHM_LANE_MAIN];
 	l->clock_left = 0;
 	if (l->unchecked > 0) {
 		l->unchecked = 0;
-		wake_blocked(&a->mb[idx], l, atomic_load_explicit(
+		wake_blocked(shm_mb(a, idx), l, atomic_load_explicit(
 		    &l->ctl->head, memory_order_relaxed));
 	}
 }
@@ -945,7 +945,7 @@ static int
 drain_take(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
     shm_handler fn, void *arg, int *stop)
 {
-	struct shm_mbox_local *mb = &a->mb[idx];
+	struct shm_mbox_local *mb = shm_mb(a, idx);
 	struct shm_lane_local *l = &mb->lane[lane];
 	struct shm_lane_ctl *ctl = l->ctl;
 	struct shm_cell	*c;
@@ -1058,7 +1058,7 @@ shm_take_one(struct shm_arena *a, uint32_t idx, unsigned lanes,
 
 	if (idx >= a->n || fn == NULL)
 		return shm_drain(a, idx, lanes, 1, fn, arg);
-	mb = &a->mb[idx];
+	mb = shm_mb(a, idx);
 	for (i = 0; i < SHM_NLANES; i++) {
 		k = lane_order[i];
 		if ((lanes & SHM_LANE_BIT(k)) == 0)
@@ -1151,7 +1151,7 @@ shm_consumer_recover(struct shm_arena *a, uint32_t idx)
 	if (idx >= a->n)
 		return SHM_EBADINDEX;
 	for (k = 0; k < SHM_NLANES; k++) {
-		l = &a->mb[idx].lane[k];
+		l = &shm_mb(a, idx)->lane[k];
 		h = atomic_load(&l->ctl->head);
 		if (republish(l, cell_seq(l, h, memory_order_seq_cst), h))
 			fixed++;
@@ -1163,6 +1163,6 @@ shm_consumer_recover(struct shm_arena *a, uint32_t idx)
 		}
 	}
 	if (fixed > 0)
-		shm_wake_senders_force(a->mb[idx].m);
+		shm_wake_senders_force(shm_mb(a, idx)->m);
 	return fixed;
 }

@@ -282,7 +282,10 @@ struct shm_arena {
 	int		 lfd;
 	uint64_t	 id;
 	uint32_t	 n;
-	struct shm_mbox_local *mb;
+	struct shm_mbox_local *mb;	/* n + 1 entries, made on first use */
+	size_t		 mb_size;
+	struct shm_actor *actors;	/* in the layout: the actor table */
+	const struct shm_desc *desc;	/* in the layout: checked at attach */
 	_Atomic uint32_t *index;	/* in the layout: the path index */
 	uint32_t	 index_mask;
 	struct shm_pool	*pool;
@@ -324,6 +327,26 @@ _Static_assert(sizeof(struct shm_slot) == SHM_CL, "slot");
 _Static_assert(sizeof(struct shm_cell) == SHM_CELL_HDR, "cell");
 _Static_assert(sizeof(struct shm_msg) == 40, "msg");
 _Static_assert(sizeof(struct shm_dl_entry) % SHM_CL == 0, "dl entry");
+
+void	 shm_localize(struct shm_arena *, uint32_t idx);	/* arena.c */
+
+/* Mailbox idx's process-local view (idx < a->n), made on first use. */
+static inline struct shm_mbox_local *
+shm_mb(struct shm_arena *a, uint32_t idx)
+{
+	struct shm_mbox_local *mb = &a->mb[idx];
+
+	if (__builtin_expect(mb->m == NULL, 0))
+		shm_localize(a, idx);
+	return mb;
+}
+
+/* The same for a reader: making the view is a cache fill, not a change. */
+static inline struct shm_mbox_local *
+shm_mb_c(const struct shm_arena *a, uint32_t idx)
+{
+	return shm_mb((struct shm_arena *)(uintptr_t)a, idx);
+}
 
 static inline struct shm_cell *
 lane_cell(const struct shm_lane_local *l, uint64_t pos)

@@ -143,7 +143,7 @@ void
 shm_wake_consumer(struct shm_arena *a, uint32_t idx, unsigned lane,
     int *bellfd)
 {
-	struct shm_mbox	*m = a->mb[idx].m;
+	struct shm_mbox	*m = shm_mb(a, idx)->m;
 	uint32_t	 s = atomic_load(&m->sleeping);
 
 	while (s & SHM_LANE_BIT(lane)) {
@@ -186,7 +186,7 @@ shm_wake_all(struct shm_arena *a, uint32_t idx)
 
 	if (idx >= a->n)
 		return;
-	m = a->mb[idx].m;
+	m = shm_mb(a, idx)->m;
 	s = atomic_exchange(&m->sleeping, 0);
 	if (s & SLEEP_DOORBELL)
 		ring_bell(a, idx, &fd);
@@ -241,7 +241,7 @@ static int
 nap(struct shm_arena *a, uint32_t idx, unsigned lanes, int fenced,
     int64_t deadline)
 {
-	struct shm_mbox	*m = a->mb[idx].m;
+	struct shm_mbox	*m = shm_mb(a, idx)->m;
 	int64_t		 now, rem;
 	uint32_t	 w;
 	int		 rc, sliced;
@@ -317,7 +317,7 @@ shm_wait(struct shm_arena *a, uint32_t idx, unsigned lanes,
 	/* Senders the consumer has yet to look for (ring.c) first. */
 	if (lanes & SHM_LANE_BIT(SHM_LANE_MAIN))
 		shm_settle(a, idx);
-	mb = &a->mb[idx];
+	mb = shm_mb(a, idx);
 	now = (int64_t)shm_clock(a);
 	deadline = timeout_ns < 0 ? INT64_MAX : now + timeout_ns;
 	if (mode == SHM_WAIT_SPIN)
@@ -436,7 +436,7 @@ shm_doorbell_arm(struct shm_arena *a, uint32_t idx, unsigned lanes)
 
 	if (idx >= a->n)
 		return SHM_EBADINDEX;
-	m = a->mb[idx].m;
+	m = shm_mb(a, idx)->m;
 	if (lanes & SHM_LANE_BIT(SHM_LANE_MAIN))
 		shm_settle(a, idx);
 	if (set_fence_mode(a, m, 1) < 0) {
@@ -459,7 +459,7 @@ shm_doorbell_disarm(struct shm_arena *a, uint32_t idx, int fd)
 
 	if (idx >= a->n)
 		return;
-	atomic_store(&a->mb[idx].m->sleeping, 0);
+	atomic_store(&shm_mb(a, idx)->m->sleeping, 0);
 	if (fd >= 0)
 		while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
 			continue;

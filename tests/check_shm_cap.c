@@ -453,7 +453,7 @@ START_TEST(test_cap_default)
 	expect_tags(a, 0, EFF);
 	ck_assert_int_eq(shm_mailbox_configure(a, 0, PHYS,
 	    SHM_OVERFLOW_REJECT, 0), 0);
-	ck_assert_uint_eq(atomic_load(&a->mb[0].m->lane[SHM_LANE_MAIN].limit),
+	ck_assert_uint_eq(atomic_load(&shm_mb(a, 0)->m->lane[SHM_LANE_MAIN].limit),
 	    0);
 	sends(&s, 0, PHYS + 1, 0, SHM_EFULL);
 	expect_dl(a, &cur, SHM_DL_FULL, PHYS);

@@ -272,7 +272,7 @@ START_TEST(test_ambiguous_claim)
 	atomic_store(&dead->rec_ring, atomic_load(&live->rec_ring));
 	ck_assert_int_eq(shm_reap(a, ghost, &released), SHM_EAGAIN);
 	ck_assert_uint_eq(released, 0);
-	ck_assert_uint_eq(cell_seq(&a->mb[0].lane[0], 0, memory_order_seq_cst),
+	ck_assert_uint_eq(cell_seq(&shm_mb(a, 0)->lane[0], 0, memory_order_seq_cst),
 	    0);
 	ck_assert_uint_eq(shm_dl_total(a), 0);
 	/* The owner goes on and publishes. */
@@ -298,7 +298,7 @@ START_TEST(test_garbage)
 {
 	static const unsigned tags[] = { 0, 4, 5, 6, 7 };
 	struct shm_arena *a = shm_test_arena(1, 16, 128, SHM_OVERFLOW_BLOCK);
-	struct shm_lane_local *l = &a->mb[0].lane[SHM_LANE_MAIN];
+	struct shm_lane_local *l = &shm_mb(a, 0)->lane[SHM_LANE_MAIN];
 	struct shm_producer *p;
 	struct shm_counters c;
 	struct shm_msg	 m;
@@ -380,19 +380,19 @@ START_TEST(test_kill_blocked_sender)
 		ck_assert_int_eq(shm_test_sleeping_senders(a, 0, 5000), 1);
 		ck_assert_int_eq(kill(pid, SIGSTOP), 0);
 		ck_assert_int_eq(waitpid(pid, &st, WUNTRACED), pid);
-		if (atomic_load(&a->mb[0].m->space_waiters) == 1 &&
+		if (atomic_load(&shm_mb(a, 0)->m->space_waiters) == 1 &&
 		    waiting_of(a, pid) == 1)
 			break;
 		ck_assert_int_eq(kill(pid, SIGCONT), 0);
 	}
-	ck_assert_uint_eq(atomic_load(&a->mb[0].m->space_waiters), 1);
+	ck_assert_uint_eq(atomic_load(&shm_mb(a, 0)->m->space_waiters), 1);
 	ck_assert_int_eq(kill(pid, SIGKILL), 0);
 	ck_assert_int_eq(shm_test_wait_exit(pid), 128 + SIGKILL);
 	ck_assert_int_eq(shm_reap(a, pid, &released), 1);
 	ck_assert_uint_eq(released, 0);
 	ck_assert_uint_eq(shm_dl_total(a), 0);
 	/* Its waiter count went with it. */
-	ck_assert_uint_eq(atomic_load(&a->mb[0].m->space_waiters), 0);
+	ck_assert_uint_eq(atomic_load(&shm_mb(a, 0)->m->space_waiters), 0);
 	for (i = 0; i < 4; i++) {
 		ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_INBOX, &m, NULL, 0,
 		    NULL), 0);
@@ -416,7 +416,7 @@ START_TEST(test_recover_taken)
 {
 	struct shm_arena *a = shm_test_arena(1, 4, 128,
 	    SHM_OVERFLOW_DROP_OLDEST);
-	struct shm_lane_local *l = &a->mb[0].lane[SHM_LANE_MAIN];
+	struct shm_lane_local *l = &shm_mb(a, 0)->lane[SHM_LANE_MAIN];
 	struct shm_slot	*s = NULL;
 	struct shm_producer *p;
 	struct shm_msg	 m;
@@ -563,7 +563,7 @@ main_lane_asleep(struct shm_arena *a)
 	int	 i;
 
 	for (i = 0; i < 5000; i++) {
-		if (atomic_load(&a->mb[0].m->sleeping) &
+		if (atomic_load(&shm_mb(a, 0)->m->sleeping) &
 		    SHM_LANE_BIT(SHM_LANE_MAIN))
 			return 1;
 		nanosleep(&ts, NULL);
@@ -583,7 +583,7 @@ before_copy(void *arg)
 {
 	struct early_wake *e = arg;
 
-	e->wakeups = atomic_load(&e->a->mb[0].m->wakeups);
+	e->wakeups = atomic_load(&shm_mb(e->a, 0)->m->wakeups);
 	e->slept_again = main_lane_asleep(e->a);
 }
 
@@ -618,7 +618,7 @@ START_TEST(test_wake_before_copy)
 	ck_assert_uint_eq(e.wakeups, 1);	/* woken before the copy */
 	ck_assert(e.slept_again);		/* and found nothing */
 	ck_assert_int_eq(shm_test_wait_exit(pid), 0);
-	ck_assert_uint_eq(atomic_load(&a->mb[0].m->wakeups), 2);
+	ck_assert_uint_eq(atomic_load(&shm_mb(a, 0)->m->wakeups), 2);
 	shm_producer_close(p);
 	shm_detach(a);
 }

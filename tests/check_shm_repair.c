@@ -47,7 +47,7 @@ arena(enum shm_overflow pol)
 static struct shm_lane_local *
 main_lane(struct shm_arena *a)
 {
-	return &a->mb[0].lane[SHM_LANE_MAIN];
+	return &shm_mb(a, 0)->lane[SHM_LANE_MAIN];
 }
 
 /* Send tags [from, to), each must go in. */

@@ -118,7 +118,7 @@ shm_test_sleeping_senders(struct shm_arena *a, uint32_t idx, unsigned ms)
 	unsigned i;
 
 	for (i = 0; i < ms; i++) {
-		if (atomic_load(&a->mb[idx].m->space_waiters) > 0)
+		if (atomic_load(&shm_mb(a, idx)->m->space_waiters) > 0)
 			return 1;
 		nanosleep(&ts, NULL);
 	}

@@ -142,7 +142,7 @@ target(struct shm_arena *a, const char *path)
 static void
 wedge(struct shm_arena *a, uint32_t idx, const char *kind)
 {
-	struct shm_lane_local *l = &a->mb[idx].lane[SHM_LANE_MAIN];
+	struct shm_lane_local *l = &shm_mb(a, idx)->lane[SHM_LANE_MAIN];
 	uint64_t h, p;
 
 	h = atomic_load(&l->ctl->head);
@@ -208,7 +208,7 @@ flip(struct shm_arena *a, uint32_t idx)
 static void
 counters(struct shm_arena *a, uint32_t idx)
 {
-	struct shm_mbox *m = a->mb[idx].m;
+	struct shm_mbox *m = shm_mb(a, idx)->m;
 	struct ar_hdr *h;
 	size_t len = 0;
 	unsigned i;
@@ -220,8 +220,8 @@ counters(struct shm_arena *a, uint32_t idx)
 	atomic_store(&m->garbled, ~0ULL);
 	atomic_store(&m->released, ~0ULL);
 	for (i = 0; i < SHM_NLANES; i++) {
-		atomic_store(&a->mb[idx].lane[i].ctl->dequeued, ~0ULL - 1);
-		atomic_store(&a->mb[idx].lane[i].ctl->depth_hwm, ~0ULL);
+		atomic_store(&shm_mb(a, idx)->lane[i].ctl->dequeued, ~0ULL - 1);
+		atomic_store(&shm_mb(a, idx)->lane[i].ctl->depth_hwm, ~0ULL);
 	}
 	if ((h = shm_state(a, idx, &len)) != NULL)
 		for (i = 0; i < ACTOR_HIST_BUCKETS; i++)
@@ -290,7 +290,7 @@ scribble_word(unsigned char *base, size_t len, uint64_t near)
 static void
 scribble_mailbox(struct shm_arena *a, uint32_t idx)
 {
-	struct shm_mbox_local *mb = &a->mb[idx];
+	struct shm_mbox_local *mb = shm_mb(a, idx);
 	struct shm_lane_local *l = &mb->lane[rnd() % SHM_NLANES];
 	struct ar_hdr *h = mb->state;
 	uint64_t t = atomic_load(&l->ctl->tail), p;
