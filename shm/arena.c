@@ -118,7 +118,7 @@ mailbox_check(const struct shm_mailbox_layout *m, uint32_t i, char *err,
 		return seterr(err, errlen, SHM_EINVAL, "mailbox %u: cell size "
 		    "%u is not a multiple of 64 in [%u, %u]", i, m->cell,
 		    SHM_CELL_MIN, SHM_CELL_MAX);
-	if ((unsigned)m->overflow > SHM_OVERFLOW_DROP_NEWEST)
+	if ((unsigned)m->overflow > SHM_OVERFLOW_MAX)
 		return seterr(err, errlen, SHM_EINVAL, "mailbox %u: unknown "
 		    "overflow policy %d", i, (int)m->overflow);
 	if (m->state_size > (1u << 30))
@@ -873,7 +873,7 @@ shm_mailbox_layout(const struct shm_arena *a, uint32_t idx,
 	/* The policies as configured now, not as this process attached. */
 	act = &a->actors[idx];
 	pol = atomic_load_explicit(&act->cfg_overflow, memory_order_acquire);
-	if (pol <= SHM_OVERFLOW_DROP_NEWEST)
+	if (pol <= SHM_OVERFLOW_MAX)
 		out->overflow = (enum shm_overflow)pol;
 	out->block_timeout_ms = atomic_load_explicit(&act->cfg_timeout_ms,
 	    memory_order_relaxed);
@@ -912,7 +912,7 @@ shm_mailbox_configure(struct shm_arena *a, uint32_t idx, uint32_t capacity,
 	mb = shm_mb(a, idx);
 	phys = mb->lane[SHM_LANE_MAIN].cap;
 	if (!a->creator || capacity == 0 || capacity > phys ||
-	    (unsigned)overflow > SHM_OVERFLOW_DROP_NEWEST)
+	    (unsigned)overflow > SHM_OVERFLOW_MAX)
 		return SHM_EINVAL;
 	atomic_store_explicit(&mb->actor->cfg_overflow, (uint32_t)overflow,
 	    memory_order_relaxed);

@@ -50,9 +50,25 @@
  * it copies it (for the dead letter), marks it seq | TAKEN by CAS (only if
  * still published for that position, so the copy was stable), advances head
  * by CAS and frees the cell by CAS.  The consumer of such a lane takes cells
- * the same way (copy, mark, advance, free) so the two never hand the same
+ * the same way (mark, copy, advance, free) so the two never hand the same
  * cell out twice; every free of a marked cell is a CAS, so a reaper or a
  * helper freeing it too is harmless.
+ *
+ * coalesce: a main lane taken like a drop_oldest one (the consumer marks
+ * a cell CONSUMING before it copies it), whose senders, before they
+ * claim, look from tail back to head for a published cell of a message
+ * flagged SHM_MSG_COALESCE with the same corr (the key; a tell's corr
+ * also names the incarnation it is for).  Found, the cell is marked
+ * TAKEN | STEALING by CAS from exactly "published for p" (so neither the
+ * consumer nor another sender has it), rewritten with the new message,
+ * and published again for the same p: the message keeps its place in
+ * the queue, and the consumer, which only ever copies a cell it marked
+ * CONSUMING itself, never sees half of it.  The sender's slot records
+ * (ring, p, STEAL) meanwhile: killed with the mark on, shm_reap
+ * dead-letters the cell and frees it (producer.c), as for a drop_oldest
+ * sender: the old value was replaced anyway, and the new one's send never
+ * returned.  Not found (or lost to the consumer's take), the message is
+ * claimed as any other, and a full lane blocks its sender.
  *
  * Effective capacity (shm_mailbox_configure): a main lane may hold fewer
  * messages than it has cells.  The limit sits on tail's line; when set, a
@@ -118,6 +134,14 @@ static int	 republish(const struct shm_lane_local *, uint64_t, uint64_t);
 static int	 copy_handler(void *, enum shm_lane, const struct shm_msg *,
 		    const void *);
 static int	 uses_take(const struct shm_mbox_local *, unsigned);
+static int	 coalesce(struct shm_producer *, struct shm_mbox_local *,
+		    const struct shm_msg *, const void *, uint64_t);
+static int	 rewrite(struct shm_producer *, struct shm_mbox_local *,
+		    uint64_t, const struct shm_msg *, const void *, uint64_t);
+static inline void publish(struct shm_producer *, struct shm_lane_local *,
+		    uint64_t, const struct shm_msg *, const void *, uint64_t);
+static inline void wake_after_publish(struct shm_producer *,
+		    struct shm_mbox_local *, uint32_t, unsigned);
 static uint64_t	 lane_limit(const struct shm_lane_local *);
 static int	 over_limit(const struct shm_lane_local *, uint32_t, uint64_t);
 static void	 wake_blocked(struct shm_mbox_local *, struct shm_lane_local *,
@@ -153,9 +177,13 @@ shm_now_ns(void)
 static int
 uses_take(const struct shm_mbox_local *mb, unsigned lane)
 {
-	return lane == SHM_LANE_MAIN && atomic_load_explicit(
-	    &mb->actor->cfg_overflow, memory_order_relaxed) ==
-	    SHM_OVERFLOW_DROP_OLDEST;
+	uint32_t pol;
+
+	if (lane != SHM_LANE_MAIN)
+		return 0;
+	pol = atomic_load_explicit(&mb->actor->cfg_overflow,
+	    memory_order_relaxed);
+	return pol == SHM_OVERFLOW_DROP_OLDEST || pol == SHM_OVERFLOW_COALESCE;
 }
 
 /*
@@ -226,11 +254,8 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 {
 	struct shm_arena *a = p->a;
 	struct shm_mbox_local *mb;
-	struct shm_cell	*c;
-	struct shm_msg	 hdr;
 	uint64_t	 pos, now;
 	int64_t		 waited_from;
-	uint32_t	 sleeping;
 	int		 rc;
 
 	*started = 0;
@@ -266,6 +291,15 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	 */
 	if (sleeps_on_futex(mb->m, lane))
 		shm_wake_consumer(a, idx, lane, &p->bellfd);
+	if (__builtin_expect((msg->flags & SHM_MSG_COALESCE) != 0, 0) &&
+	    lane == SHM_LANE_MAIN && (rc = coalesce(p, mb, msg, payload,
+	    shm_clock(a))) != 0) {
+		if (rc < 0)
+			return rc;
+		*started = shm_clock(a);
+		wake_after_publish(p, mb, idx, lane);
+		return 0;
+	}
 	/*
 	 * Claim first, then read the clock: the claim's locked instruction
 	 * waits for every older store, so a reading taken before it and
@@ -278,28 +312,48 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 		return rc;
 	now = shm_clock(a);
 	*started = rc == 1 ? (uint64_t)waited_from : now;
-	c = lane_cell(&mb->lane[lane], pos);
 	/* Ask for the next cell's lines while this one is written. */
 	__builtin_prefetch(lane_cell(&mb->lane[lane], pos + 1), 1);
 	__builtin_prefetch((char *)lane_cell(&mb->lane[lane], pos + 1) + SHM_CL,
 	    1);
 	if (p->hook != NULL)
 		p->hook(p->hook_arg);		/* tests: die here */
+	publish(p, &mb->lane[lane], pos, msg, payload, now);
+	wake_after_publish(p, mb, idx, lane);
+	return 0;
+}
+
+/* Write msg into the cell we hold for pos, publish it, drop our record. */
+static inline void
+publish(struct shm_producer *p, struct shm_lane_local *l, uint64_t pos,
+    const struct shm_msg *msg, const void *payload, uint64_t now)
+{
+	struct shm_cell	*c = lane_cell(l, pos);
+	struct shm_msg	 hdr;
+
 	if (msg->len > 0)
 		memcpy(c->payload, payload, msg->len);
 	hdr = *msg;
 	hdr.enq_ns = now;
 	hdr.flags &= SHM_MSG_USER_MASK;
 	c->msg = hdr;
-	cell_seq_set(&mb->lane[lane], pos, pos + 1, memory_order_release);
+	cell_seq_set(l, pos, pos + 1, memory_order_release);
 	atomic_store_explicit(&p->slot->rec_ring, 0, memory_order_release);
-	/*
-	 * Publish, then look at "sleeping": a store then a load, which the
-	 * CPU may reorder.  A producer registered for membarrier needs no
-	 * fence here (the consumer issues one on every CPU before it
-	 * sleeps, see wait.c), unless the consumer asked for fences because
-	 * it sleeps often (fence_mode); an unregistered one always fences.
-	 */
+}
+
+/*
+ * Publish, then look at "sleeping": a store then a load, which the CPU
+ * may reorder.  A producer registered for membarrier needs no fence here
+ * (the consumer issues one on every CPU before it sleeps, see wait.c),
+ * unless the consumer asked for fences because it sleeps often
+ * (fence_mode); an unregistered one always fences.
+ */
+static inline void
+wake_after_publish(struct shm_producer *p, struct shm_mbox_local *mb,
+    uint32_t idx, unsigned lane)
+{
+	uint32_t sleeping;
+
 	atomic_signal_fence(memory_order_seq_cst);
 	if (p->fence || atomic_load_explicit(&mb->m->fence_mode,
 	    memory_order_relaxed))
@@ -307,8 +361,86 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	sleeping = atomic_load_explicit(&mb->m->sleeping,
 	    memory_order_relaxed);
 	if (sleeping & SHM_LANE_BIT(lane))
-		shm_wake_consumer(a, idx, lane, &p->bellfd);
+		shm_wake_consumer(p->a, idx, lane, &p->bellfd);
+}
+
+/* A queued tell (never an ask) with the key of msg. */
+static inline bool
+same_key(const struct shm_msg *queued, const struct shm_msg *msg)
+{
+	return (queued->flags & (SHM_MSG_COALESCE | SHM_MSG_ASK)) ==
+	    SHM_MSG_COALESCE && queued->corr == msg->corr;
+}
+
+/*
+ * coalesce: the newest queued message with msg's key, replaced in place
+ * by msg (see the top of this file).  1 if one was, 0 if none was found
+ * (the caller claims a cell as for any message).  Asks are never
+ * coalesced: their corr is their id.
+ */
+static int
+coalesce(struct shm_producer *p, struct shm_mbox_local *mb,
+    const struct shm_msg *msg, const void *payload, uint64_t now)
+{
+	struct shm_lane_local *l = &mb->lane[SHM_LANE_MAIN];
+	struct shm_msg	 m;
+	uint64_t	 h, t, pos;
+
+	if ((msg->flags & SHM_MSG_ASK) != 0 || atomic_load_explicit(
+	    &mb->actor->cfg_overflow, memory_order_relaxed) !=
+	    SHM_OVERFLOW_COALESCE)
+		return 0;
+	h = atomic_load(&l->ctl->head);
+	t = atomic_load(&l->ctl->tail);
+	if (t < h || t - h > l->cap)
+		return 0;		/* moved meanwhile, or scribbled on */
+	for (pos = t; pos-- > h;) {
+		if (cell_seq(l, pos, memory_order_acquire) != pos + 1)
+			continue;	/* being written, taken or replaced */
+		SHM_ONCE_COPY(m, lane_cell(l, pos)->msg);
+		if (!same_key(&m, msg))
+			continue;
+		if (rewrite(p, mb, pos, msg, payload, now))
+			return 1;
+	}
 	return 0;
+}
+
+/*
+ * Replace the message published for pos, if it is still published for
+ * pos and still carries msg's key once marked ours.  1 if replaced.
+ */
+static int
+rewrite(struct shm_producer *p, struct shm_mbox_local *mb, uint64_t pos,
+    const struct shm_msg *msg, const void *payload, uint64_t now)
+{
+	struct shm_lane_local *l = &mb->lane[SHM_LANE_MAIN];
+	struct shm_cell	*c = lane_cell(l, pos);
+	struct shm_msg	 hdr;
+	uint64_t	 expect = pos + 1, held = (pos + 1) | SEQ_TAKEN |
+			    SEQ_STEALING;
+
+	atomic_store_explicit(&p->slot->rec_pos, pos, memory_order_release);
+	atomic_store_explicit(&p->slot->rec_ring, l->ring_id << 2 | REC_STEAL,
+	    memory_order_release);
+	if (!cell_seq_cas(l, pos, &expect, held)) {
+		atomic_store_explicit(&p->slot->rec_ring, 0,
+		    memory_order_release);
+		return 0;
+	}
+	SHM_ONCE_COPY(hdr, c->msg);
+	if (!same_key(&hdr, msg)) {
+		/* Replaced by another key's sender before we looked: keep. */
+		cell_seq_set(l, pos, pos + 1, memory_order_release);
+		atomic_store_explicit(&p->slot->rec_ring, 0,
+		    memory_order_release);
+		return 0;
+	}
+	if (p->steal_hook != NULL)
+		p->steal_hook(p->steal_hook_arg);	/* tests: die here */
+	publish(p, l, pos, msg, payload, now);
+	atomic_fetch_add_explicit(&mb->m->replaced, 1, memory_order_relaxed);
+	return 1;
 }
 
 static int
@@ -444,6 +576,7 @@ overflow(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 		    rem : SPACE_SLICE_NS);
 		return 0;
 	case SHM_OVERFLOW_BLOCK:
+	case SHM_OVERFLOW_COALESCE:	/* no such key queued: as block */
 		now = (int64_t)shm_now_ns();
 		if (now < w->deadline) {
 			wait_space(p, mb, &mb->lane[lane], pos,
@@ -931,10 +1064,10 @@ shm_settle(struct shm_arena *a, uint32_t idx)
 }
 
 /*
- * The consumer of a drop_oldest lane: senders may take the head cell too,
- * so each cell is copied and then marked TAKEN | CONSUMING by CAS (which
- * fails if a sender took it first).  The handler gets the copy while the
- * cell still holds the message and no sender may free it (libactor marks
+ * The consumer of a drop_oldest or coalesce lane: senders may take the
+ * head cell too (or rewrite it), so each cell is marked TAKEN | CONSUMING
+ * by CAS (which fails if a sender took it first) and then copied.  The
+ * handler gets the copy while the cell still holds the message and no sender may free it (libactor marks
  * it in hand there); only then is head advanced and the cell freed.  A
  * consumer killed between its CAS and the free leaves the cell marked at
  * the head: shm_consumer_recover publishes it again, and libactor's reaper
@@ -1000,14 +1133,19 @@ drain_take(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 				garbled(a, idx, lane, &m);
 			continue;	/* the flagged path frees it */
 		}
-		SHM_ONCE_COPY(m, c->msg);
-		sane = msg_sane(&m, mb->payload_max);
-		if (sane)
-			memcpy(buf, c->payload, m.len);
 		expect = h + 1;
 		taking = (h + 1) | SEQ_TAKEN | SEQ_CONSUMING;
 		if (!cell_seq_cas(l, h, &expect, taking))
 			continue;	/* a sender took it first */
+		/*
+		 * Copied once marked ours: no sender changes it now (a
+		 * coalesce sender rewrites only a cell published for its
+		 * position, and would otherwise leave the same number).
+		 */
+		SHM_ONCE_COPY(m, c->msg);
+		sane = msg_sane(&m, mb->payload_max);
+		if (sane)
+			memcpy(buf, c->payload, m.len);
 		if (a->take_hook != NULL)
 			a->take_hook(a->take_hook_arg, SHM_HOOK_TAKEN);
 		if (sane) {

@@ -120,14 +120,21 @@ enum shm_err {
 
 /*
  * Overflow policies: the values map 1:1 to enum mailbox_overflow in
- * supervisor/spec.h (OVERFLOW_BLOCK, _REJECT, _DROP_OLDEST, _DROP_NEWEST).
+ * supervisor/spec.h (OVERFLOW_BLOCK, _REJECT, _DROP_OLDEST, _DROP_NEWEST,
+ * _COALESCE).
  */
 enum shm_overflow {
 	SHM_OVERFLOW_BLOCK = 0,		/* the sender waits, with a timeout */
 	SHM_OVERFLOW_REJECT = 1,	/* SHM_EFULL at once */
 	SHM_OVERFLOW_DROP_OLDEST = 2,	/* the oldest queued message goes */
-	SHM_OVERFLOW_DROP_NEWEST = 3	/* the message being sent goes */
+	SHM_OVERFLOW_DROP_NEWEST = 3,	/* the message being sent goes */
+	/*
+	 * A message flagged SHM_MSG_COALESCE replaces in place the queued
+	 * one with the same corr (its key); a full lane blocks (ring.c).
+	 */
+	SHM_OVERFLOW_COALESCE = 4
 };
+#define SHM_OVERFLOW_MAX	SHM_OVERFLOW_COALESCE
 
 /* Lanes of a mailbox.  The masks select lanes in receive and wait calls. */
 enum shm_lane {
@@ -184,6 +191,7 @@ struct shm_ref {
 #define SHM_MSG_REPLY		0x0002u	/* an answer; corr names the ask */
 #define SHM_MSG_ERROR		0x0004u	/* a reply that reports an error */
 #define SHM_MSG_REDELIVERED	0x0008u	/* taken from an in-hand slot */
+#define SHM_MSG_COALESCE	0x0010u	/* corr is a coalesce key (main lane) */
 #define SHM_MSG_USER_MASK	0x00ffffffu
 
 /* The header of every message: 40 bytes, followed by the payload. */
@@ -248,6 +256,7 @@ struct shm_counters {
 	uint64_t	 released;	/* claims released by shm_reap */
 	uint64_t	 full;		/* sends refused or timed out as full */
 	uint64_t	 wakeups;	/* futex wakes or doorbells sent */
+	uint64_t	 replaced;	/* coalesce: queued messages replaced */
 	/* Enqueue to dequeue, ns, log2: main and system lanes (not replies). */
 	uint64_t	 wait_hist[SHM_HIST_BUCKETS];
 };

@@ -209,6 +209,7 @@ struct shm_mbox {
 	_Atomic uint64_t released;
 	_Atomic uint64_t full;
 	_Atomic uint64_t wakeups;
+	_Atomic uint64_t replaced;	/* coalesce: replaced in place */
 	/* Written by the consumer only. */
 	_Alignas(SHM_CL) _Atomic uint64_t hist[SHM_HIST_BUCKETS];
 };

@@ -1045,6 +1045,7 @@ node_stats(struct tree_ctl *tc, const struct node *n,
 	s->received = c.dequeued;
 	s->dropped = c.dropped;
 	s->deadlettered = c.dead_lettered;
+	s->replaced = c.replaced;
 	hist_from_shm(c.wait_hist, &s->wait, &s->wait_p50_us, &s->wait_p99_us);
 	if (actor_stats(tc->ad->arena, (uint32_t)n->mbox, &as) == 0) {
 		s->asks_failed = as.asks_failed;

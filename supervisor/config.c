@@ -262,6 +262,7 @@ static const struct enum_name overflow_names[] = {
 	{ "reject", OVERFLOW_REJECT },
 	{ "drop_oldest", OVERFLOW_DROP_OLDEST },
 	{ "drop_newest", OVERFLOW_DROP_NEWEST },
+	{ "coalesce", OVERFLOW_COALESCE },
 	{ NULL, 0 }
 };
 

@@ -72,6 +72,7 @@ static const struct fdesc actor_f[] = {
 	NUM(13, K_HIST, struct ctl_actor_stats, wait),
 	NUM(14, K_HIST, struct ctl_actor_stats, handle),
 	NUM(15, K_U64, struct ctl_actor_stats, asks_failed),
+	NUM(16, K_U64, struct ctl_actor_stats, replaced),
 };
 
 static const struct fdesc shards_f[] = {

@@ -168,6 +168,7 @@ struct ctl_actor_stats {
 	uint64_t	 restarts;
 	uint64_t	 sent, received, dropped, deadlettered;
 	uint64_t	 asks_failed;	/* at once, down: counted, no dead letter */
+	uint64_t	 replaced;	/* coalesce: queued tells replaced */
 	struct ctl_hist	 wait;
 	struct ctl_hist	 handle;
 };

@@ -166,6 +166,9 @@ static const struct {
 	{ "actord_asks_failed_total", "counter",
 	    "Asks to the actor that failed at once because it was down "
 	    "(counted here, not dead letters).", ACTOR_U64(r, asks_failed) },
+	{ "actord_messages_replaced_total", "counter",
+	    "Queued tells replaced by a newer one with the same key "
+	    "(overflow coalesce; not dead letters).", ACTOR_U64(r, replaced) },
 };
 
 static const struct {

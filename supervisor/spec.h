@@ -45,7 +45,8 @@ enum mailbox_overflow {
 	OVERFLOW_BLOCK,			/* the sender waits, with a timeout */
 	OVERFLOW_REJECT,		/* error at once */
 	OVERFLOW_DROP_OLDEST,		/* the oldest queued message goes */
-	OVERFLOW_DROP_NEWEST		/* the message being sent goes */
+	OVERFLOW_DROP_NEWEST,		/* the message being sent goes */
+	OVERFLOW_COALESCE		/* a keyed message replaces its key's */
 };
 
 enum on_down {

@@ -122,6 +122,61 @@ died_holding(struct shm_arena *ar, struct actor *w)
 	return open_(ar, 0);
 }
 
+/* Receive a keyed tell: its key, its value. */
+static void
+recv_keyed(struct actor *w, uint64_t key, char value, bool redelivered)
+{
+	struct actor_msg m;
+
+	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
+	ck_assert_uint_ne(m.flags & ACTOR_MSG_KEYED, 0);
+	ck_assert_uint_eq(m.corr, key);
+	ck_assert_uint_eq(m.len, 1);
+	ck_assert_int_eq(((const char *)m.data)[0], value);
+	ck_assert(((m.flags & ACTOR_MSG_REDELIVERED) != 0) == redelivered);
+}
+
+/*
+ * actor_tell_keyed to a coalesce mailbox: the queued tell of a key is
+ * replaced, counted; one in hand is not, and a death while holding it
+ * gives it again before the newer one.
+ */
+START_TEST(tell_keyed_coalesces)
+{
+	struct shm_arena *ar = arena(2, SHM_OVERFLOW_COALESCE, 16);
+	struct actor *c = open_(ar, 1), *w = open_(ar, 0);
+	struct actor_ref to = { 0, ACTOR_ANY };
+	struct shm_counters sc;
+	struct actor_msg m;
+
+	ck_assert_int_eq(actor_tell_keyed(c, to, 7, ACTOR_KEY_MAX + 1, "x",
+	    1), ACTOR_EINVAL);
+	ck_assert_int_eq(actor_tell_keyed(c, to, 7, 5, "1", 1), 0);
+	ck_assert_int_eq(actor_tell_keyed(c, to, 7, ACTOR_KEY_MAX, "a", 1),
+	    0);
+	ck_assert_int_eq(actor_tell_keyed(c, to, 7, 5, "2", 1), 0);
+	ck_assert_int_eq(actor_tell_keyed(c, to, 7, 5, "3", 1), 0);
+	ck_assert_int_eq(shm_counters(ar, 0, &sc), 0);
+	ck_assert_uint_eq(sc.replaced, 2);
+	ck_assert_uint_eq(sc.depth, 2);
+	recv_keyed(w, 5, '3', false);
+	recv_keyed(w, ACTOR_KEY_MAX, 'a', false);
+	ck_assert_int_eq(actor_tell_keyed(c, to, 7, 5, "4", 1), 0);
+	recv_keyed(w, 5, '4', false);
+	ck_assert_int_eq(actor_tell_keyed(c, to, 7, 5, "5", 1), 0);
+	w = died_holding(ar, w);
+	recv_keyed(w, 5, '4', true);
+	recv_keyed(w, 5, '5', false);
+	ck_assert_int_eq(actor_recv(w, &m, 0), ACTOR_ETIMEDOUT);
+	ck_assert_int_eq(shm_counters(ar, 0, &sc), 0);
+	ck_assert_uint_eq(sc.replaced, 2);
+	ck_assert_uint_eq(sc.dead_lettered, 0);
+	actor_close(w);
+	actor_close(c);
+	shm_detach(ar);
+}
+END_TEST
+
 /* Killed while handling: redelivered first, one attempt more. */
 START_TEST(reaped_inhand_redelivered)
 {
@@ -1236,6 +1291,7 @@ unit_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, reaped_inhand_still_in_its_cell);
 	tcase_add_test(tc, reaped_inhand_redelivered);
+	tcase_add_test(tc, tell_keyed_coalesces);
 	tcase_add_test(tc, reaped_inhand_committed);
 	tcase_add_test(tc, reaped_committed_ask_fails_at_once);
 	tcase_add_test(tc, late_answer_is_dropped);

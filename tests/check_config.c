@@ -304,7 +304,7 @@ static const struct bad bad_configs[] = {
 	  "of 8 from 64 to 65536, got 65544" },
 	{ CHILD("mailbox = { overflow = \"drop\"; };"),
 	  "t.conf:4: supervisor.children[0].mailbox.overflow: expected block, "
-	  "reject, drop_oldest or drop_newest, got \"drop\"" },
+	  "reject, drop_oldest, drop_newest or coalesce, got \"drop\"" },
 	{ CHILD("mailbox = { on_down = \"retry\"; };"),
 	  "t.conf:4: supervisor.children[0].mailbox.on_down: expected keep or "
 	  "fail, got \"retry\"" },
@@ -717,8 +717,12 @@ START_TEST(mailbox_keys)
 	    "      watchers = 1000; asks = 300; }; },\n"
 	    "  { name = \"n\"; exec = [\"/bin/true\"];\n"
 	    "    mailbox = { overflow = \"drop_newest\"; cell = 64; }; },\n"
-	    "  { name = \"actor\"; exec = [\"/bin/true\"]; ready = \"actor\"; }\n"
+	    "  { name = \"actor\"; exec = [\"/bin/true\"]; ready = \"actor\"; },\n"
+	    "  { name = \"o\"; exec = [\"/bin/true\"];\n"
+	    "    mailbox = { overflow = \"coalesce\"; }; }\n"
 	    ");\n};\n");
+	ck_assert_int_eq(spec->root.children[3].mailbox.overflow,
+	    OVERFLOW_COALESCE);
 	c = &spec->root.children[0];
 	ck_assert(c->has_mailbox);
 	ck_assert_uint_eq(c->mailbox.capacity, 2);

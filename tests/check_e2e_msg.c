@@ -434,6 +434,29 @@ START_TEST(send_reaches_worker)
 }
 END_TEST
 
+/*
+ * A coalesce mailbox under real actord: 2000 keyed tells of 4 keys to a
+ * worker that takes 1 ms each; it sees every key's latest value, most
+ * tells are replaced, and actorctl stats counts them.
+ */
+START_TEST(coalesce_latest_value_wins)
+{
+	char extra[1024];
+
+	snprintf(extra, sizeof(extra), ",\n    " ECHO_CHILD, "coal",
+	    ts_progs("actor_echo"), d.dir, "overflow = \"coalesce\";");
+	start_daemon(NULL, extra);
+	ask_answers("/echo", "9", "/coal 2000", "0");
+	ck_assert_msg(seen_has("/coal got 0=1996", WAIT), "no 0=1996");
+	ck_assert(seen_has("/coal got 1=1997", WAIT));
+	ck_assert(seen_has("/coal got 2=1998", WAIT));
+	ck_assert(seen_has("/coal got 3=1999", WAIT));
+	ck_assert_msg(stats_num("/coal", "replaced") > 0, "replaced %g",
+	    stats_num("/coal", "replaced"));
+	ck_assert(stats_num("/coal", "deadlettered") == 0);
+}
+END_TEST
+
 /* Handler durations are sampled (1 in 8): the series has samples. */
 START_TEST(stats_handler_duration)
 {
@@ -646,6 +669,7 @@ suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, ask_answer_and_json);
 	tcase_add_test(tc, ask_timeout);
+	tcase_add_test(tc, coalesce_latest_value_wins);
 	tcase_add_test(tc, ask_crash_fails_at_once);
 	tcase_add_test(tc, ask_during_backoff_fails_at_once);
 	tcase_add_test(tc, late_answer_cancelled_client_then_idle);

@@ -207,7 +207,7 @@ START_TEST(test_configure_args)
 	ck_assert_int_eq(shm_mailbox_configure(a, 0, PHYS + 1,
 	    SHM_OVERFLOW_REJECT, 0), SHM_EINVAL);
 	ck_assert_int_eq(shm_mailbox_configure(a, 0, EFF,
-	    (enum shm_overflow)4, 0), SHM_EINVAL);
+	    (enum shm_overflow)(SHM_OVERFLOW_MAX + 1), 0), SHM_EINVAL);
 	ck_assert_uint_eq(shm_mailbox_capacity(a, 0), PHYS);
 	ck_assert_int_eq(shm_mailbox_configure(a, 0, EFF,
 	    SHM_OVERFLOW_DROP_NEWEST, 77), 0);

@@ -1141,6 +1141,7 @@ stats_json(const struct ctl_response *r)
 		jw_uint(&w, "dropped", s->dropped);
 		jw_uint(&w, "deadlettered", s->deadlettered);
 		jw_uint(&w, "asks_failed", s->asks_failed);
+		jw_uint(&w, "replaced", s->replaced);
 		hist_json(&w, "mailbox_wait", &s->wait);
 		if (s->handle.nbuckets == 0)
 			jw_null(&w, "handler_duration");

@@ -97,6 +97,7 @@ struct actor_ref {
 #define ACTOR_MSG_REPLY		0x0002u	/* an answer to an ask */
 #define ACTOR_MSG_ERROR		0x0004u	/* an answer that is an error */
 #define ACTOR_MSG_REDELIVERED	0x0008u	/* it was in hand when we crashed */
+#define ACTOR_MSG_KEYED		0x0010u	/* actor_tell_keyed: corr is the key */
 #define ACTOR_MSG_SYSTEM	0x0100u	/* came on the system lane */
 
 /* System messages (tags on the system lane). */
@@ -236,6 +237,10 @@ int	 actor_tell_path(struct actor *, const char *path, uint32_t tag,
 	    const void *data, size_t len);
 int	 actor_tell_timeout(struct actor *, struct actor_ref, uint32_t tag,
 	    const void *data, size_t len, int64_t timeout_ns);
+/* Coalesce keys are below 2^40 (ACTOR_KEY_MAX). */
+#define ACTOR_KEY_MAX		((1ULL << 40) - 1)
+int	 actor_tell_keyed(struct actor *, struct actor_ref, uint32_t tag,
+	    uint64_t key, const void *data, size_t len);
 int	 actor_reply(struct actor *, uint32_t tag, const void *data,
 	    size_t len);
 int	 actor_reply_error(struct actor *, int code, const char *text);

@@ -147,7 +147,9 @@ fill(struct actor *a, struct actor_msg *out)
 	out->corr = a->cur.corr;
 	out->attempts = a->cur.attempts;
 	out->flags = a->cur.flags & (ACTOR_MSG_ASK | ACTOR_MSG_REPLY |
-	    ACTOR_MSG_ERROR | ACTOR_MSG_REDELIVERED);
+	    ACTOR_MSG_ERROR | ACTOR_MSG_REDELIVERED | ACTOR_MSG_KEYED);
+	if (out->flags & ACTOR_MSG_KEYED)
+		out->corr = a->cur.corr & CORR_ID_MASK;	/* the key */
 	if (lane == SHM_LANE_SYSTEM)
 		out->flags |= ACTOR_MSG_SYSTEM;
 	out->enq_ns = a->cur.enq_ns;

@@ -116,22 +116,54 @@ send_stamped(struct actor *a, struct actor_ref ref, enum shm_lane lane,
 	    started);
 }
 
+/* A tell's header: corr names the incarnation it is for (and a key). */
+static int
+tell_msg(struct actor *a, struct actor_ref ref, uint32_t tag, size_t len,
+    const void *data, struct shm_msg *m)
+{
+	if (len > UINT32_MAX || (data == NULL && len > 0))
+		return ACTOR_EINVAL;
+	memset(m, 0, sizeof(*m));
+	m->tag = tag;
+	m->len = (uint32_t)len;
+	m->sender.index = a->idx < 0 ? UINT32_MAX : (uint32_t)a->idx;
+	m->sender.incarnation = a->idx < 0 ? 0 : a->incarnation;
+	m->corr = (uint64_t)(ref.incarnation & CORR_INC_MASK) <<
+	    CORR_INC_SHIFT;
+	return 0;
+}
+
 int
 actor_tell_timeout(struct actor *a, struct actor_ref ref, uint32_t tag,
     const void *data, size_t len, int64_t timeout_ns)
 {
 	struct shm_msg m;
+	int rc;
 
-	if (len > UINT32_MAX || (data == NULL && len > 0))
-		return ACTOR_EINVAL;
-	memset(&m, 0, sizeof(m));
-	m.tag = tag;
-	m.len = (uint32_t)len;
-	m.sender.index = a->idx < 0 ? UINT32_MAX : (uint32_t)a->idx;
-	m.sender.incarnation = a->idx < 0 ? 0 : a->incarnation;
-	m.corr = (uint64_t)(ref.incarnation & CORR_INC_MASK) <<
-	    CORR_INC_SHIFT;
+	if ((rc = tell_msg(a, ref, tag, len, data, &m)) < 0)
+		return rc;
 	return send_raw(a, ref, SHM_LANE_MAIN, &m, data, timeout_ns);
+}
+
+/*
+ * A tell that a coalesce mailbox keeps once per key: it replaces in place
+ * the queued tell with the same key (shm/ring.c).  Elsewhere an ordinary
+ * tell.  The key shares corr with the incarnation the tell is for.
+ */
+int
+actor_tell_keyed(struct actor *a, struct actor_ref ref, uint32_t tag,
+    uint64_t key, const void *data, size_t len)
+{
+	struct shm_msg m;
+	int rc;
+
+	if (key > ACTOR_KEY_MAX)
+		return ACTOR_EINVAL;
+	if ((rc = tell_msg(a, ref, tag, len, data, &m)) < 0)
+		return rc;
+	m.corr |= key;
+	m.flags = SHM_MSG_COALESCE;
+	return send_raw(a, ref, SHM_LANE_MAIN, &m, data, SHM_TIMEOUT_DEFAULT);
 }
 
 int
@@ -298,3 +330,6 @@ actor_reply_error(struct actor *a, int code, const char *text)
 		inhand_answered(a);
 	return send_error_reply(a->prod, a->arena, &a->cur, code, text, NULL);
 }
+
+_Static_assert(ACTOR_MSG_KEYED == SHM_MSG_COALESCE, "keyed flag");
+_Static_assert(ACTOR_KEY_MAX == CORR_ID_MASK, "key bits");

@@ -14,11 +14,16 @@
  *	8  ask: payload "PATH N": ask PATH N times (tag 1, 1 s each), as a
  *	   caller retrying through a restart would; answer how many failed
  *	   at once with ACTOR_EDOWN, in decimal
+ *	9  ask: payload "PATH N": N keyed tells to PATH (actor_tell_keyed,
+ *	   tag 10, key i % 4, payload "KEY=i" for i in [0, N)); answer how
+ *	   many failed, in decimal
+ *	10 tell: a slow handler: 1 ms, then as tag 4
  *
  * Anything else is ignored.
  */
 #include <err.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,23 +35,58 @@ static int	handle(struct actor *, const struct actor_msg *, void *);
 static void	seen(struct actor *, const struct actor_msg *);
 static void	shards(struct actor *, const struct actor_msg *);
 static void	retry(struct actor *, const struct actor_msg *);
+static void	keyed(struct actor *, const struct actor_msg *);
+static bool	path_count(struct actor *, const struct actor_msg *,
+		    struct actor_ref *, int *);
 
-static void
-retry(struct actor *a, const struct actor_msg *m)
+/* A payload "PATH N", looked up; else answered "bad request". */
+static bool
+path_count(struct actor *a, const struct actor_msg *m, struct actor_ref *to,
+    int *n)
 {
-	char req[ACTOR_PATH_MAX + 16], path[ACTOR_PATH_MAX], text[32];
-	struct actor_msg r;
-	struct actor_ref to;
-	int i, n = 0, down = 0, len;
+	char req[ACTOR_PATH_MAX + 16], path[ACTOR_PATH_MAX];
+	int len;
 
 	len = snprintf(req, sizeof(req), "%.*s", (int)(m->len <
 	    sizeof(req) - 1 ? m->len : sizeof(req) - 1),
 	    (const char *)m->data);
-	if (len <= 0 || sscanf(req, "%255s %d", path, &n) != 2 ||
-	    actor_lookup(a, path, &to) < 0) {
+	if (len <= 0 || sscanf(req, "%255s %d", path, n) != 2 ||
+	    actor_lookup(a, path, to) < 0) {
 		(void)actor_reply_error(a, 1, "bad request");
-		return;
+		return false;
 	}
+	return true;
+}
+
+static void
+keyed(struct actor *a, const struct actor_msg *m)
+{
+	char text[32];
+	struct actor_ref to;
+	int i, n = 0, failed = 0, len;
+
+	if (!path_count(a, m, &to, &n))
+		return;
+	to.incarnation = ACTOR_ANY;
+	for (i = 0; i < n; i++) {
+		len = snprintf(text, sizeof(text), "%d=%d", i % 4, i);
+		failed += actor_tell_keyed(a, to, 10, (uint64_t)(i % 4),
+		    text, (size_t)len) < 0;
+	}
+	len = snprintf(text, sizeof(text), "%d", failed);
+	(void)actor_reply(a, 9, text, (size_t)len);
+}
+
+static void
+retry(struct actor *a, const struct actor_msg *m)
+{
+	char text[32];
+	struct actor_msg r;
+	struct actor_ref to;
+	int i, n = 0, down = 0, len;
+
+	if (!path_count(a, m, &to, &n))
+		return;
 	for (i = 0; i < n; i++)
 		down += actor_ask(a, to, 1, "x", 1, 1000000000LL, &r) ==
 		    ACTOR_EDOWN;
@@ -120,6 +160,13 @@ handle(struct actor *a, const struct actor_msg *m, void *arg)
 		break;
 	case 8:
 		retry(a, m);
+		break;
+	case 9:
+		keyed(a, m);
+		break;
+	case 10:
+		usleep(1000);
+		seen(a, m);
 		break;
 	default:
 		break;
