@@ -74,6 +74,17 @@ shm_test_wait_exit(pid_t pid)
 	return -1;
 }
 
+/* Whether child pid has exited, without reaping it. */
+static UNUSED bool
+shm_test_exited(pid_t pid)
+{
+	siginfo_t	 si;
+
+	memset(&si, 0, sizeof(si));
+	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) ==
+	    0 && si.si_pid == pid;
+}
+
 /*
  * A child that sends M messages {id, i} (tag 7) to mailbox idx, waiting
  * as long as it takes when the lane is full.  Exits 0 when all went in.
