@@ -95,6 +95,7 @@ BENCH_SRC := $(sort $(wildcard tools/bench/bench_*.c))
 EX_SRC	  := $(sort $(wildcard examples/*.c))
 FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 WMAIN_SRC := $(sort $(wildcard worker/*_main.c))
+GW_SRC	  := $(sort $(wildcard gateway/*.c))
 MANS	  := $(sort $(wildcard man/*.[0-9]))
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
@@ -112,10 +113,12 @@ SCALE_BENCH = $(BUILD)/bench/bench_scale
 SEEDS_BENCH = $(BUILD)/bench/bench_seeds
 EXAMPLES    = $(patsubst examples/%.c,$(BUILD)/examples/%,$(EX_SRC))
 WMAINS	    = $(patsubst worker/%_main.c,$(BUILD)/%,$(WMAIN_SRC))
+GATEWAY	    = $(BUILD)/actord-gateway
 TLIB_O	    = $(call obj,$(TLIB_SRC))
 
 BINS	= $(if $(wildcard supervisor/actord_main.c),$(ACTORD)) \
-	  $(if $(wildcard tools/actorctl_main.c),$(ACTORCTL)) $(WMAINS)
+	  $(if $(wildcard tools/actorctl_main.c),$(ACTORCTL)) $(WMAINS) \
+	  $(if $(GW_SRC),$(GATEWAY))
 
 .PHONY: all check soak bench bench-scale bench-seeds fuzz run install clean \
 	lint-man
@@ -149,6 +152,11 @@ $(ACTORD): $(call obj,supervisor/actord_main.c) $(LINKLIBS)
 	$(CC) $(LDFLAGS) $(LTO_LINK) -o $@ $^ $(LDLIBS)
 
 $(ACTORCTL): $(call obj,tools/actorctl_main.c) $(LINKLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The gateway of a node (gateway/): actord runs it as /@gateway, from the
+# directory actord itself is in.
+$(GATEWAY): $(call obj,$(GW_SRC)) $(LINKLIBS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/%: $(BUILD)/obj/worker/%_main.o $(LINKLIBS)
@@ -262,6 +270,7 @@ install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) \
 	  $(DESTDIR)$(INCDIR) $(DESTDIR)$(PCDIR)
 	$(if $(wildcard $(ACTORD)),install -m 755 $(ACTORD) $(DESTDIR)$(SBINDIR)/)
+	$(if $(wildcard $(GATEWAY)),install -m 755 $(GATEWAY) $(DESTDIR)$(SBINDIR)/)
 	$(if $(wildcard $(ACTORCTL)),install -m 755 $(ACTORCTL) $(DESTDIR)$(BINDIR)/)
 	install -m 644 $(LIBACTOR_A) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(LIBACTOR_SO) $(DESTDIR)$(LIBDIR)/

@@ -229,7 +229,9 @@ enum shm_dl_reason {
 	SHM_DL_GARBLED = 10,		/* garbled cell */
 	SHM_DL_ASK_FAILED = 11,		/* ask failed: the actor is down */
 	SHM_DL_ACTOR_DOWN = 12,		/* its actor died (on_down) or is down */
-	SHM_DL_NREASONS = 13
+	SHM_DL_STALE_NODE = 13,		/* for a past epoch of its node */
+	SHM_DL_REFUSED = 14,		/* refused by the peer node */
+	SHM_DL_NREASONS = 15
 };
 
 /* One dead letter, as read back. */

@@ -36,7 +36,9 @@ static const char *const reasons[SHM_DL_NREASONS] = {
 	"node unreachable",
 	"garbled",
 	"ask failed: actor down",
-	"actor down"
+	"actor down",
+	"stale node",
+	"refused by peer"
 };
 
 static const char *const lanes[SHM_NLANES] = { "main", "system", "reply" };

@@ -22,6 +22,7 @@
 #include "supervisor/actord.h"
 #include "supervisor/log.h"
 #include "worker/actor.h"
+#include "worker/remote.h"
 
 #define BELL_RETRY_MS	1	/* the doorbell could not be armed */
 #define ASK_SLACK_MS	1	/* the timer fires after libactor's deadline */
@@ -42,6 +43,8 @@ static void	collect(struct actord *);
 static void	complete(struct actord *, uint64_t, int,
 		    const struct actor_msg *);
 static void	unlink_ask(struct actord *, struct pending_ask *);
+static int	track(struct actord *, uint64_t, uint32_t, ask_done_fn, void *,
+		    struct pending_ask **);
 
 /* Open actord's actor on its reserved mailbox and put its doorbell in the loop. */
 int
@@ -108,22 +111,52 @@ asks_send(struct actord *ad, uint32_t mbox, uint32_t tag, const void *data,
     size_t len, uint32_t timeout_ms, ask_done_fn fn, void *arg,
     struct pending_ask **out)
 {
-	struct pending_ask *p;
 	struct actor_ref ref;
+	uint64_t corr;
 	int rc;
 
 	if (ad->self_actor == NULL)
 		return ACTOR_ENOMAILBOX;
-	if ((p = calloc(1, sizeof(*p))) == NULL)
-		return ACTOR_ESYS;
 	ref.index = mbox;
 	ref.incarnation = ACTOR_ANY;
 	rc = actor_ask_send(ad->self_actor, ref, tag, data, len,
-	    (int64_t)timeout_ms * 1000000, &p->corr);
-	if (rc < 0) {
-		free(p);
+	    (int64_t)timeout_ms * 1000000, &corr);
+	if (rc < 0)
 		return rc;
-	}
+	return track(ad, corr, timeout_ms, fn, arg, out);
+}
+
+/* An ask of an actor of another node, "node:/path", through the gateway. */
+int
+asks_send_remote(struct actord *ad, const char *path, uint32_t tag,
+    const void *data, size_t len, uint32_t timeout_ms, ask_done_fn fn,
+    void *arg, struct pending_ask **out)
+{
+	struct remote_env env;
+	uint64_t corr;
+	int rc;
+
+	if (ad->self_actor == NULL)
+		return ACTOR_ENOMAILBOX;
+	if ((rc = remote_path_env(path, tag, data, len, &env)) <= 0)
+		return rc == 0 ? ACTOR_EINVAL : rc;
+	rc = remote_ask_send(ad->self_actor, &env,
+	    (int64_t)timeout_ms * 1000000, &corr);
+	if (rc < 0)
+		return rc;
+	return track(ad, corr, timeout_ms, fn, arg, out);
+}
+
+/* An ask sent: its timer, its callback.  0, or ACTOR_ESYS (forgotten). */
+static int
+track(struct actord *ad, uint64_t corr, uint32_t timeout_ms, ask_done_fn fn,
+    void *arg, struct pending_ask **out)
+{
+	struct pending_ask *p;
+
+	if ((p = calloc(1, sizeof(*p))) == NULL)
+		return ACTOR_ESYS;
+	p->corr = corr;
 	p->ad = ad;
 	p->fn = fn;
 	p->arg = arg;

@@ -40,6 +40,7 @@
 #include "supervisor/log.h"
 #include "supervisor/metrics.h"
 #include "worker/actor.h"
+#include "worker/remote.h"
 
 #define DL_RECENT	100	/* dead letters a plain `deadletters` shows */
 #define DL_POLL_MS	100	/* deadletters -f looks this often, if followed */
@@ -96,12 +97,16 @@ static int	be_deadletters(void *, uint64_t, bool, struct ctl_reply *);
 static int	be_stats(void *, const char *, struct ctl_reply *);
 static int	be_log(void *, const char *, uint64_t, bool, struct ctl_reply *);
 static int	be_shutdown(void *, struct ctl_reply *);
+static int	be_nodes(void *, struct ctl_reply *);
+static char	*gateway_text(struct tree_ctl *, size_t *, const char **);
 static void	be_cancel(void *, struct ctl_reply *);
 static struct node *mailbox_of(struct tree_ctl *, const char *,
 		    struct ctl_reply *);
 static void	msg_error(struct ctl_reply *, int, const struct actor_msg *,
 		    uint32_t);
 static void	ask_done(void *, int, const struct actor_msg *);
+static int	ask_start(struct tree_ctl *, struct node *, const char *,
+		    uint32_t, const void *, size_t, uint32_t, struct ctl_reply *);
 static void	on_control(void *, uint32_t);
 static void	on_metrics(void *, uint32_t);
 static void	on_output(struct actord *, struct node *, void *);
@@ -143,6 +148,7 @@ static const struct ctl_backend tree_backend = {
 	.stats = be_stats,
 	.log = be_log,
 	.shutdown = be_shutdown,
+	.nodes = be_nodes,
 	.cancel = be_cancel,
 };
 
@@ -768,7 +774,8 @@ msg_error(struct ctl_reply *r, int rc, const struct actor_msg *m,
 		break;
 	default:
 		/* An error answer: its text says why (poison, on_down...). */
-		if (error_answer && *actor_error_text(m) != '\0')
+		if (error_answer && *actor_error_text(m) != '\0' &&
+		    strcmp(actor_error_text(m), actor_strerror(rc)) != 0)
 			ctl_reply_error(r, CTL_E_FAILED, "%s: %s",
 			    actor_strerror(rc), actor_error_text(m));
 		else
@@ -788,10 +795,20 @@ be_send(void *ctx, const char *path, uint32_t tag, const void *data,
     size_t len, struct ctl_reply *r)
 {
 	struct tree_ctl *tc = ctx;
+	struct remote_env env;
 	struct actor_ref ref;
 	struct node *n;
 	int rc;
 
+	if (tc->ad->self_actor != NULL &&
+	    remote_path_env(path, tag, data, len, &env) > 0) {
+		/* "node:/path": through the gateway, which says if it can. */
+		rc = remote_tell(tc->ad->self_actor, &env, 0);
+		dl_wake(tc);
+		if (rc < 0)
+			msg_error(r, rc, NULL, 0);
+		return CTL_REPLY_NOW;
+	}
 	if ((n = mailbox_of(tc, path, r)) == NULL)
 		return CTL_REPLY_NOW;
 	ref.index = (uint32_t)n->mbox;
@@ -813,10 +830,11 @@ be_ask(void *ctx, const char *path, uint32_t tag, const void *data,
     size_t len, uint32_t timeout_ms, struct ctl_reply *r)
 {
 	struct tree_ctl *tc = ctx;
-	struct waiter *w;
 	struct node *n;
-	int rc;
 
+	if (path[0] != '/')		/* "node:/path": the gateway's */
+		return ask_start(tc, NULL, path, tag, data, len, timeout_ms,
+		    r);
 	if ((n = mailbox_of(tc, path, r)) == NULL)
 		return CTL_REPLY_NOW;
 	if (n->state != NS_RUNNING && n->state != NS_STARTING) {
@@ -825,11 +843,27 @@ be_ask(void *ctx, const char *path, uint32_t tag, const void *data,
 		ctl_reply_code(r, ACTOR_EDOWN, NULL, NULL);
 		return CTL_REPLY_NOW;
 	}
+	return ask_start(tc, n, path, tag, data, len, timeout_ms, r);
+}
+
+/* The ask of be_ask, of node n, or (n NULL) of a remote path. */
+static int
+ask_start(struct tree_ctl *tc, struct node *n, const char *path,
+    uint32_t tag, const void *data, size_t len, uint32_t timeout_ms,
+    struct ctl_reply *r)
+{
+	struct waiter *w;
+	int rc;
+
 	if ((w = waiter_new(tc, W_ASK, r, path, 0)) == NULL)
 		return api_error(r, ENOMEM, n);
 	w->timeout_ms = timeout_ms;
-	rc = asks_send(tc->ad, (uint32_t)n->mbox, tag, data, len, timeout_ms,
-	    ask_done, w, &w->ask);
+	if (n != NULL)
+		rc = asks_send(tc->ad, (uint32_t)n->mbox, tag, data, len,
+		    timeout_ms, ask_done, w, &w->ask);
+	else
+		rc = asks_send_remote(tc->ad, path, tag, data, len,
+		    timeout_ms, ask_done, w, &w->ask);
 	dl_wake(tc);
 	if (rc < 0) {
 		waiter_unlink(w);
@@ -1095,11 +1129,19 @@ be_stats(void *ctx, const char *path, struct ctl_reply *r)
 {
 	struct tree_ctl *tc = ctx;
 	struct node *n = tc->ad->root;
+	const char *why;
+	size_t len;
+	char *text;
 
 	if (path != NULL && (n = actord_find(tc->ad, path)) == NULL)
 		return api_error(r, ENOENT, NULL);
 	if (tc->ad->arena != NULL)
 		stats_walk(tc, n, r);
+	/* A node's peers, for the metrics (none until the gateway told). */
+	if (path == NULL && (text = gateway_text(tc, &len, &why)) != NULL) {
+		ctl_reply_data(r, text, len);
+		free(text);
+	}
 	return CTL_REPLY_NOW;
 }
 
@@ -1178,5 +1220,55 @@ be_shutdown(void *ctx, struct ctl_reply *r)
 	log_info("control: shutdown asked");
 	ctl_reply_message(r, "shutting down");
 	actord_shutdown(tc->ad);
+	return CTL_REPLY_NOW;
+}
+
+/*
+ * The peer table the gateway committed as its state (gateway/status.c,
+ * nodestatus.h), as it is: actorctl and the metrics parse it.  Read
+ * through the snapshot's CRC, never trusted further: it is a worker's
+ * text.  malloc'd, *len bytes; or NULL and why.
+ */
+static char *
+gateway_text(struct tree_ctl *tc, size_t *len, const char **why)
+{
+	struct node *n;
+	char *buf;
+
+	*len = 0;
+	if (tc->ad->spec->node == NULL) {
+		*why = "not a node: actord.conf has no node block";
+		return NULL;
+	}
+	if ((n = actord_find(tc->ad, "/" GATEWAY_NAME)) == NULL ||
+	    n->mbox < 0 || tc->ad->arena == NULL) {
+		*why = "no gateway";
+		return NULL;
+	}
+	if ((buf = malloc(CTL_MAX_DATA)) == NULL) {
+		*why = "out of memory";
+		return NULL;
+	}
+	if (actor_snapshot_read(tc->ad->arena, (uint32_t)n->mbox, buf,
+	    CTL_MAX_DATA, len) < 0) {
+		free(buf);
+		*why = "the gateway has not told its peers yet";
+		return NULL;
+	}
+	return buf;
+}
+
+static int
+be_nodes(void *ctx, struct ctl_reply *r)
+{
+	const char *why;
+	size_t len;
+	char *text;
+
+	if ((text = gateway_text(ctx, &len, &why)) == NULL)
+		ctl_reply_error(r, CTL_E_STATE, "%s", why);
+	else
+		ctl_reply_data(r, text, len);
+	free(text);
 	return CTL_REPLY_NOW;
 }

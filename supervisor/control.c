@@ -1295,6 +1295,7 @@ ctl_backend_call(const struct ctl_backend *be, void *ctx,
 	case CTL_CMD_STATS:	return CALL(stats, path, r);
 	case CTL_CMD_LOG:	return CALL(log, path, cursor, q->wait, r);
 	case CTL_CMD_SHUTDOWN:	return CALL(shutdown, r);
+	case CTL_CMD_NODES:	return CALL(nodes, r);
 	}
 #undef CALL
 	ctl_reply_error(r, CTL_E_UNKNOWN, "unknown command %u", q->cmd);

@@ -78,6 +78,8 @@ struct ctl_backend {
 	int	(*log)(void *ctx, const char *path, uint64_t cursor, bool wait,
 		    struct ctl_reply *);
 	int	(*shutdown)(void *ctx, struct ctl_reply *);
+	/* A node's peers: the gateway's status text (gateway/status.c). */
+	int	(*nodes)(void *ctx, struct ctl_reply *);
 	/* A deferred reply's client went away: forget the reply. */
 	void	(*cancel)(void *ctx, struct ctl_reply *);
 };

@@ -9,6 +9,7 @@
  * first checked is inside the buffer it was given, and never trust a
  * length, a count or a string from the wire.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -140,6 +141,7 @@ static const struct cmdschema {
 	[CTL_CMD_LOG] =		{ "log", B(CTL_F_PATH),
 				  B(CTL_F_PATH) | B(CTL_F_CURSOR) | B(CTL_F_WAIT) },
 	[CTL_CMD_SHUTDOWN] =	{ "shutdown", 0, 0 },
+	[CTL_CMD_NODES] =	{ "nodes", 0, 0 },
 };
 
 static const char *const status_names[CTL_STATUS_MAX] = {
@@ -494,14 +496,23 @@ ctl_status_name(unsigned status)
 
 /*
  * "/" or "/name/name...": printable ASCII, no empty, "." or ".."
- * component, no trailing slash, shorter than CTL_PATH_MAX.
+ * component, no trailing slash, shorter than CTL_PATH_MAX.  A node's
+ * name and a colon may come first ("b:/counter", an actor of node b):
+ * 1 to 32 of A-Z a-z 0-9 _ -.
  */
 bool
 ctl_path_valid(const char *path)
 {
 	const char	*s, *comp;
-	size_t		 n = strlen(path);
+	size_t		 n = strlen(path), k;
 
+	for (k = 0; k < n && k <= 32 && (isalnum((unsigned char)path[k]) ||
+	    path[k] == '_' || path[k] == '-'); k++)
+		continue;
+	if (k > 0 && k <= 32 && k < n && path[k] == ':') {
+		path += k + 1;
+		n -= k + 1;
+	}
 	if (n == 0 || n >= CTL_PATH_MAX || path[0] != '/')
 		return false;
 	if (n == 1)

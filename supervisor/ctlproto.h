@@ -58,6 +58,7 @@ enum ctl_cmd {
 	CTL_CMD_STATS,
 	CTL_CMD_LOG,
 	CTL_CMD_SHUTDOWN,
+	CTL_CMD_NODES,			/* the gateway's peer table, as text */
 	CTL_CMD_MAX			/* one past the last */
 };
 

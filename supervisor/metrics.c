@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <netdb.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 
 #include "supervisor/log.h"
 #include "supervisor/metrics.h"
+#include "supervisor/nodestatus.h"
 
 enum mev_kind { MEV_LISTEN, MEV_TIMER, MEV_CONN };
 
@@ -67,6 +69,7 @@ static uint64_t	 mnow(void);
 static void	 put_family(struct ctl_buf *, const char *, const char *,
 		    const char *);
 static void	 put_label(struct ctl_buf *, const char *);
+static void	 put_nodes(struct ctl_buf *, const void *, size_t);
 static void	 put_hist(struct ctl_buf *, const char *,
 		    const struct ctl_response *, size_t);
 static void	 m_accept(struct metrics_http *);
@@ -187,6 +190,81 @@ static const struct {
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
 
+/* A node's peers (nodestatus.h), one series each, labelled by peer. */
+static const struct {
+	const char	*name;
+	const char	*type;
+	const char	*help;
+	size_t		 off;
+} peer_series[] = {
+	{ "actord_peer_messages_sent_total", "counter",
+	  "Messages sent to the peer node.",
+	  offsetof(struct nodestatus_peer, msgs_out) },
+	{ "actord_peer_messages_received_total", "counter",
+	  "Messages received from the peer node.",
+	  offsetof(struct nodestatus_peer, msgs_in) },
+	{ "actord_peer_bytes_sent_total", "counter",
+	  "Bytes of frames sent to the peer node.",
+	  offsetof(struct nodestatus_peer, bytes_out) },
+	{ "actord_peer_bytes_received_total", "counter",
+	  "Bytes of frames received from the peer node.",
+	  offsetof(struct nodestatus_peer, bytes_in) },
+	{ "actord_peer_dropped_total", "counter",
+	  "Messages for the peer node that became dead letters.",
+	  offsetof(struct nodestatus_peer, dropped) },
+	{ "actord_peer_refused_total", "counter",
+	  "Handshakes the peer node refused.",
+	  offsetof(struct nodestatus_peer, refused) },
+	{ "actord_peer_downs_total", "counter",
+	  "Times the peer node was declared down.",
+	  offsetof(struct nodestatus_peer, downs) },
+};
+
+static void
+put_nodes(struct ctl_buf *b, const void *text, size_t len)
+{
+	struct nodestatus_self self;
+	struct nodestatus_peer *p;
+	size_t n, i, k;
+
+	if (nodestatus_parse(text, len, &self, &p, &n) == -1)
+		return;
+	put_family(b, "actord_node_keys_refused_total", "counter",
+	    "Connections refused for a key the node block does not list.");
+	ctl_buf_printf(b, "actord_node_keys_refused_total %llu\n",
+	    self.keys_refused);
+	put_family(b, "actord_node_frames_refused_total", "counter",
+	    "Frames from peers or clients refused as malformed or too large.");
+	ctl_buf_printf(b, "actord_node_frames_refused_total %llu\n",
+	    self.frames_refused);
+	put_family(b, "actord_peer_up", "gauge",
+	    "1 if the peer node is up, 0 if it is connecting or down.");
+	for (i = 0; i < n; i++) {
+		ctl_buf_printf(b, "actord_peer_up{peer=");
+		put_label(b, p[i].name);
+		ctl_buf_printf(b, "} %d\n", strcmp(p[i].state, "up") == 0);
+	}
+	put_family(b, "actord_peer_queued", "gauge",
+	    "Messages waiting in the send queue of the peer node.");
+	for (i = 0; i < n; i++) {
+		ctl_buf_printf(b, "actord_peer_queued{peer=");
+		put_label(b, p[i].name);
+		ctl_buf_printf(b, "} %u\n", p[i].queued);
+	}
+	for (k = 0; k < NELEM(peer_series); k++) {
+		put_family(b, peer_series[k].name, peer_series[k].type,
+		    peer_series[k].help);
+		for (i = 0; i < n; i++) {
+			ctl_buf_printf(b, "%s{peer=", peer_series[k].name);
+			put_label(b, p[i].name);
+			ctl_buf_printf(b, "} %llu\n", *(const unsigned long long *)
+			    (const void *)((const char *)&p[i] +
+			    peer_series[k].off));
+		}
+	}
+	free(p);
+}
+
 /* The whole exposition of a decoded stats answer.  -1 if buf failed. */
 int
 metrics_write(struct ctl_buf *b, const struct ctl_response *r)
@@ -235,6 +313,8 @@ metrics_write(struct ctl_buf *b, const struct ctl_response *r)
 				    (unsigned long long)r->groups[i].count[j]);
 			}
 	}
+	if (r->has_data)
+		put_nodes(b, r->data, r->datalen);
 	if (r->has_control) {
 		put_family(b, "actord_control_connections_total", "counter",
 		    "Connections accepted on the control socket.");

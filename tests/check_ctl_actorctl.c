@@ -496,7 +496,7 @@ START_TEST(usage_and_errors)
 	ctltest_expect(&o, ACTORCTL_EXIT_USAGE,
 	    "unknown command \"frobnicate\"; "
 	    "valid commands: status start stop restart kill add remove reload "
-	    "send ask deadletters stats top log shutdown keygen help");
+	    "send ask deadletters stats top log shutdown nodes keygen help");
 	ctltest_out_free(&o);
 	RUN(&s, &o, "status", "/a", "/b");
 	ctltest_expect(&o, ACTORCTL_EXIT_USAGE, "usage: actorctl");

@@ -64,6 +64,9 @@ void	 actorctl_fmt_uptime(char *, size_t, uint64_t ms);
 /* actorctl_keygen.c: a CurveZMQ key pair into two files */
 int	 actorctl_keygen(struct actorctl *, int argc, char **argv);
 
+/* actorctl_nodes.c: a node's peers */
+int	 actorctl_nodes(struct actorctl *, int argc, char **argv);
+
 /* actorctl_top.c: the live view */
 int	 actorctl_top(struct actorctl *, int argc, char **argv);
 void	 actorctl_top_usage(FILE *);

@@ -101,6 +101,8 @@ static const struct command commands[] = {
 	{ "log", cmd_log, "[-f] path", "a child's captured output",
 	  O_FOLLOW O_JSON },
 	{ "shutdown", cmd_plain, "", "stop the tree and actord", O_JSON },
+	{ "nodes", actorctl_nodes, "", "a node's peers and their links",
+	  O_JSON },
 	{ "keygen", actorctl_keygen, "file", "a key pair for a node or client",
 	  "  file            the secret key (mode 0600); file.pub the public "
 	  "one\n" },

@@ -22,6 +22,9 @@
  *   errors.c     error names, the parts of an error answer
  *   client.c     programs outside the tree: connect, tell, ask, close
  *   client_local.c  the client's local transport (actord's control socket)
+ *   client_zmq.c the client's network transport (a node's gateway)
+ *   remote.c     tells, asks and lookups for other nodes (remote.h)
+ *   envelope.c   the envelope they travel in to the gateway
  *
  * Return values: functions returning int return 0 (or a count) on success,
  * or a negative ACTOR_E* code; actor_strerror() names it.  The codes from
@@ -82,9 +85,11 @@ enum actor_err {
 	ACTOR_ESTOPPED	= -27,	/* the run loop was asked to stop */
 	ACTOR_ENOSTATE	= -28,	/* no committed snapshot, or no state region */
 	ACTOR_EDIED	= -29,	/* ask: the actor died before it answered */
-	ACTOR_EPROTO	= -30	/* client: the peer's answer is malformed */
+	ACTOR_EPROTO	= -30,	/* client: the peer's answer is malformed */
+	ACTOR_ENODEDOWN	= -31,	/* its node is down (or unknown) */
+	ACTOR_ESTALENODE = -32	/* the reference names a node's past epoch */
 };
-#define ACTOR_ELAST	ACTOR_EPROTO	/* the lowest ACTOR_E* code */
+#define ACTOR_ELAST	ACTOR_ESTALENODE	/* the lowest ACTOR_E* code */
 
 /* A reference: mailbox index and incarnation (ACTOR_ANY: the live one). */
 struct actor_ref {
@@ -110,6 +115,9 @@ struct actor_ref {
 #define ACTOR_GONE_GAVE_UP	2	/* a supervisor above it gave up */
 #define ACTOR_GONE_EXITED	3	/* exited, and its restart type says
 					   it is not restarted */
+#define ACTOR_GONE_NODE_DOWN	4	/* in a Terminated for an actor of
+					   another node: that node is down, the
+					   actor may still run */
 
 /* Ask options (actor_ask_with, actor_ask_send_with). */
 #define ACTOR_ASK_WAIT_UP	0x0001u	/* a down actor: wait for its restart
@@ -135,7 +143,8 @@ struct actor_terminated {
 	int32_t		 wstatus;	/* from waitpid, -1 if unknown */
 	int32_t		 exit_status;	/* -1 if killed by a signal */
 	int32_t		 signal;	/* 0 if it exited */
-	uint32_t	 gone;		/* GONE: ACTOR_GONE_*; else 0 */
+	uint32_t	 gone;		/* GONE: ACTOR_GONE_*; Terminated: 0,
+					   or ACTOR_GONE_NODE_DOWN */
 };
 
 /* A deferred answer: the ask it answers (actor_defer). */
@@ -359,8 +368,9 @@ const char *actor_error_text(const struct actor_msg *reply);
  *				actord with the default runtime_dir has it
  *	"unix:PATH", or a PATH	a local actord's control socket
  *	starting with / or .
- *	"tcp://HOST:PORT"	a node's gateway (ACTOR_EINVAL in a libactor
- *				built without that transport)
+ *	"tcp://HOST:PORT?server=PUBFILE&key=SECFILE&name=NAME"
+ *				a node's gateway over CurveZMQ (actord-wire(7);
+ *				libzmq is loaded with dlopen)
  *
  * The results are those of actor_tell and actor_ask (ACTOR_ENOENT,
  * ACTOR_EDOWN, ACTOR_EFULL, ACTOR_ETIMEDOUT, ACTOR_EREPLY with the

@@ -223,6 +223,9 @@ struct actor_client {
 /* client_local.c */
 extern const struct client_transport client_local;
 
+/* client_zmq.c: a node's gateway, "tcp://" */
+extern const struct client_transport client_zmq;
+
 /* region.c */
 struct ar_hdr	*ar_hdr(struct shm_arena *, uint32_t idx, struct ar_caps *);
 unsigned char	*ar_snapdata(struct ar_hdr *, const struct ar_caps *,
@@ -263,6 +266,11 @@ int	 send_error_reply(struct shm_producer *, struct shm_arena *,
 	    struct actor_owed **);
 int	 send_raw(struct actor *, struct actor_ref, enum shm_lane,
 	    struct shm_msg *, const void *data, int64_t timeout_ns);
+int	 send_tell(struct actor *, struct actor_ref to, struct actor_ref from,
+	    uint32_t tag, const void *data, size_t len, int64_t timeout_ns);
+/* watch.c: a Terminated from another node, for the gateway */
+int	 watch_terminated_to(struct actor *, struct actor_ref watcher,
+	    const struct actor_terminated *);
 /* send_stamped's flags: ACTOR_ASK_* of an ask (0 for a tell). */
 int	 send_stamped(struct actor *, struct actor_ref, enum shm_lane,
 	    struct shm_msg *, const void *, int64_t timeout_ns,

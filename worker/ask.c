@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "worker/actor_impl.h"
+#include "worker/remote.h"
 
 static struct pending *find(struct actor *, uint64_t);
 static int	 make_room(struct actor *);
@@ -241,14 +242,31 @@ ask_post(struct actor *a, struct actor_ref ref, uint32_t tag,
     const void *data, size_t len, int64_t timeout_ns, unsigned flags,
     uint64_t *corr, int64_t *deadline)
 {
+	struct remote_env env;
+	struct actor_ref gw;
 	struct shm_msg m;
 	uint64_t started, id;
+	uint8_t stack[1024];
+	void *buf;
+	size_t blen;
 	int rc;
 
 	if (a->idx < 0)
 		return ACTOR_ENOMAILBOX;
 	if (timeout_ns < 0 || len > UINT32_MAX || (data == NULL && len > 0))
 		return ACTOR_EINVAL;
+	if (REMOTE_IS(ref.index)) {
+		/* Asked of the gateway, which answers for the remote actor. */
+		remote_env_ref(&env, ref, WK_ASK, tag, data, len);
+		if ((rc = remote_gateway(a, &gw)) < 0 || (rc = remote_env_put(
+		    &env, &buf, &blen, stack, sizeof(stack))) < 0)
+			return rc;
+		rc = ask_post(a, gw, REMOTE_TAG, buf, blen, timeout_ns, 0,
+		    corr, deadline);
+		if (buf != stack)
+			free(buf);
+		return rc;
+	}
 	/* A slot first: its answer will have a cell (replyslots.c). */
 	if ((rc = slot_take(a, &id)) < 0)
 		return rc;
@@ -470,9 +488,12 @@ actor_ask_path(struct actor *a, const char *path, uint32_t tag,
     const void *data, size_t len, int64_t timeout_ns,
     struct actor_msg *reply)
 {
+	struct remote_env env;
 	struct actor_ref ref;
 	int rc;
 
+	if ((rc = remote_path_env(path, tag, data, len, &env)) != 0)
+		return rc < 0 ? rc : remote_ask(a, &env, timeout_ns, reply);
 	if ((rc = actor_lookup(a, path, &ref)) < 0)
 		return rc;
 	ref.incarnation = ACTOR_ANY;

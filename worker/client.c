@@ -4,11 +4,9 @@
  * whatever carries the messages.  The address names the transport:
  *
  *	NULL, "", "unix:PATH", "/PATH", "./PATH"	client_local.c
- *	"SCHEME://..."					the transport of
- *							that scheme
+ *	"tcp://HOST:PORT?..."				client_zmq.c
  *
- * A transport is a table of functions (actor_impl.h); one for a remote
- * node ("tcp") plugs into transports[] below without changing the API.
+ * A transport is a table of functions (actor_impl.h) in transports[].
  *
  * Owns: struct actor_client and the choice of its transport.  Must never
  * do I/O itself (the transports do), nor hand a caller an answer that
@@ -23,6 +21,7 @@
 
 static const struct client_transport *const transports[] = {
 	&client_local,
+	&client_zmq,
 };
 #define NTRANSPORTS	(sizeof(transports) / sizeof(transports[0]))
 

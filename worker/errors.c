@@ -19,7 +19,9 @@ static const char *const errs[] = {
 	"stopped",					/* ACTOR_ESTOPPED */
 	"no committed state",				/* ACTOR_ENOSTATE */
 	"the actor died before it answered",		/* ACTOR_EDIED */
-	"malformed answer from the peer"		/* ACTOR_EPROTO */
+	"malformed answer from the peer",		/* ACTOR_EPROTO */
+	"node down",					/* ACTOR_ENODEDOWN */
+	"stale node: it restarted since"		/* ACTOR_ESTALENODE */
 };
 
 const char *

@@ -7,6 +7,9 @@
  *   keys.c       key files and their Z85 text
  *   placement.c  which node runs a shard of a group spanning nodes
  *   wire.c       the frames on the wire (actord-wire(7))
+ *   remote.c     remote tells, asks and lookups, through the gateway
+ *   envelope.c   node:/path names, and the envelope a local actor hands
+ *                the gateway (/@gateway) for another node
  */
 #ifndef ACTORD_REMOTE_H
 #define ACTORD_REMOTE_H
@@ -14,6 +17,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "worker/actor.h"
 
 #define KEY_BYTES		32	/* a Curve25519 key */
 #define KEY_Z85_LEN		40	/* its Z85 text */
@@ -177,5 +182,78 @@ void	 wire_put_terminated(uint8_t out[WIRE_TERMINATED_LEN],
 	    const struct wire_terminated *);
 void	 wire_get_terminated(const uint8_t in[WIRE_TERMINATED_LEN],
 	    struct wire_terminated *);
+
+/*
+ * remote.c.  A reference to an actor of another node is an actor_ref
+ * whose index has REMOTE_BIT set: the peer's slot (its place in the node
+ * block's peers, 0..126), 8 bits of the peer's epoch (REMOTE_GEN: a node
+ * that restarted has another) and the actor's mailbox index there; its
+ * incarnation is the remote actor's.  UINT32_MAX is no remote reference
+ * (it names actord or a client as a sender).
+ */
+#define REMOTE_BIT		0x80000000u
+#define REMOTE_PEERS_MAX	127
+#define REMOTE_REF(peer, gen, idx) (REMOTE_BIT | (uint32_t)(peer) << 24 | \
+				 (uint32_t)(gen) << 16 | ((idx) & 0xffffu))
+#define REMOTE_IS(index)	(((index) & REMOTE_BIT) != 0 && \
+				 (index) != UINT32_MAX)
+#define REMOTE_PEER(index)	(((index) >> 24) & 0x7fu)
+#define REMOTE_GENOF(index)	(((index) >> 16) & 0xffu)
+#define REMOTE_INDEX(index)	((index) & 0xffffu)
+#define REMOTE_GEN(epoch)	((uint8_t)((epoch) ^ (epoch) >> 8 ^ \
+				 (epoch) >> 16 ^ (epoch) >> 24 ^ (epoch) >> 32 ^ \
+				 (epoch) >> 40 ^ (epoch) >> 48 ^ (epoch) >> 56))
+
+/*
+ * The envelope: what a local actor sends the gateway for another node,
+ * on the gateway's main lane with the tag REMOTE_TAG (an ask with
+ * SHM_MSG_ASK and its corr, as any ask).  REMOTE_ENV bytes, then the
+ * node's name (WF_PATH only), the path (WF_PATH only), the payload:
+ *   u8 kind (WK_TELL, WK_ASK, WK_LOOKUP, WK_WATCH, WK_UNWATCH), u8 flags
+ *   (WF_PATH),
+ *   u8 node name length, u8 gen (without WF_PATH), u16 path length,
+ *   u16 peer (without WF_PATH), u32 tag, u32 to_index, u32 to_inc
+ * in the host's byte order: it never leaves the host.  The gateway checks
+ * all of it (remote_env_get): any process of the tree may write garbage.
+ */
+#define REMOTE_TAG		0xffffff00u
+#define REMOTE_ENV		20
+#define REMOTE_LOOKUP_NS	(5LL * 1000000000)	/* actor_lookup's wait */
+
+struct remote_env {
+	uint8_t		 kind;		/* WK_TELL, WK_ASK, WK_LOOKUP */
+	uint8_t		 flags;		/* WF_PATH */
+	uint8_t		 gen;		/* REMOTE_GENOF of the reference */
+	uint16_t	 peer;		/* REMOTE_PEER of the reference */
+	uint32_t	 tag;
+	uint32_t	 to_index;	/* on the peer */
+	uint32_t	 to_inc;
+	char		 node[WIRE_NAME_MAX + 1];	/* WF_PATH */
+	const char	*path;		/* WF_PATH: path_len bytes, no NUL */
+	uint16_t	 path_len;
+	const void	*data;
+	size_t		 len;
+};
+
+int	 remote_split(const char *path, struct remote_env *);
+int	 remote_env_put(const struct remote_env *, void **buf, size_t *len,
+	    void *stack, size_t stacklen);
+int	 remote_env_get(const void *buf, size_t len, struct remote_env *);
+int	 remote_gateway(struct actor *, struct actor_ref *);
+int	 remote_tell(struct actor *, struct remote_env *, int64_t timeout_ns);
+int	 remote_ask(struct actor *, struct remote_env *, int64_t timeout_ns,
+	    struct actor_msg *reply);
+int	 remote_ask_send(struct actor *, struct remote_env *,
+	    int64_t timeout_ns, uint64_t *corr);
+int	 remote_lookup(struct actor *, const char *path, struct actor_ref *);
+int	 remote_path_env(const char *path, uint32_t tag, const void *data,
+	    size_t len, struct remote_env *);
+void	 remote_env_ref(struct remote_env *, struct actor_ref, uint8_t kind,
+	    uint32_t tag, const void *data, size_t len);
+int	 remote_deliver(struct actor *, struct actor_ref to,
+	    struct actor_ref from, uint32_t tag, const void *data, size_t len);
+int	 remote_watch(struct actor *, struct actor_ref, uint8_t kind);
+int	 remote_terminated(struct actor *, struct actor_ref watcher,
+	    const struct actor_terminated *);
 
 #endif /* ACTORD_REMOTE_H */

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "worker/actor_impl.h"
+#include "worker/remote.h"
 
 static int	 check_target(struct actor *, struct actor_ref, bool,
 		    unsigned, const struct shm_msg *, const void *);
@@ -29,6 +30,8 @@ actor_lookup(struct actor *a, const char *path, struct actor_ref *ref)
 
 	if (path == NULL || ref == NULL)
 		return ACTOR_EINVAL;
+	if (path[0] != '/')		/* "node:/path" */
+		return remote_lookup(a, path, ref);
 	if ((idx = shm_lookup(a->arena, path)) < 0)
 		return idx == SHM_ENOENT ? ACTOR_ENOENT : idx;
 	ref->index = (uint32_t)idx;
@@ -137,11 +140,35 @@ int
 actor_tell_timeout(struct actor *a, struct actor_ref ref, uint32_t tag,
     const void *data, size_t len, int64_t timeout_ns)
 {
+	struct remote_env env;
+	struct actor_ref me;
+
+	if (len > UINT32_MAX || (data == NULL && len > 0))
+		return ACTOR_EINVAL;
+	if (REMOTE_IS(ref.index)) {
+		remote_env_ref(&env, ref, WK_TELL, tag, data, len);
+		return remote_tell(a, &env, timeout_ns);
+	}
+	me.index = a->idx < 0 ? UINT32_MAX : (uint32_t)a->idx;
+	me.incarnation = a->idx < 0 ? 0 : a->incarnation;
+	return send_tell(a, ref, me, tag, data, len, timeout_ns);
+}
+
+/*
+ * A tell to ref whose sender is from: ourselves, or, for the gateway,
+ * the remote actor it carries the tell for.
+ */
+int
+send_tell(struct actor *a, struct actor_ref ref, struct actor_ref from,
+    uint32_t tag, const void *data, size_t len, int64_t timeout_ns)
+{
 	struct shm_msg m;
 	int rc;
 
 	if ((rc = tell_msg(a, ref, tag, len, data, &m)) < 0)
 		return rc;
+	m.sender.index = from.index;
+	m.sender.incarnation = from.incarnation;
 	return send_raw(a, ref, SHM_LANE_MAIN, &m, data, timeout_ns);
 }
 
@@ -177,9 +204,12 @@ int
 actor_tell_path(struct actor *a, const char *path, uint32_t tag,
     const void *data, size_t len)
 {
+	struct remote_env env;
 	struct actor_ref ref;
 	int rc;
 
+	if ((rc = remote_path_env(path, tag, data, len, &env)) != 0)
+		return rc < 0 ? rc : remote_tell(a, &env, SHM_TIMEOUT_DEFAULT);
 	if ((rc = actor_lookup(a, path, &ref)) < 0)
 		return rc;
 	ref.incarnation = ACTOR_ANY;

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "worker/actor_impl.h"
+#include "worker/remote.h"
 
 #define NO_ENTRY	UINT32_MAX	/* claim_entry: every entry is live */
 
@@ -176,6 +177,8 @@ actor_watch(struct actor *a, struct actor_ref ref)
 
 	if (a->idx < 0)
 		return ACTOR_ENOMAILBOX;
+	if (REMOTE_IS(ref.index))
+		return remote_watch(a, ref, WK_WATCH);
 	if ((h = ar_hdr(a->arena, ref.index, &c)) == NULL)
 		return ACTOR_ENOENT;
 	tinc = ref.incarnation != ACTOR_ANY ? ref.incarnation :
@@ -328,6 +331,8 @@ actor_unwatch(struct actor *a, struct actor_ref ref)
 
 	if (a->idx < 0)
 		return ACTOR_ENOMAILBOX;
+	if (REMOTE_IS(ref.index))
+		return remote_watch(a, ref, WK_UNWATCH);
 	if ((h = ar_hdr(a->arena, ref.index, &c)) == NULL)
 		return ACTOR_ENOENT;
 	set = ar_watchers(h);
@@ -343,4 +348,19 @@ actor_unwatch(struct actor *a, struct actor_ref ref)
 			n++;
 	}
 	return n;
+}
+
+/*
+ * The gateway's delivery of a Terminated for an actor of another node
+ * (remote.c): to watcher, now or owed, as any Terminated.
+ */
+int
+watch_terminated_to(struct actor *a, struct actor_ref watcher,
+    const struct actor_terminated *t)
+{
+	if (!watcher_alive(a->arena, watcher.index,
+	    watcher.incarnation & 0x7fffff))
+		return ACTOR_ESTALE;
+	return send_terminated(a->prod, watcher.index,
+	    watcher.incarnation & 0x7fffff, ACTOR_SYS_TERMINATED, t, &a->owed);
 }

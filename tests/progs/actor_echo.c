@@ -18,6 +18,24 @@
  *	   tag 10, key i % 4, payload "KEY=i" for i in [0, N)); answer how
  *	   many failed, in decimal
  *	10 tell: a slow handler: 1 ms, then as tag 4
+ *	37 tell: tell the sender back, tag 38, the same payload (a sender on
+ *	   another node is a remote reference: it goes through the gateways)
+ *	38 tell: as 4
+ *
+ * and, for the gateway tests, asks answered "rc=N" (N: what libactor
+ * returned) and, after an ask, " " and the answer's payload:
+ *
+ *	30  actor_lookup(payload, such as "b:/echo"): keep the reference
+ *	31  actor_tell(the reference, tag 4, "via-ref")
+ *	32  actor_ask(the reference, tag 1, "via-ref"), 5 s
+ *	33  actor_ask_path(payload, tag 1, "by-path"), 5 s
+ *	34  actor_tell_path(payload, tag 37, "ping"): the echo there tells
+ *	    us back, tag 38
+ *	35  actor_watch(the reference): its Terminated is appended to
+ *	    $TW_DIR/seen as "PATH got terminated gone=N"
+ *
+ * and, for tools/bench/bench_gateway, a sink: tag 39 (tell) counts, tag
+ * 40 (ask) answers the count so far, a uint64_t.
  *
  * Anything else is ignored.
  */
@@ -38,6 +56,14 @@ static void	retry(struct actor *, const struct actor_msg *);
 static void	keyed(struct actor *, const struct actor_msg *);
 static bool	path_count(struct actor *, const struct actor_msg *,
 		    struct actor_ref *, int *);
+struct echo {
+	struct actor_ref kept;		/* the reference of tag 10 */
+	uint64_t	 count;		/* tag 19 */
+};
+
+static void	remote(struct actor *, const struct actor_msg *,
+		    struct actor_ref *);
+static void	answer(struct actor *, int, const struct actor_msg *);
 
 /* A payload "PATH N", looked up; else answered "bad request". */
 static bool
@@ -131,12 +157,85 @@ seen(struct actor *a, const struct actor_msg *m)
 	close(fd);
 }
 
+static void
+answer(struct actor *a, int rc, const struct actor_msg *r)
+{
+	char out[512];
+	int n;
+
+	n = snprintf(out, sizeof(out), "rc=%d", rc);
+	if (r != NULL && rc == 0)
+		n += snprintf(out + n, sizeof(out) - (size_t)n, " %.*s",
+		    (int)(r->len < 400 ? r->len : 400),
+		    (const char *)r->data);
+	(void)actor_reply(a, 0, out, (size_t)n);
+}
+
+/* Tags 30 to 35: through the gateway; kept is the reference of tag 30. */
+static void
+remote(struct actor *a, const struct actor_msg *m, struct actor_ref *kept)
+{
+	struct actor_msg r;
+	char path[256];
+	int rc;
+
+	snprintf(path, sizeof(path), "%.*s", (int)(m->len < 255 ? m->len :
+	    255), (const char *)m->data);
+	switch (m->tag) {
+	case 30:
+		answer(a, actor_lookup(a, path, kept), NULL);
+		break;
+	case 31:
+		answer(a, actor_tell(a, *kept, 4, "via-ref", 7), NULL);
+		break;
+	case 32:
+		rc = actor_ask(a, *kept, 1, "via-ref", 7, 5000000000LL, &r);
+		answer(a, rc, &r);
+		break;
+	case 33:
+		rc = actor_ask_path(a, path, 1, "by-path", 7, 5000000000LL, &r);
+		answer(a, rc, &r);
+		break;
+	case 34:
+		answer(a, actor_tell_path(a, path, 37, "ping", 4), NULL);
+		break;
+	default:
+		answer(a, actor_watch(a, *kept), NULL);
+		break;
+	}
+}
+
 static int
 handle(struct actor *a, const struct actor_msg *m, void *arg)
 {
 	char text[ACTOR_ERRTEXT_MAX];
+	struct echo *e = arg;
 
-	(void)arg;
+	if (m->tag == 39) {
+		e->count++;
+		return 0;
+	}
+	if (m->tag == 40) {
+		(void)actor_reply(a, 40, &e->count, sizeof(e->count));
+		return 0;
+	}
+	if (m->tag == ACTOR_SYS_TERMINATED && m->len ==
+	    sizeof(struct actor_terminated)) {
+		struct actor_terminated t;
+		struct actor_msg fake = *m;
+		char line[64];
+
+		memcpy(&t, m->data, sizeof(t));
+		fake.len = (uint32_t)snprintf(line, sizeof(line),
+		    "terminated gone=%u", t.gone);
+		fake.data = line;
+		seen(a, &fake);
+		return 0;
+	}
+	if (m->tag >= 30 && m->tag <= 35) {
+		remote(a, m, &e->kept);
+		return 0;
+	}
 	switch (m->tag) {
 	case 1:
 		(void)actor_reply(a, 1, m->data, m->len);
@@ -144,7 +243,11 @@ handle(struct actor *a, const struct actor_msg *m, void *arg)
 	case 3:
 		_exit(1);
 	case 4:
+	case 38:
 		seen(a, m);
+		break;
+	case 37:
+		(void)actor_tell(a, m->sender, 38, m->data, m->len);
 		break;
 	case 5:
 		usleep(400 * 1000);
@@ -178,13 +281,15 @@ int
 main(void)
 {
 	struct actor *a;
+	struct echo e;
 	char err[ACTOR_ERRBUF];
 
 	if (actor_attach(&a, err, sizeof(err)) < 0)
 		errx(1, "%s", err);
 	if (actor_ready(a) < 0)
 		errx(1, "cannot say ready");
-	(void)actor_run(a, handle, NULL, NULL);
+	memset(&e, 0, sizeof(e));
+	(void)actor_run(a, handle, NULL, &e);
 	actor_close(a);
 	return 0;
 }
