@@ -3,7 +3,7 @@
  * (what actorctl reads), and for the Prometheus text made from whatever
  * it accepts.
  *
- * fuzz-deps: supervisor/ctlproto.c supervisor/spec.c supervisor/metrics.c supervisor/control.c supervisor/log.c
+ * fuzz-deps: supervisor/ctlproto.c supervisor/spec.c supervisor/metrics.c supervisor/control.c supervisor/log.c supervisor/loop.c supervisor/nodestatus.c
  */
 #include <stdint.h>
 #include <stdlib.h>
