@@ -1,25 +1,41 @@
 /*
  * arena.c: the arena as a whole: computing a layout, creating its two
  * sealed memfds (the layout, read-only to all but its creator, and the
- * data), attaching to inherited ones (validating every size and offset
- * against the fds' real sizes before anything else reads the arena), the
- * actor table and its index by path (a hash table: a lookup costs the
- * same whatever the number of mailboxes).
+ * data), attaching to inherited ones (the seals, the header and every size
+ * and offset it gives, checked against the fds' real sizes before anything
+ * else reads the arena; each mailbox's descriptor when the mailbox is
+ * first used), the actor table and its index by path (a hash table: a
+ * lookup costs the same whatever the number of mailboxes).
  *
  * Owns: struct shm_arena handles, the header and descriptors, the actor
  * table.  Must never trust an offset it did not recompute itself: attach
- * copies the header, recomputes the whole layout from the stored sizes and
- * refuses any difference, then works from the copy, so a header can never
- * point a reader out of bounds.  Must never let a process other than the
- * creator write the layout: its memfd is sealed F_SEAL_FUTURE_WRITE once
- * the creator has mapped it, and every setter of the actor table checks
- * that it runs in the creator.
+ * copies the header, recomputes from its sizes every offset it holds and
+ * refuses any difference; a descriptor is copied, recomputed from its own
+ * sizes and bounded by the data memfd's real size the first time its
+ * mailbox is used (shm_localize), so neither can ever point a reader out
+ * of bounds.  Must never let a process other than the creator write the
+ * layout: its memfd is sealed F_SEAL_FUTURE_WRITE once the creator has
+ * mapped it, and every setter of the actor table checks that it runs in
+ * the creator.
+ *
+ * Why attach checks the header only (issue 13: attaching must cost the same
+ * whatever the number of mailboxes, or starting N workers is O(N^2)): a
+ * worker's layout fd is the one actord created, inherited across exec, and
+ * its seals (checked: F_GET_SEALS) prove that nobody but actord's own
+ * mapping can have written it; no worker can change another process's
+ * fds.  A layout that is not actord's can only come from whoever started
+ * the process.  Either way what a descriptor says is bounded before use,
+ * once, and a mailbox whose descriptor fails is refused (SHM_ECORRUPT),
+ * never read: nothing in the layout can make a reader crash, and the
+ * checksums (the header's at attach, each descriptor's at first use) still
+ * catch a layout changed by accident.
  *
  * The read-once rule (shm.h): validate copies the header once
- * (SHM_ONCE_COPY) and the descriptors once (memcpy), checks the copies,
- * and localize builds the process-local view from those copies only, never
- * from the arena again.  The layout memfd is read-only to workers, but a
- * reader that attached before the seal must not depend on that.
+ * (SHM_ONCE_COPY) and checks the copy, localize builds the process-local
+ * view from it; shm_localize copies a descriptor once, checks the copy and
+ * builds the mailbox's view from it, never from the arena again.  The
+ * layout memfd is read-only to workers, but a reader that attached before
+ * the seal must not depend on that.
  */
 #include <sys/mman.h>
 #include <sys/random.h>
@@ -41,16 +57,23 @@ static int	 seterr(char *, size_t, int, const char *, ...)
 		    __attribute__((format(printf, 4, 5)));
 static int	 mailbox_check(const struct shm_mailbox_layout *, uint32_t,
 		    char *, size_t);
+static void	 place_header(struct shm_hdr *);
+static uint64_t	 place_mailbox(struct shm_desc *, uint64_t);
 static uint64_t	 place(struct shm_hdr *, struct shm_desc *);
-static uint64_t	 header_sum(const struct shm_hdr *, const struct shm_desc *);
+static uint64_t	 header_sum(const struct shm_hdr *);
+static int	 desc_check(const struct shm_arena *, uint32_t,
+		    struct shm_desc *, char *, size_t);
+static void	 localize_desc(struct shm_arena *, uint32_t,
+		    const struct shm_desc *, unsigned char *);
+static size_t	 quarantine_desc(struct shm_desc *);
 static uint64_t	 describe(const struct shm_layout *, struct shm_hdr *,
 		    struct shm_desc **);
 static int	 new_memfd(const char *, size_t, int *, unsigned char **,
 		    char *, size_t);
 static int	 validate(const unsigned char *, size_t, size_t,
-		    struct shm_hdr *, struct shm_desc **, char *, size_t);
-static int	 localize(struct shm_arena *, const struct shm_hdr *,
-		    const struct shm_desc *, char *, size_t);
+		    struct shm_hdr *, char *, size_t);
+static int	 localize(struct shm_arena *, const struct shm_hdr *, char *,
+		    size_t);
 static int	 check_fd(int, int, const char *, size_t *, char *, size_t);
 static int	 env_fd(const char *, int *, char *, size_t);
 static void	 init_arena(struct shm_arena *, const struct shm_layout *);
@@ -153,20 +176,20 @@ shm_layout_check(const struct shm_layout *l, char *err, size_t errlen)
 }
 
 /*
- * Compute every offset from the sizes in the header and descriptors; the
- * same function serves create and attach, so attach can compare.  The
- * layout memfd's size goes to h->layout_size; returns the data memfd's
- * (both page aligned), or 0 if it does not fit in 2^62 bytes.
+ * Every offset of the header, from its counts: where the descriptors, the
+ * actor table and the index lie in the layout memfd (and its size, to
+ * h->layout_size), and the data memfd's regions up to the first mailbox
+ * (h->mbox_off).  Attach recomputes these and compares.
  */
-static uint64_t
-place(struct shm_hdr *h, struct shm_desc *d)
+static void
+place_header(struct shm_hdr *h)
 {
-	uint64_t off, lim = 1ULL << 62;
-	uint32_t i, l;
+	uint64_t off;
 
 	off = SHM_ALIGN(sizeof(*h), SHM_CL);
 	h->desc_off = off;
-	off += SHM_ALIGN((uint64_t)h->nmailboxes * sizeof(*d), SHM_CL);
+	off += SHM_ALIGN((uint64_t)h->nmailboxes * sizeof(struct shm_desc),
+	    SHM_CL);
 	h->actors_off = off;
 	off += (uint64_t)h->nmailboxes * sizeof(struct shm_actor);
 	h->index_off = off;
@@ -186,34 +209,72 @@ place(struct shm_hdr *h, struct shm_desc *d)
 	h->dl_entries_off = off;
 	off += (uint64_t)h->dl_capacity * sizeof(struct shm_dl_entry);
 	h->mbox_off = off;
-	for (i = 0; i < h->nmailboxes; i++) {
-		d[i].ctl_off = off;
-		off += SHM_ALIGN(sizeof(struct shm_mbox), SHM_CL);
-		for (l = 0; l < SHM_NLANES; l++) {
-			d[i].cells_off[l] = off;
-			off += (uint64_t)d[i].capacity[l] * d[i].cell;
-			if (off > lim)
-				return 0;
-		}
-		d[i].inhand_off = off;
-		off += d[i].cell;
-		d[i].state_off = off;
-		off += SHM_ALIGN(d[i].state_size, SHM_CL);
-		if (off > lim)
-			return 0;
+}
+
+/*
+ * One mailbox's offsets, from its sizes and where it starts (off, in the
+ * data memfd): its control block, its lanes' cells, its in-hand cell and
+ * its state region.  Returns where the next one starts.  The sizes are
+ * bounded (mailbox_check) and off is below 2^62: no sum can wrap.
+ */
+static uint64_t
+place_mailbox(struct shm_desc *d, uint64_t off)
+{
+	uint32_t l;
+
+	d->ctl_off = off;
+	off += SHM_ALIGN(sizeof(struct shm_mbox), SHM_CL);
+	for (l = 0; l < SHM_NLANES; l++) {
+		d->cells_off[l] = off;
+		off += (uint64_t)d->capacity[l] * d->cell;
 	}
+	d->inhand_off = off;
+	off += d->cell;
+	d->state_off = off;
+	off += SHM_ALIGN(d->state_size, SHM_CL);
+	return off;
+}
+
+/*
+ * Compute every offset from the sizes in the header and descriptors (at
+ * create).  The layout memfd's size goes to h->layout_size; returns the
+ * data memfd's (both page aligned), or 0 if it does not fit in 2^62 bytes.
+ */
+static uint64_t
+place(struct shm_hdr *h, struct shm_desc *d)
+{
+	uint64_t off, lim = 1ULL << 62;
+	uint32_t i;
+
+	place_header(h);
+	off = h->mbox_off;
+	for (i = 0; i < h->nmailboxes; i++)
+		if ((off = place_mailbox(&d[i], off)) > lim)
+			return 0;
 	return SHM_ALIGN(off, 4096);
 }
 
+/* The header's checksum: FNV-1a of it, checksum and paths_gen zero. */
 static uint64_t
-header_sum(const struct shm_hdr *h, const struct shm_desc *d)
+header_sum(const struct shm_hdr *h)
 {
 	struct shm_hdr	 c = *h;
 
 	c.checksum = 0;
 	c.paths_gen = 0;
-	return shm_fnv(shm_fnv(0xcbf29ce484222325ULL, &c, sizeof(c)), d,
-	    (size_t)c.nmailboxes * sizeof(*d));
+	return shm_fnv(0xcbf29ce484222325ULL, &c, sizeof(c));
+}
+
+/* A descriptor's checksum: FNV-1a of it (check zero), folded to 32 bits. */
+uint32_t
+shm_desc_sum(const struct shm_desc *d)
+{
+	struct shm_desc	 c = *d;
+	uint64_t	 h;
+
+	c.check = 0;
+	h = shm_fnv(0xcbf29ce484222325ULL, &c, sizeof(c));
+	return (uint32_t)(h ^ (h >> 32));
 }
 
 /*
@@ -244,7 +305,10 @@ describe(const struct shm_layout *l, struct shm_hdr *h, struct shm_desc **dp)
 		d[i].block_timeout_ms = l->mailboxes[i].block_timeout_ms;
 		d[i].state_size = l->mailboxes[i].state_size;
 	}
-	return h->total_size = place(h, d);
+	h->total_size = place(h, d);
+	for (i = 0; i < l->nmailboxes; i++)
+		d[i].check = shm_desc_sum(&d[i]);
+	return h->total_size;
 }
 
 size_t
@@ -321,7 +385,7 @@ shm_create(const struct shm_layout *l, const char *name,
 	}
 	h.arena_id = random_id();
 	calibrate(&h);
-	h.checksum = header_sum(&h, d);
+	h.checksum = header_sum(&h);
 	if ((a = calloc(1, sizeof(*a))) == NULL) {
 		free(d);
 		return seterr(err, errlen, SHM_ESYS, "calloc: %s",
@@ -340,7 +404,7 @@ shm_create(const struct shm_layout *l, const char *name,
 	a->lsize = (size_t)h.layout_size;
 	memcpy(a->lbase, &h, sizeof(h));
 	memcpy(a->lbase + h.desc_off, d, (size_t)h.nmailboxes * sizeof(*d));
-	if ((rc = localize(a, &h, d, err, errlen)) < 0)
+	if ((rc = localize(a, &h, err, errlen)) < 0)
 		goto fail;
 	init_arena(a, l);
 	/*
@@ -441,25 +505,21 @@ shm_mailbox_prepared(const struct shm_arena *a, uint32_t idx)
 }
 
 /*
- * Check a layout memfd against its real size and the data memfd's before
- * anything else is read: magic, version, sizes, then a recomputed layout
- * that must match the stored offsets exactly, then the checksum.  The
- * header and descriptors are copied first and only the copies are
- * checked and then used (*h, *dp: malloc'd), so that nothing read after
- * the check can differ from what was checked.
+ * Check a layout memfd's header against the memfds' real sizes before
+ * anything else is read: magic, version, sizes, counts, then every offset
+ * it holds, recomputed from its counts (place_header) and compared, then
+ * its checksum.  The header is copied first and only the copy is checked
+ * and then used (*hp), so that nothing read after the check can differ
+ * from what was checked.  The descriptors are left to the first use of
+ * each mailbox (shm_localize): what attach costs does not grow with their
+ * number.
  */
 static int
 validate(const unsigned char *lbase, size_t lsize, size_t dsize,
-    struct shm_hdr *hp, struct shm_desc **dp, char *err, size_t errlen)
+    struct shm_hdr *hp, char *err, size_t errlen)
 {
 	struct shm_hdr	 h, h2;
-	struct shm_desc	*d, *d2;
-	uint64_t	 total, sum;
-	uint32_t	 i;
-	size_t		 dlen;
-	int		 rc = 0;
 
-	*dp = NULL;
 	if (lsize < sizeof(h))
 		return seterr(err, errlen, SHM_ECORRUPT, "arena layout is %zu "
 		    "bytes, too small for a header", lsize);
@@ -480,65 +540,34 @@ validate(const unsigned char *lbase, size_t lsize, size_t dsize,
 		    "foreign)", (unsigned long long)h.layout_size,
 		    (unsigned long long)h.total_size, lsize, dsize);
 	if (h.nmailboxes > SHM_MAX_MAILBOXES || h.nproducers < 1 ||
-	    h.nproducers > SHM_MAX_PRODUCERS || !is_pow2(h.dl_capacity))
+	    h.nproducers > SHM_MAX_PRODUCERS || !is_pow2(h.dl_capacity) ||
+	    h.dl_capacity > SHM_CAPACITY_MAX)
 		return seterr(err, errlen, SHM_ECORRUPT, "arena header has "
 		    "impossible counts");
-	dlen = (size_t)h.nmailboxes * sizeof(*d);
-	if (SHM_ALIGN(sizeof(h), SHM_CL) + dlen > lsize)
-		return seterr(err, errlen, SHM_ECORRUPT, "descriptors past the "
-		    "end of the arena layout");
-	if ((d = malloc(dlen + sizeof(*d))) == NULL ||
-	    (d2 = malloc(dlen + sizeof(*d))) == NULL) {
-		free(d);
-		return seterr(err, errlen, SHM_ESYS, "malloc: %s",
-		    strerror(errno));
-	}
-	memcpy(d, lbase + SHM_ALIGN(sizeof(h), SHM_CL), dlen);
-	atomic_signal_fence(memory_order_seq_cst);
-	sum = header_sum(&h, d);
-	for (i = 0; i < h.nmailboxes && rc == 0; i++) {
-		struct shm_mailbox_layout m = {
-			.capacity = d[i].capacity[SHM_LANE_MAIN],
-			.sys_capacity = d[i].capacity[SHM_LANE_SYSTEM],
-			.reply_capacity = d[i].capacity[SHM_LANE_REPLY],
-			.cell = d[i].cell,
-			.overflow = (enum shm_overflow)d[i].overflow,
-			.state_size = d[i].state_size
-		};
-		if (mailbox_check(&m, i, err, errlen) < 0)
-			rc = SHM_ECORRUPT;
-	}
-	if (rc == 0) {
-		h2 = h;
-		memcpy(d2, d, dlen);
-		total = place(&h2, d2);
-		if (total != dsize || memcmp(&h2, &h, sizeof(h)) != 0 ||
-		    memcmp(d2, d, dlen) != 0)
-			rc = seterr(err, errlen, SHM_ECORRUPT, "arena offsets "
-			    "do not match its sizes (corrupt header)");
-	}
-	free(d2);
-	if (rc == 0 && sum != h.checksum)
-		rc = seterr(err, errlen, SHM_ECORRUPT, "arena header checksum "
+	/* The layout holds its descriptors, table and index (layout_size). */
+	h2 = h;
+	place_header(&h2);
+	if (memcmp(&h2, &h, sizeof(h)) != 0 || h.mbox_off > dsize)
+		return seterr(err, errlen, SHM_ECORRUPT, "arena offsets do not "
+		    "match its sizes (corrupt header)");
+	if (header_sum(&h) != h.checksum)
+		return seterr(err, errlen, SHM_ECORRUPT, "arena header checksum "
 		    "mismatch (corrupt header)");
-	if (rc < 0) {
-		free(d);
-		return rc;
-	}
 	*hp = h;
-	*dp = d;
 	return 0;
 }
 
 /*
- * Build the process-local view from a validated header and descriptors:
- * the private copies, never the arena, which might say something else by
- * now.
+ * Build the process-local view from a validated header: the private copy,
+ * never the arena, which might say something else by now.
  */
 static int
-localize(struct shm_arena *a, const struct shm_hdr *h,
-    const struct shm_desc *d, char *err, size_t errlen)
+localize(struct shm_arena *a, const struct shm_hdr *h, char *err,
+    size_t errlen)
 {
+	struct shm_desc	 q;
+	size_t		 qsize = quarantine_desc(&q);
+
 	a->id = h->arena_id;
 	shm_membarrier_init(a);
 	a->tsc_ok = h->tsc_ok;
@@ -548,6 +577,7 @@ localize(struct shm_arena *a, const struct shm_hdr *h,
 	a->n = h->nmailboxes;
 	a->npool = h->nproducers;
 	a->nslots = h->nproducers + SHM_OWN_SLOTS * h->nmailboxes;
+	a->mbox_off = h->mbox_off;
 	a->pool = (struct shm_pool *)(void *)(a->base + h->pool_off);
 	a->index = (_Atomic uint32_t *)(void *)(a->lbase + h->index_off);
 	a->index_mask = h->index_size - 1;
@@ -559,7 +589,6 @@ localize(struct shm_arena *a, const struct shm_hdr *h,
 	a->actors = (struct shm_actor *)(void *)(a->lbase + h->actors_off);
 	a->desc = (const struct shm_desc *)(const void *)(a->lbase +
 	    h->desc_off);
-	(void)d;		/* what validate checked is what a->desc says */
 	/*
 	 * The per-mailbox view is made on first use (shm_localize): a
 	 * worker that talks to a few of 10,000 mailboxes must not pay
@@ -574,23 +603,61 @@ localize(struct shm_arena *a, const struct shm_hdr *h,
 		return seterr(err, errlen, SHM_ESYS, "mmap: %s",
 		    strerror(errno));
 	}
-	if ((a->mine = calloc(a->nslots, sizeof(*a->mine))) == NULL)
-		return seterr(err, errlen, SHM_ESYS, "calloc: %s",
+	if ((a->mine = calloc(a->nslots, sizeof(*a->mine))) == NULL ||
+	    (a->quarantine = aligned_alloc(SHM_CL, qsize)) == NULL)
+		return seterr(err, errlen, SHM_ESYS, "malloc: %s",
 		    strerror(errno));
+	memset(a->quarantine, 0, qsize);
 	return 0;
 }
 
 /*
- * Mailbox i's process-local view, from its descriptor in the layout: the
- * descriptors were checked at attach (validate) and nobody can change
- * them since (the layout is sealed, and its creator never writes them
- * again).
+ * Mailbox i's descriptor, copied once into *d and checked: its sizes
+ * (mailbox_check), its checksum, and its offsets, recomputed from its
+ * sizes and its start, inside the data memfd past the header's regions.
+ * Mailboxes are not checked against each other: they may overlap only in
+ * memory every worker can write anyway.  O(1): shm_localize's.
  */
-void
-shm_localize(struct shm_arena *a, uint32_t i)
+static int
+desc_check(const struct shm_arena *a, uint32_t i, struct shm_desc *d,
+    char *err, size_t errlen)
+{
+	struct shm_desc	 d2;
+	uint64_t	 end;
+
+	SHM_ONCE_COPY(*d, a->desc[i]);
+	struct shm_mailbox_layout m = {
+		.capacity = d->capacity[SHM_LANE_MAIN],
+		.sys_capacity = d->capacity[SHM_LANE_SYSTEM],
+		.reply_capacity = d->capacity[SHM_LANE_REPLY],
+		.cell = d->cell,
+		.overflow = (enum shm_overflow)d->overflow,
+		.state_size = d->state_size
+	};
+	if (mailbox_check(&m, i, err, errlen) < 0)
+		return SHM_ECORRUPT;
+	if (d->check != shm_desc_sum(d))
+		return seterr(err, errlen, SHM_ECORRUPT, "mailbox %u: "
+		    "descriptor checksum mismatch (corrupt layout)", i);
+	d2 = *d;
+	if (d->ctl_off < a->mbox_off || d->ctl_off % SHM_CL != 0 ||
+	    d->ctl_off > a->size || (end = place_mailbox(&d2, d->ctl_off)) >
+	    a->size || memcmp(&d2, d, sizeof(d2)) != 0)
+		return seterr(err, errlen, SHM_ECORRUPT, "mailbox %u: "
+		    "descriptor offsets out of the arena or not matching its "
+		    "sizes (corrupt layout)", i);
+	return 0;
+}
+
+/*
+ * Mailbox i's process-local view, from a checked copy of its descriptor,
+ * its regions at base (the data memfd's mapping, or a quarantine's).
+ */
+static void
+localize_desc(struct shm_arena *a, uint32_t i, const struct shm_desc *d,
+    unsigned char *base)
 {
 	struct shm_mbox_local *mb = &a->mb[i];
-	const struct shm_desc *d = &a->desc[i];
 	uint32_t k;
 
 	mb->lay.capacity = d->capacity[SHM_LANE_MAIN];
@@ -602,19 +669,71 @@ shm_localize(struct shm_arena *a, uint32_t i)
 	mb->lay.state_size = d->state_size;
 	mb->payload_max = d->cell - SHM_CELL_HDR;
 	mb->actor = &a->actors[i];
-	mb->inhand = a->base + d->inhand_off;
-	mb->state = d->state_size > 0 ? a->base + d->state_off : NULL;
+	mb->inhand = base + d->inhand_off;
+	mb->state = d->state_size > 0 ? base + d->state_off : NULL;
 	for (k = 0; k < SHM_NLANES; k++) {
-		mb->lane[k].ctl = &((struct shm_mbox *)(void *)(a->base +
+		mb->lane[k].ctl = &((struct shm_mbox *)(void *)(base +
 		    d->ctl_off))->lane[k];
-		mb->lane[k].cells = a->base + d->cells_off[k];
+		mb->lane[k].cells = base + d->cells_off[k];
 		mb->lane[k].cap = d->capacity[k];
 		mb->lane[k].mask = d->capacity[k] - 1;
 		mb->lane[k].cell = d->cell;
 		mb->lane[k].ring_id = (uint64_t)i * SHM_NLANES + k + 1;
 	}
 	/* Last: m says the entry is made. */
-	mb->m = (struct shm_mbox *)(void *)(a->base + d->ctl_off);
+	mb->m = (struct shm_mbox *)(void *)(base + d->ctl_off);
+}
+
+/*
+ * The quarantine's descriptor: the smallest mailbox there is, from 0.
+ * Returns its size.
+ */
+static size_t
+quarantine_desc(struct shm_desc *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->capacity[SHM_LANE_MAIN] = d->capacity[SHM_LANE_SYSTEM] =
+	    d->capacity[SHM_LANE_REPLY] = 2;
+	d->cell = SHM_CELL_MIN;
+	return (size_t)SHM_ALIGN(place_mailbox(d, 0), SHM_CL);
+}
+
+/*
+ * Mailbox i's process-local view, made on its first use.  Its descriptor
+ * is checked here, once (desc_check); one that fails gets a view of its
+ * own private, empty quarantine instead of the arena, marked bad: sends
+ * to it fail (SHM_ECORRUPT), anything else finds it empty, and nothing
+ * ever reads where the descriptor pointed.
+ */
+void
+shm_localize(struct shm_arena *a, uint32_t i)
+{
+	struct shm_desc	 d;
+
+	if (desc_check(a, i, &d, NULL, 0) == 0) {
+		localize_desc(a, i, &d, a->base);
+		return;
+	}
+	a->mb[i].bad = true;
+	quarantine_desc(&d);
+	localize_desc(a, i, &d, a->quarantine);
+}
+
+int
+shm_mailbox_check(struct shm_arena *a, uint32_t idx, char *err,
+    size_t errlen)
+{
+	struct shm_desc	 d;
+	int		 rc;
+
+	if (idx >= a->n)
+		return seterr(err, errlen, SHM_EBADINDEX, "mailbox %u: no such "
+		    "mailbox (%u in the arena)", idx, a->n);
+	if (!shm_mb(a, idx)->bad)
+		return 0;
+	rc = desc_check(a, idx, &d, err, errlen);
+	return rc < 0 ? rc : seterr(err, errlen, SHM_ECORRUPT, "mailbox %u: "
+	    "corrupt descriptor", idx);
 }
 
 /* fd is a memfd of a usable size sealed with at least seals: its size. */
@@ -645,7 +764,6 @@ shm_attach_fds(int lfd, int fd, struct shm_arena **out, char *err,
 {
 	struct shm_arena *a;
 	struct shm_hdr	 h;
-	struct shm_desc	*d = NULL;
 	size_t		 lsize, size;
 	int		 rc;
 
@@ -668,7 +786,7 @@ shm_attach_fds(int lfd, int fd, struct shm_arena **out, char *err,
 		    "bytes): %s", lsize, size, strerror(errno));
 		goto fail;
 	}
-	if ((rc = validate(a->lbase, lsize, size, &h, &d, err, errlen)) < 0)
+	if ((rc = validate(a->lbase, lsize, size, &h, err, errlen)) < 0)
 		goto fail;
 	if ((a->lfd = fcntl(lfd, F_DUPFD_CLOEXEC, 3)) == -1 ||
 	    (a->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) == -1) {
@@ -676,13 +794,11 @@ shm_attach_fds(int lfd, int fd, struct shm_arena **out, char *err,
 		    strerror(errno));
 		goto fail;
 	}
-	if ((rc = localize(a, &h, d, err, errlen)) < 0)
+	if ((rc = localize(a, &h, err, errlen)) < 0)
 		goto fail;
-	free(d);
 	*out = a;
 	return 0;
 fail:
-	free(d);
 	shm_detach(a);
 	return rc;
 }
@@ -733,6 +849,7 @@ shm_detach(struct shm_arena *a)
 		close(a->lfd);
 	if (a->mb != NULL)
 		munmap(a->mb, a->mb_size);
+	free(a->quarantine);
 	free(a->mine);
 	free(a);
 }

@@ -264,6 +264,9 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	if (msg == NULL || (msg->len > 0 && payload == NULL))
 		return SHM_EINVAL;
 	mb = shm_mb(a, idx);
+	/* Its descriptor is corrupt: it has no place in the arena. */
+	if (__builtin_expect(mb->bad, 0))
+		return SHM_ECORRUPT;
 	if (msg->len > mb->payload_max) {
 		shm_dl_put(a, idx, lane, SHM_DL_OVERSIZE, msg, payload);
 		return SHM_EOVERSIZE;

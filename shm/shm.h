@@ -82,7 +82,7 @@ shm_sat_add(uint64_t a, uint64_t b)
 }
 
 #define SHM_MAGIC		0x4d52414452544341ULL	/* "ACTRDARM" */
-#define SHM_VERSION		3
+#define SHM_VERSION		4
 #define SHM_ENV_FD		"ACTORD_ARENA_FD"	/* decimal fd number */
 #define SHM_ENV_LAYOUT_FD	"ACTORD_LAYOUT_FD"	/* decimal fd number */
 #define SHM_PATH_MAX		256	/* actor path, NUL included */
@@ -282,6 +282,14 @@ int	 shm_create(const struct shm_layout *, const char *name,
 int	 shm_attach_fds(int layout_fd, int fd, struct shm_arena **,
 	    char *err, size_t errlen);
 int	 shm_attach_env(struct shm_arena **, char *err, size_t errlen);
+/*
+ * Attach checks the seals and the header only; each mailbox's descriptor
+ * is checked at the mailbox's first use, and a mailbox whose descriptor
+ * is corrupt refuses sends (SHM_ECORRUPT).  shm_mailbox_check makes that
+ * check now: 0, SHM_EBADINDEX, or SHM_ECORRUPT with the reason in err.
+ */
+int	 shm_mailbox_check(struct shm_arena *, uint32_t idx, char *err,
+	    size_t errlen);
 void	 shm_detach(struct shm_arena *);	/* unmaps; closes the fds */
 int	 shm_fd(const struct shm_arena *);	/* the data memfd */
 int	 shm_layout_fd(const struct shm_arena *);	/* the layout memfd */

@@ -4,8 +4,9 @@
  * include this outside shm/ (tests may, to scribble on cells on purpose).
  *
  * Everything in the arena is read as untrusted: offsets and sizes are read
- * once, at attach, validated, and copied into the process-local handle;
- * per-message lengths and sequence numbers are checked on every use.
+ * once, validated, and copied into the process-local handle (the header's
+ * at attach, a mailbox's descriptor at the mailbox's first use); per-message
+ * lengths and sequence numbers are checked on every use.
  */
 #ifndef ACTORD_SHM_IMPL_H
 #define ACTORD_SHM_IMPL_H
@@ -79,7 +80,7 @@ struct shm_hdr {
 	uint32_t	 hdr_size;	/* sizeof(struct shm_hdr) */
 	uint64_t	 total_size;	/* bytes of the data memfd */
 	uint64_t	 arena_id;	/* random: doorbell names */
-	uint64_t	 checksum;	/* FNV-1a of header (this zero) + descs */
+	uint64_t	 checksum;	/* FNV-1a of the header (this zero) */
 	uint32_t	 nmailboxes;
 	uint32_t	 nproducers;
 	uint32_t	 dl_capacity;
@@ -109,14 +110,17 @@ struct shm_hdr {
 	uint8_t		 pad2[20];
 };
 
-/* One mailbox descriptor, in the layout: immutable after create. */
+/*
+ * One mailbox descriptor, in the layout: immutable after create, checked
+ * by each process at the mailbox's first use (arena.c, shm_localize).
+ */
 struct shm_desc {
 	uint32_t	 capacity[SHM_NLANES];
 	uint32_t	 cell;
 	uint32_t	 overflow;
 	uint32_t	 block_timeout_ms;
 	uint32_t	 state_size;
-	uint32_t	 pad0;
+	uint32_t	 check;		/* FNV-1a of the descriptor (this zero) */
 	uint64_t	 ctl_off;
 	uint64_t	 cells_off[SHM_NLANES];
 	uint64_t	 inhand_off;
@@ -258,6 +262,7 @@ struct shm_mbox_local {
 	void		*inhand;
 	void		*state;
 	uint32_t	 payload_max;
+	bool		 bad;		/* its descriptor failed: a quarantine */
 	/*
 	 * The consumer's own (wait.c): waits in a row where spinning did
 	 * not pay (it slept longer than it would have spun), messages taken
@@ -286,7 +291,9 @@ struct shm_arena {
 	struct shm_mbox_local *mb;	/* n + 1 entries, made on first use */
 	size_t		 mb_size;
 	struct shm_actor *actors;	/* in the layout: the actor table */
-	const struct shm_desc *desc;	/* in the layout: checked at attach */
+	const struct shm_desc *desc;	/* in the layout: checked at first use */
+	uint64_t	 mbox_off;	/* the first mailbox's, from the header */
+	unsigned char	*quarantine;	/* private: bad descriptors' mailbox */
 	_Atomic uint32_t *index;	/* in the layout: the path index */
 	uint32_t	 index_mask;
 	struct shm_pool	*pool;
@@ -331,7 +338,11 @@ _Static_assert(sizeof(struct shm_dl_entry) % SHM_CL == 0, "dl entry");
 
 void	 shm_localize(struct shm_arena *, uint32_t idx);	/* arena.c */
 
-/* Mailbox idx's process-local view (idx < a->n), made on first use. */
+/*
+ * Mailbox idx's process-local view (idx < a->n), made on first use, when
+ * its descriptor is checked: one that fails makes a view that is "bad"
+ * (sends refuse it) and points at a private, empty quarantine.
+ */
 static inline struct shm_mbox_local *
 shm_mb(struct shm_arena *a, uint32_t idx)
 {
@@ -404,6 +415,7 @@ cpu_relax(void)
 
 /* arena.c */
 uint64_t shm_fnv(uint64_t, const void *, size_t);
+uint32_t shm_desc_sum(const struct shm_desc *);	/* its check field */
 bool	 shm_tsc_trusted(const char *clocksource, const char *cpuflags);
 
 /*

@@ -61,6 +61,10 @@ init(struct actor *a, struct shm_arena *arena, int32_t idx, char *err,
 			    (int)idx);
 			return ACTOR_EBADINDEX;
 		}
+		/* Its own descriptor, checked now (attach checked the header). */
+		if ((rc = shm_mailbox_check(arena, (uint32_t)idx, err,
+		    errlen)) < 0)
+			return rc;
 		if ((a->hdr = ar_hdr(arena, (uint32_t)idx, &a->caps)) ==
 		    NULL) {
 			snprintf(err, errlen, "mailbox %d: no libactor region "
