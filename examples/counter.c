@@ -7,6 +7,9 @@
  *
  *   tell INC, payload: the key          add one to the key's count
  *   ask  GET, payload: the key          answer: the count, a uint64_t
+ *   tell ROUTE, payload: the key        INC to the shard that owns the key,
+ *                                       on whichever node runs it
+ *   ask  WHERE, payload: the key        answer: that shard's path, text
  *
  * actord.conf:
  *   { name = "counter"; exec = ["/usr/local/libexec/counter"];
@@ -14,6 +17,7 @@
  *     mailbox = { capacity = 4096; state = 8192; }; }
  */
 #include <err.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -22,7 +26,7 @@
 #define KEYS	128		/* keys one shard keeps */
 #define KEYLEN	48
 
-enum { INC = 1, GET = 2 };
+enum { INC = 1, GET = 2, ROUTE = 3, WHERE = 4 };
 
 struct entry {
 	char		 key[KEYLEN];
@@ -56,6 +60,41 @@ find(struct shard *s, const void *key, size_t len, int create)
 	return NULL;
 }
 
+/* The group this shard is of: its path without "/N". */
+static int
+group_of(struct actor *a, char *group, size_t len)
+{
+	const char *name = actor_name(a), *slash = strrchr(name, '/');
+
+	if (slash == NULL || slash == name || (size_t)(slash - name) >= len)
+		return -1;
+	memcpy(group, name, (size_t)(slash - name));
+	group[slash - name] = '\0';
+	return 0;
+}
+
+/* ROUTE and WHERE: the owner of the key, by actor_shard(). */
+static void
+route(struct actor *a, const struct actor_msg *m)
+{
+	char group[ACTOR_PATH_MAX], path[ACTOR_PATH_MAX + 16];
+	struct actor_ref ref;
+	int s, len;
+
+	if (group_of(a, group, sizeof(group)) < 0 ||
+	    (s = actor_shard(a, group, m->data, m->len, &ref)) < 0) {
+		if (m->tag == WHERE)
+			(void)actor_reply_error(a, 1, "no shard group");
+		return;
+	}
+	if (m->tag == ROUTE) {
+		(void)actor_tell(a, ref, INC, m->data, m->len);
+		return;
+	}
+	len = snprintf(path, sizeof(path), "%s/%d", group, s);
+	(void)actor_reply(a, WHERE, path, (size_t)len);
+}
+
 static int
 handle(struct actor *a, const struct actor_msg *m, void *arg)
 {
@@ -76,6 +115,10 @@ handle(struct actor *a, const struct actor_msg *m, void *arg)
 		e = find(s, m->data, m->len, 0);
 		n = e != NULL ? e->count : 0;
 		(void)actor_reply(a, GET, &n, sizeof(n));
+		break;
+	case ROUTE:
+	case WHERE:
+		route(a, m);
 		break;
 	default:
 		break;

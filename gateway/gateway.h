@@ -22,6 +22,8 @@
  *               messages from peers and clients in to local actors, and
  *               the asks both ways
  *   watch.c     death watch across nodes, both ways
+ *   shards.c    the shards of groups spanning nodes: to the node that
+ *               runs each
  *   status.c    the peer table as others read it (the committed state)
  */
 #ifndef ACTORD_GATEWAY_H
@@ -215,6 +217,10 @@ void	 watch_in(struct gateway *, struct conn *, const struct wire_msg *);
 void	 watch_local_death(struct gateway *, const void *, size_t);
 void	 watch_peer_down(struct gateway *, struct peer *);
 void	 watch_free(struct gateway *);
+
+/* shards.c */
+int	 shard_route(struct gateway *, struct remote_env *, char *path,
+	    size_t pathlen);
 
 /* status.c */
 void	 status_changed(struct gateway *);

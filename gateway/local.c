@@ -172,7 +172,8 @@ envelope(struct gateway *gw, const struct actor_msg *m)
 	struct remote_env e;
 	struct wire_msg w;
 	struct peer *p;
-	bool ask = (m->flags & ACTOR_MSG_ASK) != 0;
+	char spath[WIRE_PATH_MAX + 1];
+	bool ask = (m->flags & ACTOR_MSG_ASK) != 0, lost = false;
 	int gen = -1;
 
 	if (remote_env_get(m->data, m->len, &e) < 0 ||
@@ -182,7 +183,10 @@ envelope(struct gateway *gw, const struct actor_msg *m)
 			    "malformed envelope");
 		return;
 	}
-	p = (e.flags & WF_PATH) ? peer_by_name(gw, e.node) :
+	/* A shard of a group spanning nodes: by path, to its node. */
+	if (!(e.flags & WF_PATH) && e.peer == REMOTE_SHARD_PEER)
+		lost = shard_route(gw, &e, spath, sizeof(spath)) < 0;
+	p = lost ? NULL : (e.flags & WF_PATH) ? peer_by_name(gw, e.node) :
 	    e.peer < gw->npeers ? &gw->peers[e.peer] : NULL;
 	memset(&w, 0, sizeof(w));
 	w.kind = e.kind;
@@ -200,8 +204,8 @@ envelope(struct gateway *gw, const struct actor_msg *m)
 	if (p == NULL) {
 		if (ask)
 			(void)actor_reply_error(gw->self, ACTOR_ENOENT,
-			    (e.flags & WF_PATH) ? "no such node" :
-			    "no such peer");
+			    lost ? "no such shard" : (e.flags & WF_PATH) ?
+			    "no such node" : "no such peer");
 		else
 			local_dead_letter(gw, &w, gw->idx, SHM_DL_NO_ACTOR);
 		return;

@@ -213,6 +213,8 @@ struct node_status {
 	int32_t		 mbox;			/* mailbox index, or -1 */
 	unsigned	 intensity;		/* supervisors and groups */
 	unsigned	 period;		/* seconds */
+	const char	*remote;		/* another node's shard: that
+						   node (no process here) */
 };
 
 typedef void (*walk_fn)(const struct node_status *, void *arg);

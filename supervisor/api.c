@@ -321,7 +321,8 @@ actord_add_instance(struct actord *ad, const char *path, done_fn done,
 
 	if ((g = node_find(ad->root, path)) == NULL)
 		return ENOENT;
-	if (g->kind != NODE_GROUP)
+	/* A group spanning nodes has the instances its placement gives. */
+	if (g->kind != NODE_GROUP || g->cs->nnodes > 0)
 		return EINVAL;
 	if (ad->shutting_down || ad->done)
 		return ESHUTDOWN;

@@ -87,6 +87,7 @@ static int	be_stop(void *, const char *, struct ctl_reply *);
 static int	be_restart(void *, const char *, struct ctl_reply *);
 static int	be_kill(void *, const char *, int, bool, struct ctl_reply *);
 static int	be_add(void *, const char *, struct ctl_reply *);
+static bool	spans_nodes(const struct node *, struct ctl_reply *);
 static int	be_remove(void *, const char *, struct ctl_reply *);
 static int	be_reload(void *, struct ctl_reply *);
 static int	be_send(void *, const char *, uint32_t, const void *, size_t,
@@ -499,7 +500,10 @@ put_status(const struct node_status *st, void *arg)
 	memset(&cn, 0, sizeof(cn));
 	snprintf(cn.path, sizeof(cn.path), "%s", st->path);
 	snprintf(cn.kind, sizeof(cn.kind), "%s", node_kind_name(st->kind));
-	snprintf(cn.state, sizeof(cn.state), "%s", node_state_name(st->state));
+	snprintf(cn.state, sizeof(cn.state), "%s", st->remote != NULL ?
+	    "remote" : node_state_name(st->state));
+	if (st->remote != NULL)
+		snprintf(cn.node, sizeof(cn.node), "%s", st->remote);
 	cn.pid = st->kind == NODE_WORKER ? st->pid : 0;
 	cn.uptime_ms = st->uptime_ms;
 	cn.restarts = (uint32_t)st->restarts;
@@ -647,6 +651,8 @@ be_add(void *ctx, const char *path, struct ctl_reply *r)
 		    n->state == NS_RUNNING ? "running" : "not running");
 		return CTL_REPLY_NOW;
 	}
+	if (n != NULL && spans_nodes(n, r))
+		return CTL_REPLY_NOW;
 	if (n == NULL) {
 		snprintf(parent, sizeof(parent), "%s", path);
 		if ((slash = strrchr(parent, '/')) != NULL)
@@ -658,13 +664,16 @@ be_add(void *ctx, const char *path, struct ctl_reply *r)
 			    "instances", parent[0] != '\0' ? parent : "/");
 			return CTL_REPLY_NOW;
 		}
+		if (spans_nodes(g, r))
+			return CTL_REPLY_NOW;
 		if (!next_instance_is(g, path)) {
 			ctl_reply_error(r, CTL_E_INVAL, "instances are added "
 			    "in order: add %s names the next one", parent);
 			return CTL_REPLY_NOW;
 		}
 		group = parent;
-	}
+	} else
+		g = n;
 	if ((w = waiter_new(tc, W_OP, r, path, 0)) == NULL)
 		return api_error(r, ENOMEM, NULL);
 	/* The new name is written before the completion may run. */
@@ -676,6 +685,17 @@ be_add(void *ctx, const char *path, struct ctl_reply *r)
 		return api_error(r, e, actord_find(tc->ad, group));
 	}
 	return CTL_REPLY_LATER;	/* maybe finished already: control.c checks */
+}
+
+/* A group spanning nodes has its instances from the placement: refused. */
+static bool
+spans_nodes(const struct node *g, struct ctl_reply *r)
+{
+	if (g->cs == NULL || g->cs->nnodes == 0)
+		return false;
+	ctl_reply_error(r, CTL_E_INVAL, "%s spans nodes: its instances are "
+	    "the configuration's", g->path);
+	return true;
 }
 
 /* Whether path is the name actord_add_instance gives the next instance. */

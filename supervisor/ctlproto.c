@@ -55,6 +55,7 @@ static const struct fdesc node_f[] = {
 	STR(11, struct ctl_node, strategy, 0),
 	NUM(12, K_U32, struct ctl_node, intensity),
 	NUM(13, K_U32, struct ctl_node, period),
+	STR(14, struct ctl_node, node, 0),
 };
 
 static const struct fdesc actor_f[] = {

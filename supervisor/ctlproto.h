@@ -148,6 +148,9 @@ struct ctl_node {
 	char		 strategy[CTL_NAME_MAX];	/* "" for a worker */
 	uint32_t	 intensity;		/* supervisor */
 	uint32_t	 period;		/* supervisor, seconds */
+	char		 node[CTL_NAME_MAX + 8];	/* "" here; else the node that
+						   runs this shard (state
+						   "remote") */
 };
 
 /* A histogram: cumulative-friendly raw bucket counts. */

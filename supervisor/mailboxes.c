@@ -82,7 +82,8 @@ static void	self_restore(struct actord *);
 static int	take_spare(struct actord *, const struct mailbox_spec *);
 static int	drop_cb(void *, enum shm_lane, const struct shm_msg *,
 		    const void *);
-static void	count_needed(struct actord *, const struct sup_spec *,
+static void	count_needed(struct actord *, const struct node_spec *,
+		    const struct sup_spec *,
 		    const char *, bool *, size_t *, size_t *);
 
 static uint32_t
@@ -445,7 +446,8 @@ out:
  * will be).  0, or -1 with the error.
  */
 static void
-count_needed(struct actord *ad, const struct sup_spec *ss, const char *prefix,
+count_needed(struct actord *ad, const struct node_spec *node,
+    const struct sup_spec *ss, const char *prefix,
     bool *used, size_t *need, size_t *missing)
 {
 	const struct child_spec *cs;
@@ -460,7 +462,7 @@ count_needed(struct actord *ad, const struct sup_spec *ss, const char *prefix,
 		snprintf(path, sizeof(path), "%s/%s", prefix, cs->name);
 		if (cs->kind == CHILD_SUPERVISOR) {
 			if (cs->sup != NULL)
-				count_needed(ad, cs->sup, path, used, need,
+				count_needed(ad, node, cs->sup, path, used, need,
 				    missing);
 			continue;
 		}
@@ -468,6 +470,8 @@ count_needed(struct actord *ad, const struct sup_spec *ss, const char *prefix,
 			continue;
 		fill(&want, &cs->mailbox);
 		for (j = 0; j < (cs->instances > 0 ? cs->instances : 1); j++) {
+			if (!node_spec_local(node, path, cs, j))
+				continue;	/* another node's shard */
 			if (cs->instances > 0)
 				snprintf(ipath, sizeof(ipath), "%s/%u", path, j);
 			else
@@ -505,7 +509,7 @@ mailboxes_reload_check(struct actord *ad, const struct actord_spec *ns,
 		snprintf(err, errlen, "%s", strerror(errno));
 		return -1;
 	}
-	count_needed(ad, &ns->root, "", used, &need, &missing);
+	count_needed(ad, ns->node, &ns->root, "", used, &need, &missing);
 	free(used);
 	if (missing == 0)
 		return 0;

@@ -30,6 +30,8 @@
 static int	 collect_groups(struct node_spec *, const struct sup_spec *,
 		    const char *);
 static int	 add_gateway(struct actord_spec *, char *, size_t);
+static int	 check_ids(const struct node_spec *, char *, size_t);
+static int	 shards_env(struct node_spec *);
 static void	 put_string(FILE *, const char *);
 static void	 put_names(FILE *, char *const *, size_t);
 static char	*default_gateway(void);
@@ -64,11 +66,57 @@ node_spec_finish(struct actord_spec *spec, char *err, size_t errlen)
 		    "gateway", GATEWAY_PROGRAM);
 		return -1;
 	}
-	if (collect_groups(ns, &spec->root, "") == -1) {
+	if (collect_groups(ns, &spec->root, "") == -1 ||
+	    shards_env(ns) == -1) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	if (check_ids(ns, err, errlen) == -1)
+		return -1;
 	return add_gateway(spec, err, errlen);
+}
+
+/*
+ * Two groups spanning nodes must not share an id: the remote reference of
+ * a shard names its group by it (REMOTE_SHARD_REF).  0, or -1 with err.
+ */
+static int
+check_ids(const struct node_spec *ns, char *err, size_t errlen)
+{
+	size_t i, j;
+
+	for (i = 0; i < ns->ngroups; i++)
+		for (j = 0; j < i; j++)
+			if (placement_group_id(ns->groups[i].path) ==
+			    placement_group_id(ns->groups[j].path)) {
+				snprintf(err, errlen, "groups %s and %s span "
+				    "nodes with the same id: rename one",
+				    ns->groups[j].path, ns->groups[i].path);
+				return -1;
+			}
+	return 0;
+}
+
+/* SHARDS_ENV's value: "PATH=INSTANCES ...", or none. */
+static int
+shards_env(struct node_spec *ns)
+{
+	size_t len, i;
+	FILE *f;
+
+	if (ns->ngroups == 0)
+		return 0;
+	if ((f = open_memstream(&ns->shards_env, &len)) == NULL)
+		return -1;
+	for (i = 0; i < ns->ngroups; i++)
+		fprintf(f, "%s%s=%u", i > 0 ? " " : "", ns->groups[i].path,
+		    ns->groups[i].instances);
+	if (ferror(f) | (fclose(f) != 0)) {
+		free(ns->shards_env);
+		ns->shards_env = NULL;
+		return -1;
+	}
+	return 0;
 }
 
 /* GATEWAY_PROGRAM in the directory of this program. */

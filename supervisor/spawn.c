@@ -31,6 +31,7 @@
 
 #include "supervisor/actord.h"
 #include "supervisor/log.h"
+#include "worker/remote.h"
 
 /* Descriptor numbers a child finds, documented in actord(8). */
 #define FD_NOTIFY	3	/* ACTORD_NOTIFY_FD */
@@ -151,11 +152,13 @@ static char **
 build_env(const struct node *n, const struct spawn_fds *fds)
 {
 	const struct child_spec *cs = n->cs;
+	const struct node_spec *ns = n->ad->spec != NULL ? n->ad->spec->node :
+	    NULL;
 	char **env;
 	size_t i, k = 0;
 	int ok = 1;
 
-	env = calloc(cs->nenv + 9, sizeof(*env));
+	env = calloc(cs->nenv + 10, sizeof(*env));
 	if (env == NULL)
 		return NULL;
 	for (i = 0; i < cs->nenv; i++)
@@ -181,6 +184,10 @@ build_env(const struct node *n, const struct spawn_fds *fds)
 		ok = 0;
 	if (ok && cs->ready == READY_SD_NOTIFY && n->ad->notify_name[0] &&
 	    asprintf(&env[k++], "NOTIFY_SOCKET=%s", n->ad->notify_name) == -1)
+		ok = 0;
+	/* The groups spanning nodes, for actor_shard (worker/shard.c). */
+	if (ok && ns != NULL && ns->shards_env != NULL &&
+	    asprintf(&env[k++], "%s=%s", SHARDS_ENV, ns->shards_env) == -1)
 		ok = 0;
 	if (ok && n->mbox >= 0 && asprintf(&env[k++], "ACTORD_INDEX=%d",
 	    (int)n->mbox) == -1)

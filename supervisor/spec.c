@@ -545,5 +545,6 @@ node_spec_free(struct node_spec *ns)
 		names_free(ns->groups[i].nodes, ns->groups[i].nnodes);
 	}
 	free(ns->groups);
+	free(ns->shards_env);
 	free(ns);
 }

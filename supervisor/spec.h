@@ -191,6 +191,8 @@ struct node_spec {
 	char		*group;
 	struct group_spec *groups;	/* groups spanning nodes */
 	size_t		 ngroups;
+	char		*shards_env;	/* SHARDS_ENV's value for the workers,
+					   NULL: no group spans nodes */
 	unsigned	 line;
 	unsigned	 key_line;	/* of secret_key_file, for its errors */
 };

@@ -19,12 +19,15 @@
 #include <unistd.h>
 
 #include "supervisor/actord.h"
+#include "supervisor/config.h"
 #include "supervisor/log.h"
+#include "worker/remote.h"
 
 static struct node *node_alloc(struct actord *, struct node *, const char *);
 static int	build_children(struct node *, const struct sup_spec *);
 static void	all_remove(struct node *);
 static void	walk(struct node *, unsigned, walk_fn, void *);
+static void	walk_placed(struct node *, unsigned, walk_fn, void *);
 static size_t	pid_bucket(const struct actord *, pid_t);
 static void	pid_unlink(struct node *);
 static void	pid_grow(struct actord *);
@@ -91,6 +94,10 @@ node_new_child(struct node *parent, const struct child_spec *cs,
 		n->group_ss.nchildren = 0;
 		n->ss = &n->group_ss;
 		for (i = 0; i < cs->instances; i++) {
+			/* Another node's shard is a placement, not a node. */
+			if (n->ad->spec != NULL && !node_spec_local(
+			    n->ad->spec->node, n->path, cs, i))
+				continue;
 			snprintf(iname, sizeof(iname), "%u", i);
 			if ((k = node_new_child(n, cs, iname)) == NULL ||
 			    node_insert(n, k, n->nkids) == -1)
@@ -475,8 +482,48 @@ walk(struct node *n, unsigned depth, walk_fn fn, void *arg)
 		st.period = n->ss->period;
 	}
 	fn(&st, arg);
+	if (n->kind == NODE_GROUP && n->cs != NULL && n->cs->nnodes > 0) {
+		walk_placed(n, depth + 1, fn, arg);
+		return;
+	}
 	for (i = 0; i < n->nkids; i++)
 		walk(n->kids[i], depth + 1, fn, arg);
+}
+
+/*
+ * The instances of a group spanning nodes, in order: this node's as
+ * nodes, the others as the placement of a shard on another node.
+ */
+static void
+walk_placed(struct node *g, unsigned depth, walk_fn fn, void *arg)
+{
+	const struct child_spec *cs = g->cs;
+	struct node_status st;
+	char path[sizeof(g->path) + 16], name[16];
+	size_t k = 0, at;
+	unsigned i;
+
+	for (i = 0; i < cs->instances; i++) {
+		snprintf(name, sizeof(name), "%u", i);
+		if (k < g->nkids && strcmp(g->kids[k]->name, name) == 0) {
+			walk(g->kids[k++], depth, fn, arg);
+			continue;
+		}
+		at = placement_node(g->path, i, cs->nodes, cs->nnodes);
+		snprintf(path, sizeof(path), "%s/%u", g->path, i);
+		memset(&st, 0, sizeof(st));
+		st.path = path;
+		st.name = name;
+		st.kind = NODE_WORKER;
+		st.state = NS_STOPPED;
+		st.last_exit = "";
+		st.depth = depth;
+		st.mbox = -1;
+		st.remote = cs->nodes[at];
+		fn(&st, arg);
+	}
+	for (; k < g->nkids; k++)
+		walk(g->kids[k], depth, fn, arg);
 }
 
 void

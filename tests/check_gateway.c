@@ -34,6 +34,7 @@
 
 #include "tests/lib/ctltest.h"
 #include "tests/lib/tcheck.h"
+#include "tests/lib/tnet.h"
 #include "tests/lib/tsup.h"
 #include "worker/remote.h"
 
@@ -64,7 +65,6 @@ struct tnet {
 static struct tnet	 net;
 
 static int	 free_port(void);
-static void	 write_key(const char *, const char *, mode_t);
 static void	 tn_conf(int);
 static void	 tn_start(int);
 static bool	 log_has(int, const char *);
@@ -79,51 +79,15 @@ static void	 ask_is(int, const char *, const char *, const char *,
 static int64_t	 mono_ms(void);
 static void	*client_open(void *, const char *, const char *, int);
 
-/*
- * A port free now, below the kernel's ephemeral range (32768 and up on
- * Debian), so that no outgoing connection of another test takes it
- * between this check and the gateway's bind.
- */
+/* A free port of 20000-29999 (check_gateway_shards.c takes 30000 up). */
 static int
 free_port(void)
 {
-	struct sockaddr_in sin;
-	int fd, port, tries, i;
+	int taken[NNODES], i;
 
-	for (tries = 0; tries < 1000; tries++) {
-		port = 20000 + (int)(((unsigned)getpid() * 7919u +
-		    (unsigned)tries * 104729u + (unsigned)mono_ms()) % 10000);
-		for (i = 0; i < NNODES && net.n[i].port != port; i++)
-			continue;
-		if (i < NNODES)
-			continue;		/* another node's */
-		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		ck_assert_int_ne(fd, -1);
-		memset(&sin, 0, sizeof(sin));
-		sin.sin_family = AF_INET;
-		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		sin.sin_port = htons((uint16_t)port);
-		if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0) {
-			close(fd);
-			return port;
-		}
-		close(fd);
-	}
-	ck_abort_msg("no free port in 20000-29999");
-	return -1;
-}
-
-static void
-write_key(const char *path, const char *z85, mode_t mode)
-{
-	int fd;
-
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-	ck_assert_int_ne(fd, -1);
-	ck_assert_int_eq(write(fd, z85, KEY_Z85_LEN), KEY_Z85_LEN);
-	ck_assert_int_eq(write(fd, "\n", 1), 1);
-	ck_assert_int_eq(fchmod(fd, mode), 0);
-	close(fd);
+	for (i = 0; i < NNODES; i++)
+		taken[i] = net.n[i].port;
+	return tnet_free_port(20000, 10000, taken, NNODES);
 }
 
 static int64_t
@@ -204,7 +168,7 @@ setup(void)
 		ck_assert_int_eq(zmq_curve_keypair(t->pub, t->sec), 0);
 		snprintf(key, sizeof(key), "%s/%c.key", t->d.dir, 'a' + i);
 		memcpy(t->key, key, sizeof(t->key));
-		write_key(t->key, t->sec, 0600);
+		tnet_write_key(t->key, t->sec, 0600);
 	}
 }
 
@@ -645,8 +609,8 @@ run_python(const char *args, char *out, size_t outlen)
 
 	snprintf(keyfile, sizeof(keyfile), "%s/tc.key", net.n[0].d.dir);
 	snprintf(pubfile, sizeof(pubfile), "%s/a.key.pub", net.n[0].d.dir);
-	write_key(keyfile, net.client_sec, 0600);
-	write_key(pubfile, net.n[0].pub, 0644);
+	tnet_write_key(keyfile, net.client_sec, 0600);
+	tnet_write_key(pubfile, net.n[0].pub, 0644);
 	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 examples/client.py -e "
 	    "tcp://127.0.0.1:%d -s %s -k %s -n tc %s 2>&1", net.n[0].port,
 	    pubfile, keyfile, args);
@@ -691,8 +655,8 @@ START_TEST(c_client)
 	start_all();
 	snprintf(keyfile, sizeof(keyfile), "%s/tc.key", net.n[0].d.dir);
 	snprintf(pubfile, sizeof(pubfile), "%s/a.key.pub", net.n[0].d.dir);
-	write_key(keyfile, net.client_sec, 0600);
-	write_key(pubfile, net.n[0].pub, 0644);
+	tnet_write_key(keyfile, net.client_sec, 0600);
+	tnet_write_key(pubfile, net.n[0].pub, 0644);
 	/* A wrong name for the key: refused. */
 	snprintf(addr, sizeof(addr), "tcp://127.0.0.1:%d?server=%s&key=%s&"
 	    "name=nobody", net.n[0].port, pubfile, keyfile);

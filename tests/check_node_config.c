@@ -301,6 +301,84 @@ START_TEST(placement_vectors)
 }
 END_TEST
 
+/*
+ * Adding a node moves only the shards it wins: with d added to a, b, c,
+ * every shard of 64 that changed node is on d now (actord.conf(5)'s
+ * vector: 11 of them), and the list's order never matters.
+ */
+START_TEST(placement_add_node)
+{
+	static char *abc[] = { "a", "b", "c" },
+	    *abcd[] = { "a", "b", "c", "d" }, *dcba[] = { "d", "c", "b", "a" };
+	static const char want4[] = "adbaaabcbacdbcab";
+	size_t was, now;
+	unsigned s, moved = 0;
+
+	ck_assert(placement_weight("/counter", 0, "d") ==
+	    0x23d2df09e61c77dfULL);
+	for (s = 0; s < 64; s++) {
+		was = placement_node("/counter", s, abc, 3);
+		now = placement_node("/counter", s, abcd, 4);
+		ck_assert_str_eq(abcd[now],
+		    dcba[placement_node("/counter", s, dcba, 4)]);
+		if (s < 16)
+			ck_assert_int_eq(abcd[now][0], want4[s]);
+		if (now != was) {
+			ck_assert_str_eq(abcd[now], "d");
+			moved++;
+		} else
+			ck_assert_str_ne(abcd[now], "d");
+	}
+	ck_assert_uint_eq(moved, 11);
+}
+END_TEST
+
+/*
+ * A group's id and a shard's remote reference: stable, never UINT32_MAX
+ * (no sender), never a peer's reference.
+ */
+START_TEST(shard_refs)
+{
+	uint32_t r;
+
+	ck_assert_uint_eq(placement_group_id("/counter"), 11904);
+	ck_assert_uint_eq(placement_group_id("/s/counter"), 7382);
+	r = REMOTE_SHARD_REF(placement_group_id("/counter"), 63);
+	ck_assert(REMOTE_IS(r));
+	ck_assert(REMOTE_IS_SHARD(r));
+	ck_assert_uint_eq(REMOTE_SHARD_ID(r), 11904);
+	ck_assert_uint_eq(REMOTE_SHARD_OF(r), 63);
+	r = REMOTE_SHARD_REF(REMOTE_SHARD_IDS - 1, 1023);
+	ck_assert_uint_ne(r, UINT32_MAX);
+	ck_assert(REMOTE_IS_SHARD(r));
+	ck_assert(!REMOTE_IS_SHARD(REMOTE_REF(126, 0xff, 0xffff)));
+}
+END_TEST
+
+/* Every worker of a node learns the groups spanning nodes. */
+START_TEST(shards_env)
+{
+	char err[ERRLEN];
+	struct actord_spec *spec;
+
+	spec = parse(NODE("peers = ( " PEER_B " );")
+	    "supervisor = { children = ( { name = \"counter\"; exec = "
+	    "[\"/bin/true\"]; instances = 16; nodes = [\"a\", \"b\"]; }, "
+	    "{ name = \"s\"; supervisor = { children = ( { name = \"x\"; "
+	    "exec = [\"/bin/true\"]; instances = 3; nodes = [\"b\"]; } ); "
+	    "}; } ); };\n", err);
+	ck_assert_msg(spec != NULL, "%s", err);
+	ck_assert_str_eq(spec->node->shards_env, "/counter=16 /s/x=3");
+	spec_free(spec);
+	spec = parse(NODE("peers = ( " PEER_B " );")
+	    "supervisor = { children = ( { name = \"w\"; exec = "
+	    "[\"/bin/true\"]; } ); };\n", err);
+	ck_assert_msg(spec != NULL, "%s", err);
+	ck_assert_ptr_null(spec->node->shards_env);
+	spec_free(spec);
+}
+END_TEST
+
 /* ZeroMQ RFC 32's test vector, and garbage refused. */
 START_TEST(z85_text)
 {
@@ -431,11 +509,14 @@ suite(void)
 	tcase_add_test(tc, good_node);
 	tcase_add_test(tc, no_node_no_gateway);
 	tcase_add_test(tc, local_shards);
+	tcase_add_test(tc, shards_env);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("keys");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, placement_vectors);
+	tcase_add_test(tc, placement_add_node);
+	tcase_add_test(tc, shard_refs);
 	tcase_add_test(tc, z85_text);
 	tcase_add_test(tc, key_file_modes);
 	tcase_add_test(tc, actord_refuses_open_key);

@@ -427,6 +427,8 @@ actorctl_status_counts(const struct ctl_response *r, unsigned c[5])
 
 	memset(c, 0, 5 * sizeof(c[0]));
 	for (i = 0; i < r->nnodes; i++) {
+		if (r->nodes[i].node[0] != '\0')
+			continue;	/* another node's shard */
 		c[0]++;
 		c[1] += strcmp(r->nodes[i].state, "running") == 0;
 		c[2] += strcmp(r->nodes[i].state, "restarting") == 0;
@@ -471,7 +473,12 @@ status_cells(const struct ctl_node *n, int top,
 	snprintf(cell[C_PATH], sizeof(cell[0]), "%*s%s", d > 0 ? 2 * d : 0,
 	    "", n->path);
 	snprintf(cell[C_KIND], sizeof(cell[0]), "%s", n->kind);
-	snprintf(cell[C_STATE], sizeof(cell[0]), "%s", n->state);
+	/* Another node's shard: where it runs. */
+	if (n->node[0] != '\0')
+		snprintf(cell[C_STATE], sizeof(cell[0]), "%s on %s", n->state,
+		    n->node);
+	else
+		snprintf(cell[C_STATE], sizeof(cell[0]), "%s", n->state);
 	if (n->pid > 0)
 		snprintf(cell[C_PID], sizeof(cell[0]), "%d", n->pid);
 	else
@@ -556,6 +563,8 @@ status_json(const struct ctl_response *r)
 		jw_str(&w, "path", n->path);
 		jw_str(&w, "kind", n->kind);
 		jw_str(&w, "state", n->state);
+		if (n->node[0] != '\0')
+			jw_str(&w, "node", n->node);
 		if (n->pid > 0)
 			jw_int(&w, "pid", n->pid);
 		else

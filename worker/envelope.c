@@ -132,8 +132,15 @@ remote_env_get(const void *buf, size_t len, struct remote_env *env)
 		env->node[nlen] = '\0';
 		env->path = (const char *)p + REMOTE_ENV + nlen;
 	} else if (nlen != 0 || env->path_len != 0 ||
-	    env->peer >= REMOTE_PEERS_MAX || env->to_index >= WIRE_INDEX_MAX ||
 	    env->kind == WK_LOOKUP)
+		return ACTOR_EINVAL;
+	else if (env->peer == REMOTE_SHARD_PEER) {
+		/* A shard of a group spanning nodes (REMOTE_SHARD_REF). */
+		if (env->to_index > 0xffffu || env->kind == WK_WATCH ||
+		    env->kind == WK_UNWATCH)
+			return ACTOR_EINVAL;
+	} else if (env->peer >= REMOTE_PEERS_MAX ||
+	    env->to_index >= WIRE_INDEX_MAX)
 		return ACTOR_EINVAL;
 	if ((env->kind == WK_WATCH || env->kind == WK_UNWATCH) &&
 	    (env->flags & WF_PATH))

@@ -13,8 +13,13 @@
  * language; adding a node moves only the shards it wins.  actord.conf(5)
  * gives test vectors.
  *
- * Owns: the weight and the choice.  Must never depend on the order in
- * which the nodes are listed.
+ * A group's id, which names it in the remote reference of one of its
+ * shards (REMOTE_SHARD_REF, remote.h), is FNV-1a 64 of its path modulo
+ * 0x3fff.
+ *
+ * Owns: the weight, the choice and the group's id.  Must never depend on
+ * the order in which the nodes are listed, nor on anything but these
+ * bytes (no seed, no pointer, no byte order: the same on every build).
  */
 #include <stdio.h>
 #include <string.h>
@@ -71,4 +76,12 @@ placement_node(const char *group, uint32_t shard, char *const *nodes,
 		}
 	}
 	return at;
+}
+
+/* The id of a group spanning nodes in its shards' remote references. */
+uint32_t
+placement_group_id(const char *group)
+{
+	return (uint32_t)(fnv1a(0xcbf29ce484222325ULL, group, strlen(group)) %
+	    REMOTE_SHARD_IDS);
 }

@@ -172,6 +172,9 @@ remote_watch(struct actor *a, struct actor_ref ref, uint8_t kind)
 {
 	struct remote_env env;
 
+	/* A shard's placement is no actor to watch: look it up by path. */
+	if (REMOTE_IS_SHARD(ref.index))
+		return ACTOR_EINVAL;
 	remote_env_ref(&env, ref, kind, 0, NULL, 0);
 	return remote_tell(a, &env, SHM_TIMEOUT_DEFAULT);
 }

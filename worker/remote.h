@@ -36,6 +36,13 @@ uint64_t placement_weight(const char *group, uint32_t shard,
 	    const char *node);
 size_t	 placement_node(const char *group, uint32_t shard,
 	    char *const *nodes, size_t n);
+uint32_t placement_group_id(const char *group);
+
+/*
+ * The groups spanning nodes, as actord tells every worker of a node in
+ * SHARDS_ENV: "PATH=INSTANCES" separated by spaces (/counter=64 /s/x=8).
+ */
+#define SHARDS_ENV		"ACTORD_SHARDS"
 
 /*
  * wire.c: the frames of actord-wire(7).  Integers little-endian.
@@ -200,6 +207,23 @@ void	 wire_get_terminated(const uint8_t in[WIRE_TERMINATED_LEN],
 #define REMOTE_PEER(index)	(((index) >> 24) & 0x7fu)
 #define REMOTE_GENOF(index)	(((index) >> 16) & 0xffu)
 #define REMOTE_INDEX(index)	((index) & 0xffffu)
+/*
+ * A shard of a group spanning nodes, placed on another node: the remote
+ * reference actor_shard() gives for it (shard.c).  Peer slot 127, which
+ * no peer has, then the group's id (placement_group_id, 14 bits) and the
+ * shard (10 bits).  The gateway sends what it gets for one to the node
+ * the placement names, by path (/group/shard), so whichever incarnation
+ * of the shard lives there gets it, whatever that node's epoch.
+ */
+#define REMOTE_SHARD_PEER	127u
+#define REMOTE_SHARD_IDS	0x3fffu	/* ids 0..0x3ffe: never UINT32_MAX */
+#define REMOTE_SHARD_REF(id, s)	(REMOTE_BIT | REMOTE_SHARD_PEER << 24 | \
+				 ((uint32_t)(id) & 0x3fffu) << 10 | \
+				 ((uint32_t)(s) & 0x3ffu))
+#define REMOTE_IS_SHARD(index)	(REMOTE_IS(index) && \
+				 REMOTE_PEER(index) == REMOTE_SHARD_PEER)
+#define REMOTE_SHARD_ID(index)	(((index) >> 10) & 0x3fffu)
+#define REMOTE_SHARD_OF(index)	((index) & 0x3ffu)
 #define REMOTE_GEN(epoch)	((uint8_t)((epoch) ^ (epoch) >> 8 ^ \
 				 (epoch) >> 16 ^ (epoch) >> 24 ^ (epoch) >> 32 ^ \
 				 (epoch) >> 40 ^ (epoch) >> 48 ^ (epoch) >> 56))

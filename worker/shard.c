@@ -11,7 +11,10 @@
  *		 j = floor((b + 1) * 2^31 / ((h >> 33) + 1)) in IEEE doubles)
  *
  * so any process, in any language, computes the same shard; libactor(3)
- * documents it with test vectors.
+ * documents it with test vectors.  A group that spans nodes (SHARDS_ENV)
+ * has N shards wherever they run: a shard of another node is a remote
+ * reference (REMOTE_SHARD_REF) the gateway routes to the node its
+ * placement names (placement.c), so the caller tells or asks it as any.
  *
  * Owns: the per-handle cache of one group's mailbox indexes, refreshed
  * when the actor table's paths change (shm_paths_gen).  Must never route
@@ -22,6 +25,7 @@
 #include <string.h>
 
 #include "worker/actor_impl.h"
+#include "worker/remote.h"
 
 uint64_t
 actor_shard_hash(const void *key, size_t len)
@@ -55,6 +59,55 @@ actor_shard_of(const void *key, size_t len, uint32_t nshards)
 }
 
 /*
+ * The instances of group if it spans nodes (SHARDS_ENV, which actord sets
+ * on a node: "PATH=N PATH=N"), else 0.
+ */
+static uint32_t
+spanning(const char *group)
+{
+	const char *e = getenv(SHARDS_ENV), *eq;
+	size_t glen = strlen(group);
+	unsigned long v;
+	char *end;
+
+	while (e != NULL && *e != '\0') {
+		while (*e == ' ')
+			e++;
+		if ((eq = strchr(e, '=')) == NULL)
+			return 0;
+		v = strtoul(eq + 1, &end, 10);
+		if ((size_t)(eq - e) == glen && strncmp(e, group, glen) == 0)
+			return v <= 1024 ? (uint32_t)v : 0;
+		e = end;
+	}
+	return 0;
+}
+
+/*
+ * A group spanning nodes: its n shards, each this node's mailbox or, for
+ * a shard the placement puts on another node, the remote reference the
+ * gateway routes (REMOTE_SHARD_REF).  0 or ACTOR_ESYS.
+ */
+static int
+group_spanning(struct actor *a, const char *group, uint32_t n,
+    uint32_t **idxp)
+{
+	char path[ACTOR_PATH_MAX];
+	uint32_t s, id = placement_group_id(group), *idx;
+	int i;
+
+	if ((idx = calloc(n, sizeof(*idx))) == NULL)
+		return ACTOR_ESYS;
+	for (s = 0; s < n; s++) {
+		snprintf(path, sizeof(path), "%s/%u", group, s);
+		i = shm_lookup(a->arena, path);
+		idx[s] = i >= 0 ? (uint32_t)i : REMOTE_SHARD_REF(id, s);
+	}
+	*idxp = idx;
+	return 0;
+}
+
+/*
  * The members GROUP/0 .. GROUP/N-1 as the actor table names them now, in
  * *idx (malloc'd) and *n.  0, ACTOR_ENOENT or ACTOR_ESYS.
  */
@@ -66,6 +119,10 @@ group_lookup(struct actor *a, const char *group, uint32_t **idxp,
 	uint32_t n = 0, *idx = NULL, *t;
 	int i;
 
+	if ((n = spanning(group)) > 0) {
+		*np = n;
+		return group_spanning(a, group, n, idxp);
+	}
 	for (;;) {
 		if (snprintf(path, sizeof(path), "%s/%u", group, n) >=
 		    (int)sizeof(path))
@@ -132,7 +189,9 @@ actor_shard(struct actor *a, const char *group, const void *key, size_t len,
 	s = actor_shard_of(key, len, n);
 	ref->index = a->shard.idx[s];
 	ref->incarnation = ACTOR_ANY;
-	if ((h = ar_hdr(a->arena, ref->index, NULL)) != NULL)
+	/* Another node's shard: counted by its own node's gateway. */
+	if (!REMOTE_IS(ref->index) &&
+	    (h = ar_hdr(a->arena, ref->index, NULL)) != NULL)
 		atomic_fetch_add_explicit(&h->shard_msgs, 1,
 		    memory_order_relaxed);
 	return (int)s;
