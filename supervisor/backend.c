@@ -1129,7 +1129,8 @@ stats_walk(struct tree_ctl *tc, struct node *n, struct ctl_reply *r)
 	}
 	for (i = 0; i < n->nkids; i++)
 		stats_walk(tc, n->kids[i], r);
-	if (n->kind != NODE_GROUP)
+	/* A group spanning nodes has only some of its shards here. */
+	if (n->kind != NODE_GROUP || (n->cs != NULL && n->cs->nnodes > 0))
 		return;
 	memset(&g, 0, sizeof(g));
 	snprintf(g.name, sizeof(g.name), "%s", n->path);

@@ -225,7 +225,9 @@ static int	 check_endpoint(struct parser *, const config_setting_t *,
 static int	 node_check(struct parser *, const config_setting_t *,
 		    struct actord_spec *);
 static int	 check_nodes(struct parser *, const struct actord_spec *,
-		    const struct sup_spec *, const char *);
+		    const struct sup_spec *, const char *, const char *);
+static const char *same_id(const struct sup_spec *, const char *,
+		    const char *, uint32_t);
 static const struct peer_spec *name_taken(const struct node_spec *,
 		    const char *, const struct peer_spec *);
 
@@ -2008,7 +2010,7 @@ node_check(struct parser *p, const config_setting_t *root,
 	char			 key[KEY_Z85_LEN + 1], err[512];
 	int			 rc;
 
-	if ((rc = check_nodes(p, spec, &spec->root, "supervisor")) != 0)
+	if ((rc = check_nodes(p, spec, &spec->root, "supervisor", "")) != 0)
 		return rc;
 	if (spec->node == NULL || p->internal)
 		return 0;
@@ -2023,23 +2025,64 @@ node_check(struct parser *p, const config_setting_t *root,
 	return 0;
 }
 
-/* A child's nodes name this node or its peers, and it has instances. */
+/*
+ * The first group spanning nodes under ss (tree path prefix) before the
+ * one at path whose id is id, or NULL; its path in a static buffer.
+ */
+static const char *
+same_id(const struct sup_spec *ss, const char *prefix, const char *path,
+    uint32_t id)
+{
+	static char found[SPEC_PATH_MAX];
+	const struct child_spec *c;
+	const char *f;
+	size_t i;
+
+	for (i = 0; i < ss->nchildren; i++) {
+		c = &ss->children[i];
+		snprintf(found, sizeof(found), "%s/%s", prefix, c->name);
+		if (strcmp(found, path) == 0)
+			return NULL;		/* none before it */
+		if (c->sup != NULL) {
+			char sub[SPEC_PATH_MAX];
+
+			memcpy(sub, found, sizeof(sub));
+			if ((f = same_id(c->sup, sub, path, id)) != NULL ||
+			    (strncmp(path, sub, strlen(sub)) == 0 &&
+			    path[strlen(sub)] == '/'))
+				return f;
+			continue;
+		}
+		if (c->nodes != NULL && placement_group_id(found) == id)
+			return found;
+	}
+	return NULL;
+}
+
+/*
+ * A child's nodes name this node or its peers, it has instances, and no
+ * other group spanning nodes has its id (a shard's remote reference names
+ * its group by it, worker/remote.h).
+ */
 static int
 check_nodes(struct parser *p, const struct actord_spec *spec,
-    const struct sup_spec *ss, const char *keypath)
+    const struct sup_spec *ss, const char *keypath, const char *prefix)
 {
 	const struct child_spec	*c;
 	const struct node_spec	*ns = spec->node;
 	char			 path[KEYPATH_MAX], cpath[KEYPATH_MAX];
+	char			 tpath[SPEC_PATH_MAX];
+	const char		*other;
 	size_t			 i, j, k;
 
 	for (i = 0; i < ss->nchildren; i++) {
 		c = &ss->children[i];
 		keypath_join(cpath, sizeof(cpath), keypath, "children");
 		keypath_index(path, sizeof(path), cpath, (int)i);
+		snprintf(tpath, sizeof(tpath), "%s/%s", prefix, c->name);
 		if (c->sup != NULL) {
 			keypath_join(cpath, sizeof(cpath), path, "supervisor");
-			if (check_nodes(p, spec, c->sup, cpath) != 0)
+			if (check_nodes(p, spec, c->sup, cpath, tpath) != 0)
 				return -1;
 			continue;
 		}
@@ -2052,6 +2095,11 @@ check_nodes(struct parser *p, const struct actord_spec *spec,
 		if (c->instances == 0)
 			return fail_line(p, c->nodes_line, cpath, "a group "
 			    "spanning nodes needs instances");
+		if ((other = same_id(&spec->root, "", tpath,
+		    placement_group_id(tpath))) != NULL)
+			return fail_line(p, c->nodes_line, cpath, "%s and %s "
+			    "span nodes with the same id: rename one", other,
+			    tpath);
 		for (j = 0; j < c->nnodes; j++) {
 			if (strcmp(c->nodes[j], ns->name) == 0)
 				continue;

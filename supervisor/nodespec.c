@@ -30,7 +30,6 @@
 static int	 collect_groups(struct node_spec *, const struct sup_spec *,
 		    const char *);
 static int	 add_gateway(struct actord_spec *, char *, size_t);
-static int	 check_ids(const struct node_spec *, char *, size_t);
 static int	 shards_env(struct node_spec *);
 static void	 put_string(FILE *, const char *);
 static void	 put_names(FILE *, char *const *, size_t);
@@ -71,30 +70,7 @@ node_spec_finish(struct actord_spec *spec, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	if (check_ids(ns, err, errlen) == -1)
-		return -1;
 	return add_gateway(spec, err, errlen);
-}
-
-/*
- * Two groups spanning nodes must not share an id: the remote reference of
- * a shard names its group by it (REMOTE_SHARD_REF).  0, or -1 with err.
- */
-static int
-check_ids(const struct node_spec *ns, char *err, size_t errlen)
-{
-	size_t i, j;
-
-	for (i = 0; i < ns->ngroups; i++)
-		for (j = 0; j < i; j++)
-			if (placement_group_id(ns->groups[i].path) ==
-			    placement_group_id(ns->groups[j].path)) {
-				snprintf(err, errlen, "groups %s and %s span "
-				    "nodes with the same id: rename one",
-				    ns->groups[j].path, ns->groups[i].path);
-				return -1;
-			}
-	return 0;
 }
 
 /* SHARDS_ENV's value: "PATH=INSTANCES ...", or none. */

@@ -109,6 +109,13 @@ static const struct bad bad_nodes[] = {
 	  "\n  instances = 2; nodes = [\"a\"]; } ); };\n",
 	  "t.conf:2: supervisor.children[0].nodes: a group spanning nodes "
 	  "needs a node block" },
+	/* Two ids alike: a shard's remote reference could not tell them. */
+	{ NODE("")
+	  "supervisor = { children = ( { name = \"g25\"; exec = [\"/bin/true\"];"
+	  "\n  instances = 2; nodes = [\"a\"]; }, { name = \"g40\"; exec = "
+	  "[\"/bin/true\"];\n  instances = 2; nodes = [\"a\"]; } ); };\n",
+	  "t.conf:7: supervisor.children[1].nodes: /g25 and /g40 span nodes "
+	  "with the same id: rename one" },
 };
 
 #define NBAD	(sizeof(bad_nodes) / sizeof(bad_nodes[0]))
