@@ -14,8 +14,9 @@
  *
  * GET and DEL of a missing key answer an error of the application's own,
  * KV_NOKEY ("no such key: KEY"); a PUT that does not fit in the state
- * region answers KV_FULL.  Values are as large as a message may be (the
- * mailbox's cell less its 48-byte header).
+ * region answers KV_FULL.  Values are as large as a message may be: the
+ * mailbox's max_message (64 KiB by default) for a PUT, the asker's for a
+ * GET's answer, less the request's key and its 2-byte length.
  *
  * Run by hand, it is a client (actor_connect(3)) of the local actord:
  *
@@ -25,7 +26,8 @@
  *
  * actord.conf:
  *   { name = "kv"; exec = ["/usr/local/libexec/kv"]; ready = "actor";
- *     mailbox = { capacity = 256; cell = 4096; state = 262144; }; }
+ *     mailbox = { capacity = 256; cell = 4096; state = 262144;
+ *       max_message = 65536; }; }
  */
 #include <err.h>
 #include <err.h>

@@ -66,6 +66,7 @@ static int	 desc_check(const struct shm_arena *, uint32_t,
 static void	 localize_desc(struct shm_arena *, uint32_t,
 		    const struct shm_desc *, unsigned char *);
 static size_t	 quarantine_desc(struct shm_desc *);
+static void	 place_big(struct shm_desc *);
 static uint64_t	 describe(const struct shm_layout *, struct shm_hdr *,
 		    struct shm_desc **);
 static int	 new_memfd(const char *, size_t, int *, unsigned char **,
@@ -147,6 +148,10 @@ mailbox_check(const struct shm_mailbox_layout *m, uint32_t i, char *err,
 	if (m->state_size > (1u << 30))
 		return seterr(err, errlen, SHM_EINVAL, "mailbox %u: state "
 		    "size %u is larger than 1 GiB", i, m->state_size);
+	if (m->max_message > SHM_MESSAGE_MAX)
+		return seterr(err, errlen, SHM_EINVAL, "mailbox %u: "
+		    "max_message %u is larger than %u", i, m->max_message,
+		    SHM_MESSAGE_MAX);
 	return 0;
 }
 
@@ -228,8 +233,13 @@ place_mailbox(struct shm_desc *d, uint64_t off)
 		d->cells_off[l] = off;
 		off += (uint64_t)d->capacity[l] * d->cell;
 	}
+	place_big(d);
+	for (l = 0; l < SHM_NLANES; l++) {
+		d->big_off[l] = off;
+		off += (uint64_t)d->big_count[l] * d->big_size;
+	}
 	d->inhand_off = off;
-	off += d->cell;
+	off += d->inhand_size;
 	d->state_off = off;
 	off += SHM_ALIGN(d->state_size, SHM_CL);
 	return off;
@@ -252,6 +262,30 @@ place(struct shm_hdr *h, struct shm_desc *d)
 		if ((off = place_mailbox(&d[i], off)) > lim)
 			return 0;
 	return SHM_ALIGN(off, 4096);
+}
+
+/*
+ * A mailbox's large slots and in-hand slot, from its sizes: none when
+ * every payload it takes fits in a cell; else one per reply cell (an
+ * answer that got a cell never waits: replyslots.c), and up to
+ * SHM_BIG_MAIN for the main lane (ring.c, big_room).  The system lane
+ * has none.  A slot is the largest payload rounded to a cache line.
+ */
+static void
+place_big(struct shm_desc *d)
+{
+	uint32_t inl = d->cell - SHM_CELL_HDR, cap = d->capacity[SHM_LANE_MAIN];
+
+	memset(d->big_count, 0, sizeof(d->big_count));
+	d->big_size = 0;
+	d->inhand_size = d->cell;
+	if (d->max_message <= inl)
+		return;
+	d->big_size = (uint32_t)SHM_ALIGN(d->max_message, SHM_CL);
+	d->big_count[SHM_LANE_MAIN] = cap < SHM_BIG_MAIN ? cap : SHM_BIG_MAIN;
+	d->big_count[SHM_LANE_REPLY] = d->capacity[SHM_LANE_REPLY];
+	d->inhand_size = (uint32_t)SHM_ALIGN(SHM_CELL_HDR + d->max_message,
+	    SHM_CL);
 }
 
 /* The header's checksum: FNV-1a of it, checksum and paths_gen zero. */
@@ -304,6 +338,7 @@ describe(const struct shm_layout *l, struct shm_hdr *h, struct shm_desc **dp)
 		d[i].overflow = (uint32_t)l->mailboxes[i].overflow;
 		d[i].block_timeout_ms = l->mailboxes[i].block_timeout_ms;
 		d[i].state_size = l->mailboxes[i].state_size;
+		d[i].max_message = l->mailboxes[i].max_message;
 	}
 	h->total_size = place(h, d);
 	for (i = 0; i < l->nmailboxes; i++)
@@ -632,7 +667,8 @@ desc_check(const struct shm_arena *a, uint32_t i, struct shm_desc *d,
 		.reply_capacity = d->capacity[SHM_LANE_REPLY],
 		.cell = d->cell,
 		.overflow = (enum shm_overflow)d->overflow,
-		.state_size = d->state_size
+		.state_size = d->state_size,
+		.max_message = d->max_message
 	};
 	if (mailbox_check(&m, i, err, errlen) < 0)
 		return SHM_ECORRUPT;
@@ -667,7 +703,7 @@ localize_desc(struct shm_arena *a, uint32_t i, const struct shm_desc *d,
 	mb->lay.overflow = (enum shm_overflow)d->overflow;
 	mb->lay.block_timeout_ms = d->block_timeout_ms;
 	mb->lay.state_size = d->state_size;
-	mb->payload_max = d->cell - SHM_CELL_HDR;
+	mb->lay.max_message = d->max_message;
 	mb->actor = &a->actors[i];
 	mb->inhand = base + d->inhand_off;
 	mb->state = d->state_size > 0 ? base + d->state_off : NULL;
@@ -679,7 +715,18 @@ localize_desc(struct shm_arena *a, uint32_t i, const struct shm_desc *d,
 		mb->lane[k].mask = d->capacity[k] - 1;
 		mb->lane[k].cell = d->cell;
 		mb->lane[k].ring_id = (uint64_t)i * SHM_NLANES + k + 1;
+		mb->lane[k].inl = d->cell - SHM_CELL_HDR;
+		mb->lane[k].max = mb->lane[k].inl;
+		if (d->big_count[k] > 0) {
+			mb->lane[k].big = base + d->big_off[k];
+			mb->lane[k].big_count = d->big_count[k];
+			mb->lane[k].big_mask = d->big_count[k] - 1;
+			mb->lane[k].big_size = d->big_size;
+			mb->lane[k].max = d->max_message;
+		}
 	}
+	mb->payload_max = mb->lane[SHM_LANE_MAIN].max;
+	mb->inhand_size = d->inhand_size;
 	/* Last: m says the entry is made. */
 	mb->m = (struct shm_mbox *)(void *)(base + d->ctl_off);
 }
@@ -851,6 +898,7 @@ shm_detach(struct shm_arena *a)
 		munmap(a->mb, a->mb_size);
 	free(a->quarantine);
 	free(a->mine);
+	free(a->takebuf);
 	free(a);
 }
 
@@ -1051,6 +1099,12 @@ shm_payload_max(const struct shm_arena *a, uint32_t idx)
 	return idx < a->n ? shm_mb_c(a, idx)->payload_max : 0;
 }
 
+size_t
+shm_cell_payload(const struct shm_arena *a, uint32_t idx)
+{
+	return idx < a->n ? shm_mb_c(a, idx)->lane[SHM_LANE_MAIN].inl : 0;
+}
+
 /*
  * The actor table, in the layout: written by its creator only (any other
  * process maps it read-only, and a write would kill it), read by all.
@@ -1242,7 +1296,7 @@ shm_inhand(struct shm_arena *a, uint32_t idx, size_t *len)
 		return NULL;
 	}
 	if (len != NULL)
-		*len = shm_mb(a, idx)->lay.cell;
+		*len = shm_mb(a, idx)->inhand_size;
 	return shm_mb(a, idx)->inhand;
 }
 

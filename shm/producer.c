@@ -237,6 +237,7 @@ release_steal(struct shm_arena *a, uint64_t rr, uint64_t h)
 	struct shm_cell	*c;
 	struct shm_msg	 m;
 	unsigned char	 pfx[SHM_DL_PAYLOAD];
+	const unsigned char *src;
 	uint64_t	 expect = (h + 1) | SEQ_TAKEN, held, hh;
 	uint32_t	 idx;
 	unsigned	 lane;
@@ -249,9 +250,10 @@ release_steal(struct shm_arena *a, uint64_t rr, uint64_t h)
 	if (cell_seq(l, h, memory_order_seq_cst) == held) {
 		if (REC_KIND(rr) == REC_STEAL) {
 			SHM_ONCE_COPY(m, c->msg);
+			src = cell_data(l, h, m.len);
 			if (m.len > sizeof(pfx))
 				m.len = sizeof(pfx);
-			memcpy(pfx, c->payload, m.len);
+			memcpy(pfx, src, m.len);
 			atomic_fetch_add(&shm_mb(a, idx)->m->dropped, 1);
 			shm_dl_put(a, idx, (enum shm_lane)lane,
 			    SHM_DL_DROPPED_OLDEST, &m, pfx);

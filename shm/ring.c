@@ -70,6 +70,17 @@
  * returned.  Not found (or lost to the consumer's take), the message is
  * claimed as any other, and a full lane blocks its sender.
  *
+ * Large messages (max_message, shm.h): a payload larger than its cell
+ * goes into the large slot of its cell's position (cell_data), which is
+ * the cell's while the message is queued: every step above (claim,
+ * publish, release by shm_reap, republish, steal, rewrite, repair) is
+ * the cell's and covers its slot.  The reply lane has a slot per cell;
+ * the main lane fewer, so a large message at p first makes sure that the
+ * one at p - big_count, which may hold its slot, was taken: drop_oldest
+ * drops the oldest before the claim (big_make_room), and after the claim
+ * it waits for head (big_room) or gives its cell up, released.  The small
+ * path pays one branch on each side: send_large, and cell_data.
+ *
  * Effective capacity (shm_mailbox_configure): a main lane may hold fewer
  * messages than it has cells.  The limit sits on tail's line; when set, a
  * claim of position P also needs P - head < limit.  head only grows and
@@ -98,6 +109,7 @@
 #define SPACE_SLICE_NS	1000000		/* a blocked sender looks every 1 ms */
 #define CLOCK_EVERY	64	/* takes timed against one clock reading */
 #define WAKE_EVERY	32	/* cells freed between looks for senders */
+#define BIG_SPINS	8	/* yields before a large message sleeps */
 
 struct room_wait;
 
@@ -110,6 +122,10 @@ static int	 overflow(struct shm_producer *, struct shm_mbox_local *,
 static int	 drop_newest(struct shm_arena *, struct shm_mbox_local *,
 		    unsigned, const struct shm_msg *, const void *);
 static int	 steal(struct shm_producer *, struct shm_mbox_local *);
+static int	 steal_head(struct shm_producer *, struct shm_mbox_local *,
+		    bool);
+static void	 big_make_room(struct shm_producer *, struct shm_mbox_local *,
+		    unsigned);
 static int	 wait_space(struct shm_producer *, struct shm_mbox_local *,
 		    struct shm_lane_local *, uint64_t, int64_t);
 static int	 drain_inplace(struct shm_arena *, uint32_t, unsigned,
@@ -134,18 +150,28 @@ static int	 republish(const struct shm_lane_local *, uint64_t, uint64_t);
 static int	 copy_handler(void *, enum shm_lane, const struct shm_msg *,
 		    const void *);
 static int	 uses_take(const struct shm_mbox_local *, unsigned);
+static unsigned char *take_buf(struct shm_arena *, size_t);
 static int	 coalesce(struct shm_producer *, struct shm_mbox_local *,
 		    const struct shm_msg *, const void *, uint64_t);
 static int	 rewrite(struct shm_producer *, struct shm_mbox_local *,
 		    uint64_t, const struct shm_msg *, const void *, uint64_t);
 static inline void publish(struct shm_producer *, struct shm_lane_local *,
-		    uint64_t, const struct shm_msg *, const void *, uint64_t);
+		    uint64_t, const struct shm_msg *, const void *, uint64_t,
+		    unsigned char *);
+static int	 send_large(struct shm_producer *, struct shm_mbox_local *,
+		    uint32_t, unsigned, const struct shm_msg *, const void *,
+		    int64_t, uint64_t *);
 static inline void wake_after_publish(struct shm_producer *,
 		    struct shm_mbox_local *, uint32_t, unsigned);
 static uint64_t	 lane_limit(const struct shm_lane_local *);
 static int	 over_limit(const struct shm_lane_local *, uint32_t, uint64_t);
 static void	 wake_blocked(struct shm_mbox_local *, struct shm_lane_local *,
 		    uint64_t);
+static int	 big_room(struct shm_producer *, struct shm_mbox_local *,
+		    unsigned, uint64_t, const struct shm_msg *, const void *,
+		    int64_t);
+static inline bool big_free(struct shm_lane_local *, uint64_t, uint32_t);
+static int64_t	 send_deadline(struct shm_mbox_local *, int64_t);
 
 static const unsigned lane_order[SHM_NLANES] = {
 	SHM_LANE_SYSTEM, SHM_LANE_REPLY, SHM_LANE_MAIN
@@ -267,7 +293,7 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	/* Its descriptor is corrupt: it has no place in the arena. */
 	if (__builtin_expect(mb->bad, 0))
 		return SHM_ECORRUPT;
-	if (msg->len > mb->payload_max) {
+	if (msg->len > mb->lane[lane].max) {
 		shm_dl_put(a, idx, lane, SHM_DL_OVERSIZE, msg, payload);
 		return SHM_EOVERSIZE;
 	}
@@ -303,6 +329,10 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 		wake_after_publish(p, mb, idx, lane);
 		return 0;
 	}
+	/* Larger than its cell: the one branch the small path pays. */
+	if (__builtin_expect(msg->len > mb->lane[lane].inl, 0))
+		return send_large(p, mb, idx, lane, msg, payload, timeout_ns,
+		    started);
 	/*
 	 * Claim first, then read the clock: the claim's locked instruction
 	 * waits for every older store, so a reading taken before it and
@@ -321,21 +351,57 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	    1);
 	if (p->hook != NULL)
 		p->hook(p->hook_arg);		/* tests: die here */
-	publish(p, &mb->lane[lane], pos, msg, payload, now);
+	publish(p, &mb->lane[lane], pos, msg, payload, now,
+	    lane_cell(&mb->lane[lane], pos)->payload);
 	wake_after_publish(p, mb, idx, lane);
 	return 0;
 }
 
-/* Write msg into the cell we hold for pos, publish it, drop our record. */
+/*
+ * shm_send_stamped of a payload larger than its cell (and within the
+ * lane's max): the same steps, with the large slot's own before and after
+ * the claim (big_make_room, big_room), and the payload written there.
+ */
+static int
+send_large(struct shm_producer *p, struct shm_mbox_local *mb, uint32_t idx,
+    unsigned lane, const struct shm_msg *msg, const void *payload,
+    int64_t timeout_ns, uint64_t *started)
+{
+	struct shm_lane_local *l = &mb->lane[lane];
+	uint64_t	 pos, now;
+	int64_t		 waited_from;
+	int		 rc, waited;
+
+	big_make_room(p, mb, lane);
+	if ((rc = claim(p, mb, lane, msg, payload, timeout_ns, &pos,
+	    &waited_from)) < 0)
+		return rc;
+	waited = rc;
+	if ((rc = big_room(p, mb, lane, pos, msg, payload, timeout_ns)) < 0)
+		return rc;
+	now = shm_clock(p->a);
+	*started = waited == 1 ? (uint64_t)waited_from : now;
+	if (p->hook != NULL)
+		p->hook(p->hook_arg);		/* tests: die here */
+	publish(p, l, pos, msg, payload, now, cell_data(l, pos, msg->len));
+	wake_after_publish(p, mb, idx, lane);
+	return 0;
+}
+
+/*
+ * Write msg into the cell we hold for pos (its payload at dst: the cell's,
+ * or its large slot), publish it, drop our record.
+ */
 static inline void
 publish(struct shm_producer *p, struct shm_lane_local *l, uint64_t pos,
-    const struct shm_msg *msg, const void *payload, uint64_t now)
+    const struct shm_msg *msg, const void *payload, uint64_t now,
+    unsigned char *dst)
 {
 	struct shm_cell	*c = lane_cell(l, pos);
 	struct shm_msg	 hdr;
 
 	if (msg->len > 0)
-		memcpy(c->payload, payload, msg->len);
+		memcpy(dst, payload, msg->len);
 	hdr = *msg;
 	hdr.enq_ns = now;
 	hdr.flags &= SHM_MSG_USER_MASK;
@@ -432,8 +498,11 @@ rewrite(struct shm_producer *p, struct shm_mbox_local *mb, uint64_t pos,
 		return 0;
 	}
 	SHM_ONCE_COPY(hdr, c->msg);
-	if (!same_key(&hdr, msg)) {
-		/* Replaced by another key's sender before we looked: keep. */
+	if (!same_key(&hdr, msg) || !big_free(l, pos, msg->len)) {
+		/*
+		 * Replaced by another key's sender before we looked, or a
+		 * large message whose slot an older one still holds: keep.
+		 */
 		cell_seq_set(l, pos, pos + 1, memory_order_release);
 		atomic_store_explicit(&p->slot->rec_ring, 0,
 		    memory_order_release);
@@ -441,7 +510,7 @@ rewrite(struct shm_producer *p, struct shm_mbox_local *mb, uint64_t pos,
 	}
 	if (p->steal_hook != NULL)
 		p->steal_hook(p->steal_hook_arg);	/* tests: die here */
-	publish(p, l, pos, msg, payload, now);
+	publish(p, l, pos, msg, payload, now, cell_data(l, pos, msg->len));
 	atomic_fetch_add_explicit(&mb->m->replaced, 1, memory_order_relaxed);
 	return 1;
 }
@@ -653,6 +722,127 @@ wake_blocked(struct shm_mbox_local *mb, struct shm_lane_local *l, uint64_t h)
 	shm_wake_senders_force(mb->m);
 }
 
+/*
+ * The large slot of pos may take a payload of len bytes: it fits in the
+ * cell, or the slot is the cell's own (big_count == cap: the reply lane),
+ * or the consumer has taken every message up to pos - big_count, the
+ * last that may have used it (head only grows; a head beyond pos, which
+ * only a scribbler makes, says free: the copy stays in the slot's bounds).
+ */
+static inline bool
+big_free(struct shm_lane_local *l, uint64_t pos, uint32_t len)
+{
+	if (len <= l->inl || l->big_count >= l->cap)
+		return true;
+	return (int64_t)(pos - atomic_load(&l->ctl->head)) <
+	    (int64_t)l->big_count;
+}
+
+/*
+ * drop_oldest, before a large message's claim: the oldest messages are
+ * dropped (dead letters "dropped oldest") until fewer than big_count are
+ * queued, so that the claim finds its slot free and the newest goes in
+ * however stopped the consumer is.  Done before the claim, because a
+ * steal uses the claim record that the claim needs; senders racing in
+ * between may still make the claim wait (big_room).
+ */
+static void
+big_make_room(struct shm_producer *p, struct shm_mbox_local *mb,
+    unsigned lane)
+{
+	struct shm_lane_local *l = &mb->lane[lane];
+	uint64_t h, t;
+	uint32_t i;
+
+	if (lane != SHM_LANE_MAIN || l->big_count >= l->cap ||
+	    atomic_load_explicit(&mb->actor->cfg_overflow,
+	    memory_order_relaxed) != SHM_OVERFLOW_DROP_OLDEST)
+		return;
+	for (i = 0; i < l->cap; i++) {
+		h = atomic_load(&l->ctl->head);
+		t = atomic_load(&l->ctl->tail);
+		if (t < h || t - h < l->big_count)
+			return;
+		if (steal_head(p, mb, true) == STEAL_WAIT)
+			return;
+	}
+}
+
+/* When a send given timeout_ns gives up (CLOCK_MONOTONIC ns). */
+static int64_t
+send_deadline(struct shm_mbox_local *mb, int64_t timeout_ns)
+{
+	if (timeout_ns == SHM_TIMEOUT_OFFER)
+		timeout_ns = 0;
+	else if (timeout_ns == SHM_TIMEOUT_DEFAULT)
+		timeout_ns = (int64_t)atomic_load_explicit(
+		    &mb->actor->cfg_timeout_ms, memory_order_relaxed) * 1000000;
+	return timeout_ns < 0 ? INT64_MAX : (int64_t)shm_now_ns() + timeout_ns;
+}
+
+/*
+ * A large message claimed pos: its large slot may still hold the payload
+ * of the message big_count positions before it.  Wait, holding the
+ * claim, until the consumer has taken that one (big_free), for up to the
+ * send's timeout under every policy: what holds it is not a full lane,
+ * and the consumer, taking the messages before pos, always gets there.
+ * Blocked senders' wait: a few yields, then slices on the space futex
+ * (the consumer wakes it once the lane is half empty; else a slice ends).
+ * Out of time, the claim is given up as shm_reap gives up a dead
+ * sender's (the cell marked released: the consumer skips it), the
+ * message is a dead letter "full" (not for shm_offer), and SHM_EFULL; under
+ * drop_oldest, "dropped newest" and SHM_EDROPPED, as a drop_oldest sender
+ * out of time.
+ * Killed while it waits, its claim record makes shm_reap release the cell.
+ */
+static int
+big_room(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
+    uint64_t pos, const struct shm_msg *msg, const void *payload,
+    int64_t timeout_ns)
+{
+	struct shm_lane_local *l = &mb->lane[lane];
+	struct shm_mbox	*m = mb->m;
+	uint32_t	 idx = (uint32_t)(mb - p->a->mb), w;
+	int64_t		 deadline, now;
+	unsigned	 spins;
+
+	if (big_free(l, pos, msg->len))
+		return 0;
+	deadline = send_deadline(mb, timeout_ns);
+	for (spins = 0; ; spins++) {
+		if (spins < BIG_SPINS && timeout_ns != 0 &&
+		    timeout_ns != SHM_TIMEOUT_OFFER) {
+			sched_yield();
+		} else {
+			if ((now = (int64_t)shm_now_ns()) >= deadline)
+				break;
+			atomic_fetch_add(&m->space_waiters, 1);
+			atomic_store(&p->slot->waiting, idx + 1);
+			w = atomic_load(&m->space_word);
+			if (!big_free(l, pos, msg->len))
+				shm_futex_wait(&m->space_word, w,
+				    deadline - now < SPACE_SLICE_NS ?
+				    deadline - now : SPACE_SLICE_NS);
+			atomic_store(&p->slot->waiting, 0);
+			atomic_fetch_sub(&m->space_waiters, 1);
+		}
+		if (big_free(l, pos, msg->len))
+			return 0;
+	}
+	cell_seq_set(l, pos, (pos + 1) | SEQ_RELEASED, memory_order_release);
+	atomic_store_explicit(&p->slot->rec_ring, 0, memory_order_release);
+	wake_after_publish(p, mb, idx, lane);
+	if (timeout_ns == SHM_TIMEOUT_OFFER)
+		return SHM_EFULL;
+	if (lane == SHM_LANE_MAIN && atomic_load_explicit(
+	    &mb->actor->cfg_overflow, memory_order_relaxed) ==
+	    SHM_OVERFLOW_DROP_OLDEST)
+		return drop_newest(p->a, mb, lane, msg, payload);
+	atomic_fetch_add(&m->full, 1);
+	shm_dl_put(p->a, idx, lane, SHM_DL_FULL, msg, payload);
+	return SHM_EFULL;
+}
+
 /* Free a cell marked TAKEN or RELEASED for position pos; a CAS, so idempotent. */
 static int
 free_flagged(const struct shm_lane_local *l, uint64_t pos, uint64_t seq,
@@ -679,6 +869,13 @@ republish(const struct shm_lane_local *l, uint64_t seq, uint64_t h)
 static int
 steal(struct shm_producer *p, struct shm_mbox_local *mb)
 {
+	return steal_head(p, mb, false);
+}
+
+/* The same, however full the lane (any), or only when full. */
+static int
+steal_head(struct shm_producer *p, struct shm_mbox_local *mb, bool any)
+{
 	struct shm_arena *a = p->a;
 	struct shm_lane_local *l = &mb->lane[SHM_LANE_MAIN];
 	struct shm_cell	*c;
@@ -689,8 +886,10 @@ steal(struct shm_producer *p, struct shm_mbox_local *mb)
 
 	h = atomic_load(&l->ctl->head);
 	t = atomic_load(&l->ctl->tail);
-	if (t - h < lane_limit(l))
+	if (!any && t - h < lane_limit(l))
 		return STEAL_RETRY;	/* the consumer is freeing a cell */
+	if (t <= h)
+		return STEAL_WAIT;	/* empty (any): nothing to take */
 	c = lane_cell(l, h);
 	seq = cell_seq(l, h, memory_order_seq_cst);
 	if ((seq & ~SEQ_FLAGS) == h + 1 && (seq & SEQ_HELD) != 0)
@@ -706,7 +905,7 @@ steal(struct shm_producer *p, struct shm_mbox_local *mb)
 		return STEAL_WAIT;
 	SHM_ONCE_COPY(m, c->msg);
 	n = m.len < sizeof(pfx) ? m.len : sizeof(pfx);
-	memcpy(pfx, c->payload, n);
+	memcpy(pfx, cell_data(l, h, m.len), n);
 	atomic_store_explicit(&p->slot->rec_pos, h, memory_order_release);
 	atomic_store_explicit(&p->slot->rec_ring, l->ring_id << 2 | REC_STEAL,
 	    memory_order_release);
@@ -966,13 +1165,13 @@ drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 			 */
 			clock_before_copy(a, l, lane);
 			SHM_ONCE_COPY(m, c->msg);	/* checked, used */
-			if (!msg_sane(&m, mb->payload_max)) {
+			if (!msg_sane(&m, l->max)) {
 				garbled(a, idx, lane, &m);
 			} else {
 				prefetch_answer(a, &m);
 				time_taken(a, mb, l, lane, &m);
 				if (fn(arg, (enum shm_lane)lane, &m,
-				    c->payload) != 0)
+				    cell_data(l, h, m.len)) != 0)
 					*stop = 1;
 				n++;
 			}
@@ -1067,6 +1266,24 @@ shm_settle(struct shm_arena *a, uint32_t idx)
 }
 
 /*
+ * drain_take's copy of a payload too large for its stack: one buffer per
+ * process, grown to the largest taken so far, freed at shm_detach.
+ */
+static unsigned char *
+take_buf(struct shm_arena *a, size_t len)
+{
+	unsigned char *b;
+
+	if (len <= a->takebuf_len)
+		return a->takebuf;
+	if ((b = realloc(a->takebuf, len)) == NULL)
+		return NULL;
+	a->takebuf = b;
+	a->takebuf_len = len;
+	return b;
+}
+
+/*
  * The consumer of a drop_oldest or coalesce lane: senders may take the
  * head cell too (or rewrite it), so each cell is marked TAKEN | CONSUMING
  * by CAS (which fails if a sender took it first) and then copied.  The
@@ -1086,14 +1303,11 @@ drain_take(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 	struct shm_lane_ctl *ctl = l->ctl;
 	struct shm_cell	*c;
 	struct shm_msg	 m;
-	unsigned char	 stackbuf[COPYBUF_STACK], *buf = stackbuf;
+	unsigned char	 stackbuf[COPYBUF_STACK], *buf;
 	uint64_t	 h, seq, expect, hh, t, now, taking;
 	unsigned	 n = 0, moved = 0;
 	int		 sane;
 
-	if (mb->payload_max > sizeof(stackbuf) &&
-	    (buf = malloc(mb->payload_max)) == NULL)
-		return 0;
 	while (n < max && !*stop) {
 		h = atomic_load(&ctl->head);
 		c = lane_cell(l, h);
@@ -1146,9 +1360,16 @@ drain_take(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 		 * position, and would otherwise leave the same number).
 		 */
 		SHM_ONCE_COPY(m, c->msg);
-		sane = msg_sane(&m, mb->payload_max);
+		sane = msg_sane(&m, l->max);
+		buf = !sane || m.len <= sizeof(stackbuf) ? stackbuf :
+		    take_buf(a, m.len);
+		if (sane && buf == NULL) {
+			/* No memory for it now: published again, as it was. */
+			free_flagged(l, h, taking, h + 1);
+			break;
+		}
 		if (sane)
-			memcpy(buf, c->payload, m.len);
+			memcpy(buf, cell_data(l, h, m.len), m.len);
 		if (a->take_hook != NULL)
 			a->take_hook(a->take_hook_arg, SHM_HOOK_TAKEN);
 		if (sane) {
@@ -1173,8 +1394,6 @@ drain_take(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 	}
 	if (moved > 0)
 		shm_wake_senders(mb->m);
-	if (buf != stackbuf)
-		free(buf);
 	return (int)n;
 }
 
@@ -1222,11 +1441,11 @@ shm_take_one(struct shm_arena *a, uint32_t idx, unsigned lanes,
 		prefetch_cell(l, h);
 		clock_before_copy(a, l, k);
 		SHM_ONCE_COPY(m, c->msg);
-		if (!msg_sane(&m, mb->payload_max))
+		if (!msg_sane(&m, l->max))
 			break;
 		prefetch_answer(a, &m);
 		time_taken(a, mb, l, k, &m);
-		(void)fn(arg, (enum shm_lane)k, &m, c->payload);
+		(void)fn(arg, (enum shm_lane)k, &m, cell_data(l, h, m.len));
 		cell_seq_set(l, h, h + l->cap, memory_order_release);
 		atomic_store_explicit(&l->ctl->head, h + 1, memory_order_release);
 		atomic_store_explicit(&l->ctl->dequeued, atomic_load_explicit(

@@ -82,7 +82,7 @@ shm_sat_add(uint64_t a, uint64_t b)
 }
 
 #define SHM_MAGIC		0x4d52414452544341ULL	/* "ACTRDARM" */
-#define SHM_VERSION		4
+#define SHM_VERSION		5
 #define SHM_ENV_FD		"ACTORD_ARENA_FD"	/* decimal fd number */
 #define SHM_ENV_LAYOUT_FD	"ACTORD_LAYOUT_FD"	/* decimal fd number */
 #define SHM_PATH_MAX		256	/* actor path, NUL included */
@@ -92,6 +92,12 @@ shm_sat_add(uint64_t a, uint64_t b)
 #define SHM_OWN_SLOTS		2	/* its consumer's own (shm_producer_open_own) */
 #define SHM_CELL_MIN		64	/* smallest cell, header included */
 #define SHM_CELL_MAX		(1u << 20)
+#define SHM_MESSAGE_MAX		(1u << 24)	/* largest max_message */
+/*
+ * A main lane's large slots (see struct shm_mailbox_layout): at most this
+ * many large messages queued at once; the next one waits for the oldest.
+ */
+#define SHM_BIG_MAIN		16
 #define SHM_CAPACITY_MAX	(1u << 24)
 #define SHM_HIST_BUCKETS	40	/* log2 buckets of ns: [2^i, 2^(i+1)) */
 #define SHM_DL_PAYLOAD		64	/* payload bytes kept in a dead letter */
@@ -170,6 +176,18 @@ struct shm_mailbox_layout {
 	uint32_t	 block_timeout_ms; /* default wait of a blocked sender */
 	uint32_t	 state_size;	/* bytes of the state region; 0: none */
 	uint32_t	 lazy;		/* 1: rings set up by shm_mailbox_prepare */
+	/*
+	 * The largest payload of the main and reply lanes, bytes (0, or
+	 * not above the cell's payload: the cell's payload).  A payload
+	 * larger than the cell's goes whole into a large slot that belongs
+	 * to its cell's position: the reply lane has one per cell, the main
+	 * lane min(capacity, SHM_BIG_MAIN), so a large message at position
+	 * p waits (shm_send) until the consumer has taken the message at
+	 * p - SHM_BIG_MAIN.  The slots are address space of the arena,
+	 * memory only once a large message has used them.  The system lane
+	 * holds only what fits its cells.
+	 */
+	uint32_t	 max_message;
 };
 
 /* The layout of a whole arena. */
@@ -298,7 +316,14 @@ uint32_t shm_nmailboxes(const struct shm_arena *);
 uint64_t shm_arena_id(const struct shm_arena *);
 int	 shm_mailbox_layout(const struct shm_arena *, uint32_t idx,
 	    struct shm_mailbox_layout *);
-size_t	 shm_payload_max(const struct shm_arena *, uint32_t idx); /* 0: bad idx */
+/*
+ * The largest payload of a mailbox's main and reply lanes (its
+ * max_message, or its cell's payload: see struct shm_mailbox_layout; 0:
+ * bad idx); shm_cell_payload the largest that fits in one cell, which is
+ * all the system lane takes.
+ */
+size_t	 shm_payload_max(const struct shm_arena *, uint32_t idx);
+size_t	 shm_cell_payload(const struct shm_arena *, uint32_t idx);
 /*
  * A mailbox's main lane as its owner (actord) configures it after create:
  * an effective capacity (1 to the physical capacity, any number) and the
@@ -341,7 +366,11 @@ enum shm_actor_state shm_actor_state(const struct shm_arena *, uint32_t idx);
 void	 shm_actor_set_state(struct shm_arena *, uint32_t idx,
 	    enum shm_actor_state);
 struct shm_ref shm_actor_ref(const struct shm_arena *, uint32_t idx);
-/* Raw regions for libactor: one cell-sized in-hand slot, the state region. */
+/*
+ * Raw regions for libactor: the in-hand slot (SHM_CELL_HDR bytes, then
+ * room for the mailbox's largest payload, at least a cell), the state
+ * region.
+ */
 void	*shm_inhand(struct shm_arena *, uint32_t idx, size_t *len);
 void	*shm_state(struct shm_arena *, uint32_t idx, size_t *len);
 
@@ -400,7 +429,13 @@ void	 shm_producer_set_steal_hook(struct shm_producer *,
 
 /*
  * ring.c: sending.  Copies the header (enq_ns is set here) and payload into
- * one cell of the lane and publishes it.  The main lane follows the mailbox
+ * one cell of the lane (a payload larger than the cell's into the large
+ * slot of the cell's position, up to max_message: SHM_EOVERSIZE and a
+ * dead letter above it, or above a cell on the system lane) and publishes
+ * it.  A large message on a main lane that already holds SHM_BIG_MAIN
+ * messages or more waits for its slot, holding its claim, up to the
+ * timeout under every policy, then fails SHM_EFULL (drop_oldest: drops
+ * the oldest first, then SHM_EDROPPED).  The main lane follows the mailbox
  * overflow policy: block waits up to timeout_ns (SHM_TIMEOUT_DEFAULT: the
  * layout's block_timeout_ms, SHM_NO_TIMEOUT: for ever, 0: not at all) and
  * then fails SHM_EFULL; reject fails SHM_EFULL at once; drop_oldest

@@ -125,7 +125,12 @@ struct shm_desc {
 	uint64_t	 cells_off[SHM_NLANES];
 	uint64_t	 inhand_off;
 	uint64_t	 state_off;
-	uint8_t		 pad1[48];
+	/* Large slots (ring.c): big_count[l] of big_size bytes each. */
+	uint64_t	 big_off[SHM_NLANES];
+	uint32_t	 big_count[SHM_NLANES];
+	uint32_t	 big_size;
+	uint32_t	 inhand_size;
+	uint32_t	 max_message;	/* payload bytes (0: the cell's) */
 };
 
 /*
@@ -243,7 +248,18 @@ struct shm_lane_local {
 	uint64_t	 mask;
 	uint32_t	 cap;
 	uint32_t	 cell;
+	uint32_t	 inl;		/* payload bytes a cell holds */
+	uint32_t	 max;		/* payload bytes the lane takes */
 	uint64_t	 ring_id;	/* idx * SHM_NLANES + lane + 1 */
+	/*
+	 * Large slots: the payload of a message at pos larger than inl is
+	 * at big + (pos & big_mask) * big_size (cell_data); big_count 0:
+	 * none (max == inl).
+	 */
+	unsigned char	*big;
+	uint64_t	 big_mask;
+	uint32_t	 big_size;
+	uint32_t	 big_count;
 	/*
 	 * The consumer's own, across drain calls (ring.c, drain_inplace):
 	 * the clock reading reused for clock_left more takes, and the cells
@@ -261,7 +277,8 @@ struct shm_mbox_local {
 	struct shm_actor *actor;	/* in the layout: read-only but for actord */
 	void		*inhand;
 	void		*state;
-	uint32_t	 payload_max;
+	uint32_t	 payload_max;	/* the main lane's max */
+	uint32_t	 inhand_size;
 	bool		 bad;		/* its descriptor failed: a quarantine */
 	/*
 	 * The consumer's own (wait.c): waits in a row where spinning did
@@ -311,6 +328,9 @@ struct shm_arena {
 	uint64_t	 tsc_base;
 	uint64_t	 ns_base;
 	uint64_t	 tsc_mult;
+	/* ring.c, drain_take: a large payload's copy (malloc'd). */
+	unsigned char	*takebuf;
+	size_t		 takebuf_len;
 	/* Tests: called inside a drop_oldest take (shm_consumer_set_hook). */
 	void		(*take_hook)(void *, int);
 	void		*take_hook_arg;
@@ -364,6 +384,21 @@ static inline struct shm_cell *
 lane_cell(const struct shm_lane_local *l, uint64_t pos)
 {
 	return (struct shm_cell *)(void *)(l->cells + (pos & l->mask) * l->cell);
+}
+
+/*
+ * Where the payload of a message of len bytes at pos is: in its cell, or
+ * in the large slot of its position.  len is checked against l->max by
+ * the caller; one larger than that (a scribbled length, read for a dead
+ * letter's prefix of at most SHM_DL_PAYLOAD bytes) on a lane without
+ * large slots gets the cell's payload, as before large slots.
+ */
+static inline unsigned char *
+cell_data(const struct shm_lane_local *l, uint64_t pos, uint32_t len)
+{
+	if (__builtin_expect(len <= l->inl || l->big == NULL, 1))
+		return lane_cell(l, pos)->payload;
+	return l->big + (pos & l->big_mask) * l->big_size;
 }
 
 /*

@@ -41,6 +41,7 @@
 #define STATE_MAX		1073741824	/* bytes of committed state */
 #define WATCHERS_MAX		65536		/* ACTOR_WATCHERS_MAX */
 #define ASKS_MAX		65536		/* a reply lane of 65,536 cells */
+#define MESSAGE_MAX		16777216	/* SHM_MESSAGE_MAX */
 #define EXIT_STATUS_MAX		255
 #define SUGGEST_DISTANCE	2
 
@@ -360,6 +361,8 @@ static const struct key mailbox_keys[] = {
 	KU32("state", struct mailbox_spec, state, 0, STATE_MAX, 0),
 	KU32("watchers", struct mailbox_spec, watchers, 1, WATCHERS_MAX, 0),
 	KU32("asks", struct mailbox_spec, asks, 1, ASKS_MAX, 0),
+	KU32("max_message", struct mailbox_spec, max_message, 0, MESSAGE_MAX,
+	    0),
 	KEND
 };
 

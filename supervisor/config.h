@@ -37,6 +37,7 @@
 #define DEFAULT_MAILBOX_STATE		0	/* bytes; no committed state */
 #define DEFAULT_WATCHERS		64	/* ACTOR_WATCHERS */
 #define DEFAULT_ASKS			64	/* answers its reply lane holds */
+#define DEFAULT_MAX_MESSAGE		65536	/* bytes of payload */
 #define DEFAULT_ON_DOWN			ON_DOWN_KEEP
 #define DEFAULT_WHILE_DOWN		WHILE_DOWN_QUEUE
 #define DEFAULT_LOG_MAX_SIZE		10485760	/* bytes, then rotate */

@@ -120,6 +120,7 @@ fill(struct shm_mailbox_layout *l, const struct mailbox_spec *ms)
 	    DEFAULT_ASKS);
 	l->overflow = (enum shm_overflow)ms->overflow;
 	l->block_timeout_ms = ms->block_timeout;
+	l->max_message = ms->max_message;
 	/* libactor's region: policies, watchers, reply slots, snapshots. */
 	l->state_size = (uint32_t)actor_region_size(ms->state, ms->watchers,
 	    l->reply_capacity);
@@ -135,6 +136,8 @@ widen(struct shm_mailbox_layout *w, const struct shm_mailbox_layout *l)
 		w->cell = l->cell;
 	if (l->reply_capacity > w->reply_capacity)
 		w->reply_capacity = l->reply_capacity;
+	if (l->max_message > w->max_message)
+		w->max_message = l->max_message;
 	if (l->state_size > w->state_size)
 		w->state_size = l->state_size;
 }
@@ -150,6 +153,7 @@ fits(const struct shm_mailbox_layout *have,
 {
 	return have->capacity >= want->capacity && have->cell >= want->cell &&
 	    have->reply_capacity >= want->reply_capacity &&
+	    have->max_message >= want->max_message &&
 	    have->state_size >= want->state_size;
 }
 

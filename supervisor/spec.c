@@ -112,6 +112,7 @@ spec_mailbox_init(struct mailbox_spec *m)
 	m->state = DEFAULT_MAILBOX_STATE;
 	m->watchers = DEFAULT_WATCHERS;
 	m->asks = DEFAULT_ASKS;
+	m->max_message = DEFAULT_MAX_MESSAGE;
 }
 
 void
@@ -461,7 +462,8 @@ mailbox_equal(const struct mailbox_spec *a, const struct mailbox_spec *b)
 	    a->block_timeout == b->block_timeout &&
 	    a->max_attempts == b->max_attempts && a->on_down == b->on_down &&
 	    a->while_down == b->while_down && a->state == b->state &&
-	    a->watchers == b->watchers && a->asks == b->asks;
+	    a->watchers == b->watchers && a->asks == b->asks &&
+	    a->max_message == b->max_message;
 }
 
 static bool

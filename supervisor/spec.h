@@ -97,6 +97,7 @@ struct mailbox_spec {
 	uint32_t	 state;		/* bytes of committed state; 0: none */
 	uint32_t	 watchers;	/* death watches on it at a time */
 	uint32_t	 asks;		/* its own asks in flight: the reply lane */
+	uint32_t	 max_message;	/* largest payload, bytes */
 };
 
 typedef int (*child_fn)(void *arg);	/* a function child: returns its exit status */

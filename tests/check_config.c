@@ -317,6 +317,12 @@ static const struct bad bad_configs[] = {
 	{ CHILD("mailbox = { state = 2147483648; };"),
 	  "t.conf:4: supervisor.children[0].mailbox.state: expected an "
 	  "integer from 0 to 1073741824, got 2147483648" },
+	{ CHILD("mailbox = { max_message = 16777217; };"),
+	  "t.conf:4: supervisor.children[0].mailbox.max_message: expected an "
+	  "integer from 0 to 16777216, got 16777217" },
+	{ CHILD("mailbox = { max_message = \"64k\"; };"),
+	  "t.conf:4: supervisor.children[0].mailbox.max_message: expected an "
+	  "integer from 0 to 16777216, got \"64k\"" },
 	{ CHILD("mailbox = { asks = 0; };"),
 	  "t.conf:4: supervisor.children[0].mailbox.asks: expected an "
 	  "integer from 1 to 65536, got 0" },
@@ -714,7 +720,7 @@ START_TEST(mailbox_keys)
 	    "      overflow = \"drop_oldest\"; block_timeout = 0;\n"
 	    "      max_attempts = 7; on_down = \"fail\";\n"
 	    "      while_down = \"reject\"; state = 65536;\n"
-	    "      watchers = 1000; asks = 300; }; },\n"
+	    "      watchers = 1000; asks = 300; max_message = 1048576; }; },\n"
 	    "  { name = \"n\"; exec = [\"/bin/true\"];\n"
 	    "    mailbox = { overflow = \"drop_newest\"; cell = 64; }; },\n"
 	    "  { name = \"actor\"; exec = [\"/bin/true\"]; ready = \"actor\"; },\n"
@@ -735,6 +741,7 @@ START_TEST(mailbox_keys)
 	ck_assert_uint_eq(c->mailbox.state, 65536);
 	ck_assert_uint_eq(c->mailbox.watchers, 1000);
 	ck_assert_uint_eq(c->mailbox.asks, 300);
+	ck_assert_uint_eq(c->mailbox.max_message, 1048576);
 
 	c = &spec->root.children[1];
 	ck_assert(c->has_mailbox);
@@ -753,6 +760,7 @@ START_TEST(mailbox_keys)
 	ck_assert_uint_eq(c->mailbox.max_attempts, DEFAULT_MAX_ATTEMPTS);
 	ck_assert_uint_eq(c->mailbox.watchers, DEFAULT_WATCHERS);
 	ck_assert_uint_eq(c->mailbox.asks, DEFAULT_ASKS);
+	ck_assert_uint_eq(c->mailbox.max_message, 65536);
 	spec_free(spec);
 }
 END_TEST

@@ -134,10 +134,12 @@ teardown(void)
 static int
 kv_put(struct actor *a, const char *key, const void *val, size_t vlen)
 {
-	static unsigned char buf[8192];
+	static unsigned char buf[65536 + 64];
 	struct actor_msg r;
 	uint16_t kl = (uint16_t)strlen(key);
 
+	if (2 + kl + vlen > sizeof(buf))
+		return ACTOR_EINVAL;
 	memcpy(buf, &kl, 2);
 	memcpy(buf + 2, key, kl);
 	memcpy(buf + 2 + kl, val, vlen);
@@ -198,6 +200,79 @@ START_TEST(kv_survives_sigkill)
 	ck_assert_int_eq(sh->rc[1], KV_NOKEY);
 	ck_assert_str_eq(sh->text, "no such key: pears");
 	ck_assert_int_eq(sh->val[0], 2);
+	actord_free(ad);
+}
+END_TEST
+
+/*
+ * Values of 32 to 60 KiB, larger than the cell (4,096 bytes) and below
+ * the mailbox's max_message (the default, 64 KiB), put and read back
+ * whole across a SIGKILL of kv: through kv's main lane, its committed
+ * state, and the client's reply lane.  One put is killed in hand
+ * (SIGKILL while the next incarnation is asked at once): it is given
+ * again, whole, and applied once.
+ */
+#define KV_LARGE_N	4
+static const size_t kv_large_len[KV_LARGE_N] = {
+	32768, 40000, 49152, 61440
+};
+
+static void
+kv_large_fill(unsigned char *v, size_t len, unsigned k)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		v[i] = (unsigned char)(k * 131 + i * 7 + (i >> 9));
+}
+
+static int
+fn_kv_large_client(void *arg)
+{
+	struct actor *a = attach_or_die();
+	static unsigned char v[65536];
+	struct actor_msg r;
+	char key[16];
+	unsigned k, round;
+
+	(void)arg;
+	(void)actor_ready(a);
+	for (round = 0; round < 2; round++) {
+		for (k = 0; k < KV_LARGE_N; k++) {
+			snprintf(key, sizeof(key), "big%u", k);
+			kv_large_fill(v, kv_large_len[k], k + round);
+			CLIENT_CHECK(kv_put(a, key, v, kv_large_len[k]) == 0);
+		}
+		kill_and_wait(a, "/kv");
+		for (k = 0; k < KV_LARGE_N; k++) {
+			snprintf(key, sizeof(key), "big%u", k);
+			kv_large_fill(v, kv_large_len[k], k + round);
+			CLIENT_CHECK(actor_ask_path(a, "/kv", KV_GET, key,
+			    strlen(key), LONG_NS, &r) == 0);
+			CLIENT_CHECK(r.len == kv_large_len[k] &&
+			    memcmp(r.data, v, r.len) == 0);
+		}
+	}
+	/* Larger than max_message: refused, never truncated. */
+	atomic_store(&sh->rc[0], kv_put(a, "huge", v, 65536 - 5));
+	return client_finish(a);
+}
+
+START_TEST(kv_large_values_survive_sigkill)
+{
+	struct actord_spec *spec = ts_spec();
+	struct child_spec *c;
+	struct actord *ad;
+
+	spec->root.intensity = 100;
+	c = add_example(&spec->root, "kv", "examples/kv");
+	c->mailbox.capacity = 64;
+	c->mailbox.cell = 4096;
+	c->mailbox.state = 524288;
+	ck_assert_uint_ge(c->mailbox.max_message, 65536);	/* the default */
+	add_client(&spec->root, fn_kv_large_client);
+	ad = run(spec);
+	ck_assert_int_eq(sh->rc[0], ACTOR_EOVERSIZE);
 	actord_free(ad);
 }
 END_TEST
@@ -428,6 +503,7 @@ examples_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, kv_survives_sigkill);
+	tcase_add_test(tc, kv_large_values_survive_sigkill);
 	tcase_add_test(tc, bank_conserves_money_under_sigkill);
 	tcase_add_test(tc, connection_random_schedules_no_zombie);
 	suite_add_tcase(s, tc);

@@ -63,7 +63,7 @@ enum actor_err {
 	ACTOR_EFULL	= -1,	/* the mailbox is full */
 	ACTOR_EEMPTY	= -2,	/* nothing to receive */
 	ACTOR_ETIMEDOUT	= -3,	/* the timeout ran out */
-	ACTOR_EOVERSIZE	= -4,	/* payload larger than the cell */
+	ACTOR_EOVERSIZE	= -4,	/* payload larger than max_message */
 	ACTOR_EGARBLED	= -5,
 	ACTOR_ECORRUPT	= -6,	/* the arena is foreign or corrupt */
 	ACTOR_EBADINDEX	= -7,	/* no such mailbox */

@@ -13,7 +13,8 @@
  *   deferred answers   ask_cap entries (defer.c)
  *   slot 0, slot 1     snapshot data, snap_cap bytes each (64-aligned)
  *
- * The in-hand slot (shm_inhand(arena, i)), one cell long:
+ * The in-hand slot (shm_inhand(arena, i)), 48 bytes and the mailbox's
+ * largest payload (its max_message, at least a cell's) long:
  *
  *   [0, 40)   struct shm_msg of the message being handled
  *   [40, 44)  its lane

@@ -266,7 +266,7 @@ send_error_reply(struct shm_producer *p, struct shm_arena *arena,
 	er.code = code;
 	snprintf(er.text, sizeof(er.text), "%s", text != NULL ? text :
 	    actor_strerror(code));
-	/* The text up to its NUL, cut to what the asker's cell holds. */
+	/* The text up to its NUL, cut to what the asker's lane takes. */
 	len = sizeof(er.code) + strlen(er.text) + 1;
 	max = to < shm_nmailboxes(arena) ? shm_payload_max(arena, to) : len;
 	if (len > max && max > sizeof(er.code)) {
@@ -291,8 +291,8 @@ send_error_reply(struct shm_producer *p, struct shm_arena *arena,
 }
 
 /*
- * An answer to ask, from this actor.  One larger than the asker's reply
- * cell cannot travel (a dead letter "oversize"): the
+ * An answer to ask, from this actor.  One larger than the asker's
+ * max_message cannot travel (a dead letter "oversize"): the
  * asker gets ACTOR_EOVERSIZE at once rather than waiting out its
  * timeout, and so does the caller.
  */
@@ -314,7 +314,7 @@ send_answer(struct actor *a, const struct shm_msg *ask, uint32_t tag,
 	rc = reply_to(a->prod, a->arena, ask, &m, data);
 	if (rc == ACTOR_EOVERSIZE)
 		(void)send_error_reply(a->prod, a->arena, ask, ACTOR_EOVERSIZE,
-		    "the answer is larger than the asker's reply cell", NULL);
+		    "the answer is larger than the asker's max_message", NULL);
 	return rc;
 }
 

@@ -310,7 +310,10 @@ scribble_mailbox(struct shm_arena *a, uint32_t idx)
 		break;
 	case 4:
 		c = lane_cell(l, atomic_load(&l->ctl->head));
-		c->msg.len = (uint32_t)nasty(c->msg.len);
+		/* Or aimed at the large slots: just past the cell, the max. */
+		c->msg.len = rnd() % 2 ? (uint32_t)nasty(c->msg.len) :
+		    l->inl + (uint32_t)(rnd() % 2) + (rnd() % 2 ?
+		    l->max - l->inl : 0);
 		c->msg.flags = (uint32_t)nasty(0);
 		break;
 	case 5:
@@ -326,7 +329,7 @@ scribble_mailbox(struct shm_arena *a, uint32_t idx)
 		}
 		break;
 	case 7:
-		scribble_word(mb->inhand, mb->lay.cell, 0);
+		scribble_word(mb->inhand, mb->inhand_size, 0);
 		break;
 	case 8:
 		if (h != NULL)

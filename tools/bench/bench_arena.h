@@ -39,6 +39,7 @@ bench_arena(const char *name, uint32_t n, uint32_t cap, uint32_t cell,
 		mb[i].reply_capacity = rcap;
 		mb[i].overflow = SHM_OVERFLOW_BLOCK;
 		mb[i].block_timeout_ms = 60000;
+		mb[i].max_message = 65536;	/* actord's default */
 		mb[i].state_size = (uint32_t)actor_region_size(0, 0, rcap);
 	}
 	memset(&l, 0, sizeof(l));

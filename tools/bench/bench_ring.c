@@ -251,7 +251,8 @@ arena_new(struct bench *b)
 	struct shm_mailbox_layout m = {
 		.capacity = MB_CAP, .cell = MB_CELL, .sys_capacity = 16,
 		.reply_capacity = MB_CAP, .overflow = SHM_OVERFLOW_BLOCK,
-		.block_timeout_ms = 1000, .state_size = 0
+		.block_timeout_ms = 1000, .state_size = 0,
+		.max_message = 65536	/* large slots on, as actord's default */
 	};
 	struct shm_mailbox_layout ms[2] = { m, m };
 	struct shm_layout l = { 2, ms, 8, 64 };
