@@ -5,9 +5,13 @@
  * tree (its own mailbox, restarted with backoff, shown in status), and the
  * only process of the tree that reads from the network.
  *
- * One thread, one loop (main.c): zmq_poll over the mailbox's doorbell,
- * the listener, one connection per peer with its monitor, and the ZAP
- * handler, with one deadline (the next heartbeat).  Every connection is
+ * One thread, one loop (main.c): poll over the mailbox's doorbell and
+ * the ZMQ_FD of the listener, of one connection per peer with its
+ * monitor, and of the ZAP handler, with one deadline (the next
+ * heartbeat).  Whoever sends on a socket, or stops receiving from it
+ * before it said EAGAIN, sets its used flag: the loop then looks at it
+ * before sleeping (a send may take the signal of a message that came).
+ * So does whoever opens a socket: a pipe never read raises no signal.  Every connection is
  * CurveZMQ with the node's key pair; the ZAP handler admits only the keys
  * the node block lists.
  *
@@ -67,6 +71,8 @@ struct peer {
 	enum peer_state	 state;
 	void		*dealer;	/* our connection to it */
 	void		*monitor;	/* its events (PAIR, inproc) */
+	bool		 dealer_used;	/* since the loop looked (main.c) */
+	bool		 monitor_used;
 	uint64_t	 session;	/* of the dealer */
 	uint64_t	 epoch;		/* from its WELCOME; 0: none yet */
 	uint32_t	 max_frame;	/* from its WELCOME */
@@ -149,6 +155,8 @@ struct gateway {
 	void		*zctx;
 	void		*router;	/* the listener */
 	void		*zap;		/* REP on GW_ZAP_ENDPOINT */
+	bool		 router_used;	/* since the loop looked (main.c) */
+	bool		 zap_used;
 	struct peer	*peers;
 	size_t		 npeers;
 	struct conn	*conns;

@@ -62,6 +62,7 @@ listener_open(struct gateway *gw)
 		    zmq_strerror(errno));
 		return -1;
 	}
+	gw->router_used = true;		/* the loop's first round looks */
 	return 0;
 fail:
 	fprintf(stderr, "gateway: listener: %s\n", zmq_strerror(errno));
@@ -148,6 +149,7 @@ int
 listener_send(struct gateway *gw, const uint8_t *rid, size_t rid_len,
     const void *frame, size_t len)
 {
+	gw->router_used = true;
 	if (zmq_send(gw->router, rid, rid_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) ==
 	    -1 || zmq_send(gw->router, frame, len, ZMQ_DONTWAIT) == -1) {
 		gw_zsend_error("listener", gw->router);
@@ -308,4 +310,5 @@ listener_recv(struct gateway *gw)
 		zmq_msg_close(&frame);
 		zmq_msg_close(&rid);
 	}
+	gw->router_used = true;		/* more may wait: the next round */
 }

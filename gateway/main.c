@@ -7,15 +7,16 @@
  * loop until SIGTERM or a Stop:
  *
  *	take from the mailbox (at most GW_BATCH_TAKE), flush the batches,
- *	arm the doorbell, zmq_poll (the doorbell, every socket) until the
- *	next deadline, handle what is ready, heartbeats and timeouts.
+ *	arm the doorbell, poll (the doorbell, every socket's ZMQ_FD) until
+ *	the next deadline, handle what is ready, heartbeats and timeouts.
  *
  * An idle gateway wakes only for its heartbeats.  Exit status: 0 after a
  * stop, 1 when it cannot start (the reason is on stderr, in actord's log).
  *
- * Owns: struct gateway, the loop.  Must never block but in zmq_poll.
+ * Owns: struct gateway, the loop.  Must never block but in poll.
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,11 +33,24 @@
 
 #define POLL_MAX	(3 + 2 * REMOTE_PEERS_MAX)
 
+/* What the loop waits on: the doorbell and every socket. */
+enum source_kind { SRC_BELL, SRC_ROUTER, SRC_ZAP, SRC_DEALER, SRC_MONITOR };
+
+struct source {
+	enum source_kind kind;
+	void		*sock;		/* NULL: the doorbell */
+	struct peer	*peer;		/* of a dealer or a monitor */
+	bool		*used;		/* look at it before sleeping */
+};
+
 static volatile sig_atomic_t	 stopping;
 
 static void	 on_term(int);
 static int	 setup(struct gateway *);
 static int	 run(struct gateway *);
+static size_t	 sources(struct gateway *, struct pollfd *, struct source *);
+static bool	 has_input(void *);
+static void	 handle(struct gateway *, const struct source *);
 static int	 poll_once(struct gateway *, bool);
 
 int64_t
@@ -124,17 +138,100 @@ setup(struct gateway *gw)
 }
 
 /*
+ * The loop's poll set: the doorbell first, then every socket by its
+ * ZMQ_FD (no system call).  A socket's descriptor only says "look at
+ * ZMQ_EVENTS": it fires when commands reach the socket, and a send or a
+ * receive of ours may take that signal while a message waits; so a
+ * socket is looked at when its descriptor fires or when the gateway used
+ * it since its last look (its used flag), never otherwise.  zmq_poll
+ * looked at every socket twice a wait, two system calls each: on an ask's
+ * critical path, two waits a node, that was most of what the gateway
+ * added to a round trip.
+ */
+static size_t
+sources(struct gateway *gw, struct pollfd *fds, struct source *src)
+{
+	size_t i, n = 0;
+
+	fds[n].fd = gw->bell;
+	src[n++] = (struct source){ SRC_BELL, NULL, NULL, NULL };
+	src[n++] = (struct source){ SRC_ROUTER, gw->router, NULL,
+	    &gw->router_used };
+	src[n++] = (struct source){ SRC_ZAP, gw->zap, NULL, &gw->zap_used };
+	for (i = 0; i < gw->npeers; i++) {
+		if (gw->peers[i].dealer == NULL)
+			continue;
+		src[n++] = (struct source){ SRC_DEALER, gw->peers[i].dealer,
+		    &gw->peers[i], &gw->peers[i].dealer_used };
+		src[n++] = (struct source){ SRC_MONITOR, gw->peers[i].monitor,
+		    &gw->peers[i], &gw->peers[i].monitor_used };
+	}
+	for (i = 0; i < n; i++) {
+		size_t len = sizeof(fds[i].fd);
+
+		fds[i].events = POLLIN;
+		fds[i].revents = 0;
+		if (src[i].sock != NULL && zmq_getsockopt(src[i].sock, ZMQ_FD,
+		    &fds[i].fd, &len) == -1)
+			fds[i].fd = -1;		/* poll ignores it */
+	}
+	return n;
+}
+
+/* Does sock hold a message?  Takes its pending commands (and signal). */
+static bool
+has_input(void *sock)
+{
+	uint32_t ev = 0;
+	size_t len = sizeof(ev);
+
+	return zmq_getsockopt(sock, ZMQ_EVENTS, &ev, &len) == 0 &&
+	    (ev & ZMQ_POLLIN) != 0;
+}
+
+static void
+handle(struct gateway *gw, const struct source *s)
+{
+	switch (s->kind) {
+	case SRC_ROUTER:
+		listener_recv(gw);
+		break;
+	case SRC_ZAP:
+		zap_handle(gw);
+		break;
+	case SRC_DEALER:
+		peer_recv(gw, s->peer);
+		break;
+	case SRC_MONITOR:
+		peer_monitor(gw, s->peer);
+		break;
+	default:
+		break;
+	}
+}
+
+/*
  * One wait and what it found.  busy: the mailbox has more; do not sleep.
  */
 static int
 poll_once(struct gateway *gw, bool busy)
 {
-	zmq_pollitem_t items[POLL_MAX];
+	struct pollfd fds[POLL_MAX];
+	struct source src[POLL_MAX];
+	bool ready[POLL_MAX];
 	int64_t now, deadline;
 	long timeout;
-	size_t i, n = 0;
+	size_t i, n;
 	int rc;
 
+	n = sources(gw, fds, src);
+	memset(ready, 0, sizeof(ready));
+	for (i = 1; i < n; i++)
+		if (*src[i].used) {
+			*src[i].used = false;
+			if ((ready[i] = has_input(src[i].sock)))
+				busy = true;
+		}
 	if (!busy && shm_doorbell_arm(gw->arena, gw->idx, SHM_LANES_ALL) != 0)
 		busy = true;
 	now = gw_now();
@@ -145,37 +242,21 @@ poll_once(struct gateway *gw, bool busy)
 	    (long)((deadline - now + 999999) / 1000000);
 	if (gw->dirty && timeout > 1)
 		timeout = 1;		/* a batch waits for ZeroMQ's room */
-	memset(items, 0, sizeof(items));
-	items[n].fd = gw->bell;
-	items[n++].events = ZMQ_POLLIN;
-	items[n].socket = gw->router;
-	items[n++].events = ZMQ_POLLIN;
-	items[n].socket = gw->zap;
-	items[n++].events = ZMQ_POLLIN;
-	for (i = 0; i < gw->npeers; i++) {
-		items[n].socket = gw->peers[i].dealer;
-		items[n++].events = ZMQ_POLLIN;
-		items[n].socket = gw->peers[i].monitor;
-		items[n++].events = ZMQ_POLLIN;
-	}
-	rc = zmq_poll(items, (int)n, timeout);
-	shm_doorbell_disarm(gw->arena, gw->idx, gw->bell);
+	rc = poll(fds, (nfds_t)n, (int)timeout);
+	shm_doorbell_disarm(gw->arena, gw->idx, rc > 0 &&
+	    (fds[0].revents & POLLIN) ? gw->bell : -1);
 	if (rc == -1) {
 		if (errno == EINTR)
 			return 0;
-		fprintf(stderr, "gateway: zmq_poll: %s\n", zmq_strerror(errno));
+		fprintf(stderr, "gateway: poll: %s\n", strerror(errno));
 		return -1;
 	}
-	if (items[1].revents & ZMQ_POLLIN)
-		listener_recv(gw);
-	if (items[2].revents & ZMQ_POLLIN)
-		zap_handle(gw);
-	for (i = 0; i < gw->npeers; i++) {
-		if (items[3 + 2 * i].revents & ZMQ_POLLIN)
-			peer_recv(gw, &gw->peers[i]);
-		if (items[4 + 2 * i].revents & ZMQ_POLLIN)
-			peer_monitor(gw, &gw->peers[i]);
-	}
+	for (i = 1; rc > 0 && i < n; i++)
+		if (fds[i].revents != 0 && !ready[i])
+			ready[i] = has_input(src[i].sock);
+	for (i = 1; i < n; i++)
+		if (ready[i])
+			handle(gw, &src[i]);
 	now = gw_now();
 	peer_tick(gw, now);
 	status_commit(gw, now);

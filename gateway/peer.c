@@ -151,6 +151,12 @@ dealer_open(struct gateway *gw, struct peer *p)
 	h.session = p->session;
 	h.max_frame = gw->ns->max_frame;
 	snprintf(h.name, sizeof(h.name), "%s", gw->ns->name);
+	/*
+	 * Both looked at by the loop's first round: a message on a pipe
+	 * nobody read yet raises no signal (the monitor's inproc pipe exists
+	 * from zmq_connect on, and its first event would go unseen).
+	 */
+	p->dealer_used = p->monitor_used = true;
 	if (wire_hello(&gw->tmp, WIRE_HELLO, &h) == -1 ||
 	    zmq_send(p->dealer, gw->tmp.p, gw->tmp.len, ZMQ_DONTWAIT) == -1)
 		gw_zsend_error("HELLO", p->dealer);
@@ -171,6 +177,7 @@ dealer_close(struct peer *p)
 	if (p->monitor != NULL)
 		zmq_close(p->monitor);
 	p->dealer = p->monitor = NULL;
+	p->dealer_used = p->monitor_used = false;
 	p->out.len = 0;
 	p->out.count = 0;
 }
@@ -250,6 +257,7 @@ peer_recv(struct gateway *gw, struct peer *p)
 			    (int)f.u.error.text_len, f.u.error.text);
 		zmq_msg_close(&msg);
 	}
+	p->dealer_used = p->dealer != NULL;	/* more may wait */
 }
 
 /* The dealer's events: a lost connection is a node down, at once. */
@@ -291,6 +299,7 @@ peer_monitor(struct gateway *gw, struct peer *p)
 			status_changed(gw);
 		}
 	}
+	p->monitor_used = p->monitor != NULL;	/* more may wait */
 }
 
 /* Heartbeats and timeouts, at now. */
@@ -329,6 +338,7 @@ peer_tick(struct gateway *gw, int64_t now)
 				gw_zsend_error("PING", p->dealer);
 			p->ping_sent = now;
 			p->next_ping = now + hb;
+			p->dealer_used = true;
 			status_changed(gw);	/* the counters, once a beat */
 		}
 	}
@@ -480,6 +490,7 @@ flush_one(struct gateway *gw, struct peer *p)
 	if (p->out.count == 0 || p->dealer == NULL)
 		return 0;
 	wire_batch_end(&p->out);
+	p->dealer_used = true;
 	if (zmq_send(p->dealer, p->out.p, p->out.len, ZMQ_DONTWAIT) == -1) {
 		if (errno == EAGAIN)
 			return -1;

@@ -37,6 +37,7 @@ zap_open(struct gateway *gw)
 		    zmq_strerror(errno));
 		return -1;
 	}
+	gw->zap_used = true;		/* the loop's first round looks */
 	return 0;
 }
 
@@ -69,6 +70,7 @@ reply(struct gateway *gw, zmq_msg_t *id, const char *status,
 	const char *parts[6] = { "1.0", NULL, status, text, user, "" };
 	int i;
 
+	gw->zap_used = true;
 	if (zmq_send(gw->zap, "1.0", 3, ZMQ_SNDMORE) == -1 ||
 	    zmq_send(gw->zap, zmq_msg_data(id),
 	    zmq_msg_size(id), ZMQ_SNDMORE) == -1)
@@ -94,6 +96,7 @@ zap_handle(struct gateway *gw)
 	int n = 0, more;
 	size_t i, len;
 
+	gw->zap_used = true;		/* one request a call: more may wait */
 	for (;;) {
 		if (n > ZAP_PARTS) {
 			zmq_msg_close(&part[n - 1]);	/* extra parts */

@@ -316,7 +316,8 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	 * after the publish below wakes it once more: never a lost wake-up.
 	 * Not a doorbell user: its ring is one epoll round and a datagram,
 	 * with no wake-up latency to hide, and a ring that finds nothing
-	 * would cost it a whole extra round (test_doorbell).
+	 * would cost it a whole extra round (test_doorbell).  Nor one that
+	 * sleeps on this CPU (sleeps_on_futex).
 	 */
 	if (sleeps_on_futex(mb->m, lane))
 		shm_wake_consumer(a, idx, lane, &p->bellfd);
@@ -1046,14 +1047,24 @@ clock_before_copy(struct shm_arena *a, struct shm_lane_local *l,
 	}
 }
 
-/* A pure sleeper (fence_mode) asleep on lane in a futex, not a doorbell. */
+/*
+ * A pure sleeper (fence_mode) asleep on lane in a futex, not a doorbell,
+ * on another CPU than this producer's.  One that sleeps on this CPU gains
+ * nothing from an early wake-up: it can only run when the producer stops
+ * (or preempts it, finds nothing and sleeps again: two context switches
+ * more on every message, measured on an ask across nodes, whose gateway
+ * and asker share a CPU).  sleep_cpu is a hint: a wrong one costs at most
+ * the overlap, never a wake-up (the look after the publish is made).
+ */
 static inline bool
 sleeps_on_futex(struct shm_mbox *m, unsigned lane)
 {
 	uint32_t s = atomic_load_explicit(&m->sleeping, memory_order_relaxed);
 
 	return (s & SHM_LANE_BIT(lane)) && !(s & SLEEP_DOORBELL) &&
-	    atomic_load_explicit(&m->fence_mode, memory_order_relaxed);
+	    atomic_load_explicit(&m->fence_mode, memory_order_relaxed) &&
+	    atomic_load_explicit(&m->sleep_cpu, memory_order_relaxed) !=
+	    (uint32_t)(sched_getcpu() + 1);
 }
 
 /*

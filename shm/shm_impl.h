@@ -208,6 +208,7 @@ struct shm_mbox {
 	_Alignas(SHM_CL) _Atomic uint32_t wake_word;	/* futex */
 	_Atomic uint32_t sleeping;	/* lane bits | SLEEP_DOORBELL, 0: awake */
 	_Atomic uint32_t fence_mode;	/* 1: producers fence after publishing */
+	_Atomic uint32_t sleep_cpu;	/* 1 + the CPU it last slept on; 0: ? */
 	/* Blocked senders. */
 	_Alignas(SHM_CL) _Atomic uint32_t space_word;	/* futex */
 	_Atomic uint32_t space_waiters;

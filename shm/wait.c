@@ -66,6 +66,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -246,6 +247,9 @@ nap(struct shm_arena *a, uint32_t idx, unsigned lanes, int fenced,
 	uint32_t	 w;
 	int		 rc, sliced;
 
+	/* Where it sleeps, for the producers' early wake-up (ring.c). */
+	atomic_store_explicit(&m->sleep_cpu, (uint32_t)(sched_getcpu() + 1),
+	    memory_order_relaxed);
 	for (;;) {
 		w = atomic_load(&m->wake_word);
 		atomic_store(&m->sleeping, lanes & SHM_LANES_ALL);
