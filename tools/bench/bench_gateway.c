@@ -1,28 +1,41 @@
 /*
- * bench_gateway.c: messages between two nodes on 127.0.0.1, against raw
- * ZeroMQ over tcp://127.0.0.1 in the same run, 64-byte payloads.
+ * bench_gateway.c: messages between nodes, 64-byte payloads, against raw
+ * ZeroMQ and Erlang/OTP distribution in the same run (issue 14).
  *
- *   node a (actord pinned to CPU 0) and node b (CPU 1), each with its
- *	gateway, CURVE on every connection;  this program, run again by
+ *   nodes:   node a (actord pinned to CPU 0) and node b (CPU 1), each with
+ *	its gateway, CURVE on every connection;  this program, run again by
  *	node a as its worker /driver (--driver), looks up b:/sink (a
  *	tests/progs/actor_echo) and measures:
  *	  ask round trip p50/p99 by the remote reference (actor_ask);
  *	  tell throughput: actor_tell of N messages, then an ask of the
  *	  sink's count, which comes after them (order per pair): messages
  *	  delivered per second, and how many were not (dead letters);
- *   raw ZeroMQ between two processes pinned to CPUs 0 and 1: PUSH/PULL
- *	throughput and REQ/REP round trip, with and without CURVE.
+ *   zmq:     raw ZeroMQ between two processes pinned to CPUs 0 and 1:
+ *	PUSH/PULL throughput and REQ/REP round trip, with and without CURVE;
+ *   erlang:  two Erlang nodes (bench_gateway_erlang.h, bench_dist.erl) on
+ *	CPUs 0 and 1: gen_server call round trip, casts counted by a sink;
+ *   handoff: what one wake-up of a sleeping thread costs on this host
+ *	(a futex ping-pong on one CPU, and across CPUs 0 and 1): the unit of
+ *	the ask's floor, since every hop of an ask is one;
+ *   idle:    two nodes, nothing sent, default heartbeat (1 s): node a's
+ *	gateway's context switches over 10 s (/proc), per heartbeat;
+ *   mesh:    16 nodes on this host in a full mesh, idle: each gateway's
+ *	resident memory, CPU time and context switches over 10 s.
  *
- * Erlang/OTP distribution is not measured here (not in this program).
- * Prints a table and the ratios, and writes the figures as JSON to
- * $BENCH_JSON.  BENCH_QUICK=0.1 scales the counts down.
+ * Prints a table and the issue's targets as ratios, and writes the
+ * figures as JSON to $BENCH_JSON.  BENCH_QUICK=0.1 scales the counts (and
+ * the 10 s windows, down to 2 s) down; BENCH_ONLY=nodes,erlang (any of
+ * the parts above, comma-separated) runs only those.
  */
-#include <sys/stat.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include <linux/futex.h>
+
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,13 +44,23 @@
 #include <zmq.h>
 
 #include "tools/bench/bench_common.h"
+#include "tools/bench/bench_gateway_erlang.h"
+#include "tools/bench/bench_gateway_nodes.h"
 #include "worker/actor.h"
 
 #define N_ASK		20000
 #define N_TELL		200000
 #define N_PUSH		500000
 #define N_REQ		20000
-#define BASE_PORT	17600
+#define N_CALL		20000
+#define N_CAST		200000
+#define N_HANDOFF	20000
+#define WINDOW_S	10.0	/* the idle and mesh windows */
+#define MESH		16
+#define BASE_PORT	17600	/* nodes: 17600-17999 */
+#define ZMQ_PORT	18000	/* raw ZeroMQ: 18000-18399 */
+#define MESH_PORT	18400	/* idle and mesh: 18400-19999 */
+#define EPMD_PORT	16400	/* Erlang's private epmd: 16400-16599 */
 
 struct figures {
 	double		 ask_p50, ask_p99;	/* us */
@@ -50,6 +73,32 @@ struct zfig {
 	double		 req_p50, req_p99;	/* us */
 };
 
+/* The idle peer: node a's gateway over the window. */
+struct idle {
+	double		 window_s, heartbeats;
+	uint64_t	 wakeups, main_wakeups;	/* all threads; the loop's */
+	double		 cpu_s;
+};
+
+/* The mesh: each of MESH gateways over the window, averaged. */
+struct mesh {
+	int		 nodes;
+	double		 window_s;
+	double		 rss_mb;		/* per gateway */
+	double		 cpu_s;			/* per gateway, in the window */
+	double		 wakeups;		/* per gateway, in the window */
+};
+
+struct all {
+	struct figures	 f;
+	struct zfig	 plain, cz;
+	struct efig	 e;
+	double		 same_cpu_us, cross_cpu_us;	/* one hand-off */
+	struct idle	 idle;
+	struct mesh	 mesh;
+	bool		 ran_nodes, ran_zmq, ran_handoff, ran_idle, ran_mesh;
+};
+
 static double	 scale = 1.0;
 
 static size_t
@@ -58,6 +107,23 @@ count_of(size_t n)
 	size_t k = (size_t)((double)n * scale);
 
 	return k < 100 ? 100 : k;
+}
+
+/* The idle and mesh windows: 10 s, shorter for a quick run (not < 2 s). */
+static double
+window_s(void)
+{
+	double w = WINDOW_S * (scale < 1.0 ? scale : 1.0);
+
+	return w < 2.0 ? 2.0 : w;
+}
+
+static bool
+part(const char *name)
+{
+	const char *only = getenv("BENCH_ONLY");
+
+	return only == NULL || *only == '\0' || strstr(only, name) != NULL;
 }
 
 /* --- the driver: node a's worker ------------------------------------------ */
@@ -122,106 +188,33 @@ driver(const char *out)
 		pause();		/* until actord stops it */
 }
 
-/* --- the two nodes ---------------------------------------------------------- */
-
-struct bnode {
-	char		 dir[64];
-	char		 pub[41], sec[41];
-	pid_t		 pid;
-	int		 port;
-};
-
-static void
-write_file(const char *path, const char *text, mode_t mode)
-{
-	int fd;
-
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode)) == -1) {
-		perror(path);
-		exit(1);
-	}
-	(void)!write(fd, text, strlen(text));
-	close(fd);
-}
-
-static void
-node_conf(struct bnode *n, const char *name, const struct bnode *peer,
-    const char *peername, const char *child)
-{
-	char path[128], conf[4096], key[64];
-
-	snprintf(key, sizeof(key), "%s\n", n->sec);
-	snprintf(path, sizeof(path), "%s/%s.key", n->dir, name);
-	write_file(path, key, 0600);
-	snprintf(conf, sizeof(conf),
-	    "runtime_dir = \"%s/run\";\n"
-	    "node = { name = \"%s\"; listen = \"tcp://127.0.0.1:%d\";\n"
-	    "  secret_key_file = \"%s\";\n"
-	    "  mailbox = { capacity = 65536; };\n"
-	    "  peers = ( { name = \"%s\"; endpoint = \"tcp://127.0.0.1:%d\";\n"
-	    "    public_key = \"%s\"; } ); };\n"
-	    "supervisor = { children = ( %s ); };\n", n->dir, name, n->port,
-	    path, peername, peer->port, peer->pub, child);
-	snprintf(path, sizeof(path), "%s/actord.conf", n->dir);
-	write_file(path, conf, 0644);
-}
-
-static pid_t
-node_start(struct bnode *n, int cpu)
-{
-	char conf[128], log[128], actord[256];
-	const char *build = getenv("BUILD");
-	pid_t pid;
-	int fd;
-
-	snprintf(conf, sizeof(conf), "%s/actord.conf", n->dir);
-	snprintf(log, sizeof(log), "%s/actord.log", n->dir);
-	snprintf(actord, sizeof(actord), "%s/actord", build ? build : "build");
-	if ((pid = fork()) == 0) {
-		pin(cpu);
-		if ((fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644)) != -1) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		execl(actord, actord, "-c", conf, (char *)NULL);
-		_exit(127);
-	}
-	return pid;
-}
+/* --- two nodes: ask and tell ------------------------------------------------ */
 
 /* The gateway figures; 0, or -1 (the log says why). */
 static int
 run_nodes(const char *self, struct figures *f)
 {
-	struct bnode a, b;
-	char child[1024], sink[512], res[128], prog[256];
-	const char *build = getenv("BUILD");
+	struct bnet net;
+	char child[1024], sink[512], res[160], prog[256], build[256];
+	const char *b = getenv("BUILD");
 	FILE *fp;
 	int i, rc = -1;
 
-	memset(&a, 0, sizeof(a));
-	memset(&b, 0, sizeof(b));
-	snprintf(a.dir, sizeof(a.dir), "/tmp/bench-gw-a-XXXXXX");
-	snprintf(b.dir, sizeof(b.dir), "/tmp/bench-gw-b-XXXXXX");
-	if (mkdtemp(a.dir) == NULL || mkdtemp(b.dir) == NULL ||
-	    zmq_curve_keypair(a.pub, a.sec) != 0 ||
-	    zmq_curve_keypair(b.pub, b.sec) != 0)
+	if (net_init(&net, 2, BASE_PORT + (int)(getpid() % 200) * 2) == -1 ||
+	    realpath(self, prog) == NULL ||
+	    realpath(b != NULL ? b : "build", build) == NULL)
 		return -1;
-	a.port = BASE_PORT + (int)(getpid() % 200) * 2;
-	b.port = a.port + 1;
-	snprintf(res, sizeof(res), "%s/results", a.dir);
-	if (realpath(self, prog) == NULL)
-		return -1;
+	snprintf(res, sizeof(res), "%s/results", net.n[0].dir);
 	snprintf(child, sizeof(child), "{ name = \"driver\"; exec = [\"%s\", "
 	    "\"--driver\", \"%s\"]; ready = \"actor\"; env = { BENCH_QUICK = "
 	    "\"%g\"; }; mailbox = { capacity = 1024; }; }", prog, res, scale);
 	snprintf(sink, sizeof(sink), "{ name = \"sink\"; exec = [\"%s/%s\"]; "
-	    "ready = \"actor\"; mailbox = { capacity = 65536; }; }",
-	    realpath(build ? build : "build", NULL), "tests/progs/actor_echo");
-	node_conf(&a, "a", &b, "b", child);
-	node_conf(&b, "b", &a, "a", sink);
-	b.pid = node_start(&b, 1);
-	a.pid = node_start(&a, 0);
+	    "ready = \"actor\"; mailbox = { capacity = 65536; }; }", build,
+	    "tests/progs/actor_echo");
+	net_conf(&net, 0, child, "");
+	net_conf(&net, 1, sink, "");
+	net_start(&net, 1, 1);
+	net_start(&net, 0, 0);
 	for (i = 0; i < 1200; i++) {		/* at most two minutes */
 		if ((fp = fopen(res, "r")) != NULL) {
 			unsigned long long s, d;
@@ -238,19 +231,139 @@ run_nodes(const char *self, struct figures *f)
 		}
 		usleep(100000);
 	}
-	kill(a.pid, SIGTERM);
-	kill(b.pid, SIGTERM);
-	waitpid(a.pid, NULL, 0);
-	waitpid(b.pid, NULL, 0);
 	if (rc != 0)
-		fprintf(stderr, "bench_gateway: no figures from the driver; "
-		    "see %s/actord.log\n", a.dir);
-	else {
-		snprintf(child, sizeof(child), "rm -rf '%s' '%s'", a.dir,
-		    b.dir);
-		(void)!system(child);
-	}
+		fprintf(stderr, "bench_gateway: no figures from the driver\n");
+	net_stop(&net, rc != 0);
 	return rc;
+}
+
+/* --- the idle peer and the mesh -------------------------------------------- */
+
+/*
+ * n nodes, nothing but their gateways, default heartbeat, not pinned:
+ * all up, then each gateway's figures before (s0) and after (s1) the
+ * window.  0, or -1.
+ */
+static int
+run_idle(int n, double window, struct pstat *s0, struct pstat *s1)
+{
+	struct bnet net;
+	pid_t gw[NET_MAX];
+	int i, rc = -1;
+
+	if (net_init(&net, n, MESH_PORT + (int)(getpid() % 100) * NET_MAX) ==
+	    -1)
+		return -1;
+	for (i = 0; i < n; i++) {
+		net_conf(&net, i, "", "");
+		net_start(&net, i, -1);
+	}
+	if (!net_all_up(&net, 60000)) {
+		fprintf(stderr, "bench_gateway: the %d nodes did not all come "
+		    "up\n", n);
+		goto out;
+	}
+	usleep(1500000);		/* the first heartbeats, settled */
+	for (i = 0; i < n; i++)
+		if ((gw[i] = net_gateway(&net, i)) == -1 ||
+		    proc_stat(gw[i], &s0[i]) == -1)
+			goto out;
+	usleep((useconds_t)(window * 1e6));
+	for (i = 0; i < n; i++)
+		if (proc_stat(gw[i], &s1[i]) == -1)
+			goto out;
+	rc = 0;
+out:
+	net_stop(&net, rc != 0);
+	return rc;
+}
+
+static int
+idle_peer(struct idle *d)
+{
+	struct pstat s0[2], s1[2];
+
+	d->window_s = window_s();
+	if (run_idle(2, d->window_s, s0, s1) == -1)
+		return -1;
+	d->heartbeats = d->window_s;		/* heartbeat = 1000 ms */
+	d->wakeups = s1[0].vcs - s0[0].vcs;
+	d->main_wakeups = s1[0].main_vcs - s0[0].main_vcs;
+	d->cpu_s = s1[0].cpu_s - s0[0].cpu_s;
+	return 0;
+}
+
+static int
+mesh(struct mesh *m)
+{
+	struct pstat s0[MESH], s1[MESH];
+	int i;
+
+	m->nodes = MESH;
+	m->window_s = window_s();
+	if (run_idle(MESH, m->window_s, s0, s1) == -1)
+		return -1;
+	for (i = 0; i < MESH; i++) {
+		m->rss_mb += (double)s1[i].rss_kb / 1024.0 / MESH;
+		m->cpu_s += (s1[i].cpu_s - s0[i].cpu_s) / MESH;
+		m->wakeups += (double)(s1[i].vcs - s0[i].vcs) / MESH;
+	}
+	return 0;
+}
+
+/* --- one hand-off: a futex ping-pong ------------------------------------------ */
+
+static void
+futex_wait(_Atomic uint32_t *w, uint32_t v)
+{
+	(void)syscall(SYS_futex, w, FUTEX_WAIT, v, NULL, NULL, 0);
+}
+
+static void
+futex_wake(_Atomic uint32_t *w)
+{
+	(void)syscall(SYS_futex, w, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+/*
+ * Two processes on CPUs c0 and c1 hand a turn back and forth, each
+ * sleeping on a futex until its turn: us per hand-off (half a round).
+ */
+static double
+handoff(int c0, int c1)
+{
+	_Atomic uint32_t *w;
+	uint32_t i, n = (uint32_t)count_of(N_HANDOFF), v;
+	uint64_t t0, t;
+	pid_t pid;
+
+	w = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED |
+	    MAP_ANONYMOUS, -1, 0);
+	if (w == MAP_FAILED)
+		return 0;
+	atomic_store(w, 0);
+	if ((pid = fork()) == 0) {
+		pin(c1);
+		for (i = 0; i < n; i++) {
+			while ((v = atomic_load(w)) != 2 * i + 1)
+				futex_wait(w, v);
+			atomic_store(w, 2 * i + 2);
+			futex_wake(w);
+		}
+		_exit(0);
+	}
+	pin(c0);
+	t0 = now_us();
+	for (i = 0; i < n; i++) {
+		atomic_store(w, 2 * i + 1);
+		futex_wake(w);
+		while ((v = atomic_load(w)) != 2 * i + 2)
+			futex_wait(w, v);
+	}
+	t = now_us() - t0;
+	waitpid(pid, NULL, 0);
+	munmap((void *)(uintptr_t)w, 4096);
+	return (double)t / n / 2.0;
 }
 
 /* --- raw ZeroMQ -------------------------------------------------------------- */
@@ -360,60 +473,204 @@ run_zmq(bool with_curve, int port, struct zfig *z)
 	return 0;
 }
 
+/* --- the table and the JSON ------------------------------------------------- */
+
+static double
+ratio(double a, double b)
+{
+	return b > 0 ? a / b : 0;
+}
+
+static void
+ratio_line(const char *what, double v, const char *op, double target,
+    bool ran)
+{
+	bool met = op[0] == '>' ? v >= target : v <= target;
+
+	if (!ran)
+		printf("  %-52s %8s  %s %.1f\n", what, "-", op, target);
+	else
+		printf("  %-52s %8.2f  %s %.1f  %s\n", what, v, op, target,
+		    met ? "met" : "NOT MET");
+}
+
+static void
+table(const struct all *r)
+{
+	const struct efig *e = &r->e;
+
+	printf("bench_gateway: 64-byte payloads, CURVE where said; node a "
+	    "and the client side on CPU 0, node b and the server side on "
+	    "CPU 1\n");
+	printf("%-46s %12s %10s %10s\n", "case", "msgs/s", "p50 us",
+	    "p99 us");
+	if (r->ran_nodes)
+		printf("%-46s %12.0f %10.1f %10.1f\n", "cross-node tell, ask "
+		    "(gateway, CURVE)", r->f.tell_rate, r->f.ask_p50,
+		    r->f.ask_p99);
+	if (r->ran_zmq) {
+		printf("%-46s %12.0f %10.1f %10.1f\n", "raw ZeroMQ PUSH/PULL, "
+		    "REQ/REP, CURVE", r->cz.push_rate, r->cz.req_p50,
+		    r->cz.req_p99);
+		printf("%-46s %12.0f %10.1f %10.1f\n", "raw ZeroMQ PUSH/PULL, "
+		    "REQ/REP", r->plain.push_rate, r->plain.req_p50,
+		    r->plain.req_p99);
+	}
+	if (e->ran)
+		printf("%-46s %12.0f %10.1f %10.1f\n", "Erlang distribution "
+		    "cast, gen_server call", e->cast_rate, e->call_p50,
+		    e->call_p99);
+	else if (part("erlang"))
+		printf("Erlang/OTP distribution: %s\n", e->why);
+	if (r->ran_nodes)
+		printf("tells: %llu sent, %llu delivered (the rest dead "
+		    "letters)\n", (unsigned long long)r->f.sent,
+		    (unsigned long long)r->f.delivered);
+	if (r->ran_handoff)
+		printf("one hand-off (a futex wake-up, the thread running): "
+		    "%.1f us on one CPU, %.1f us across CPUs\n",
+		    r->same_cpu_us, r->cross_cpu_us);
+	if (r->ran_idle)
+		printf("idle peer (2 nodes, heartbeat 1 s, %.0f s): %.1f "
+		    "wake-ups per heartbeat (voluntary context switches; %.1f "
+		    "of the gateway's loop, the rest ZeroMQ's I/O thread), "
+		    "%.4f s CPU\n", r->idle.window_s, r->idle.wakeups /
+		    r->idle.heartbeats, r->idle.main_wakeups /
+		    r->idle.heartbeats, r->idle.cpu_s);
+	if (r->ran_mesh)
+		printf("mesh of %d nodes (%.0f s, idle): per gateway %.1f MB "
+		    "resident, %.4f s CPU, %.0f wake-ups; per peer %.2f MB, "
+		    "%.5f s CPU, %.1f wake-ups per heartbeat\n", r->mesh.nodes,
+		    r->mesh.window_s, r->mesh.rss_mb, r->mesh.cpu_s,
+		    r->mesh.wakeups, r->mesh.rss_mb / (r->mesh.nodes - 1),
+		    r->mesh.cpu_s / (r->mesh.nodes - 1), r->mesh.wakeups /
+		    (r->mesh.nodes - 1) / r->mesh.window_s);
+	printf("targets (issue 14), as ratios in this run:\n");
+	ratio_line("tell / raw ZeroMQ PUSH/PULL with CURVE", ratio(
+	    r->f.tell_rate, r->cz.push_rate), ">=", 1.0, r->ran_nodes &&
+	    r->ran_zmq);
+	ratio_line("tell / Erlang distribution cast", ratio(r->f.tell_rate,
+	    e->cast_rate), ">=", 5.0, r->ran_nodes && e->ran);
+	ratio_line("ask p50 / raw ZeroMQ REQ/REP p50 with CURVE", ratio(
+	    r->f.ask_p50, r->cz.req_p50), "<=", 1.3, r->ran_nodes &&
+	    r->ran_zmq);
+	ratio_line("ask p50 / Erlang gen_server call p50", ratio(
+	    r->f.ask_p50, e->call_p50), "<=", 1.5, r->ran_nodes && e->ran);
+	if (r->ran_idle)
+		printf("  %-52s %8.1f  (a PING sent, its PONG and the peer's "
+		    "PING received)\n", "idle loop wake-ups per heartbeat",
+		    r->idle.main_wakeups / r->idle.heartbeats);
+}
+
+static void
+json(const struct all *r, FILE *j)
+{
+	const struct efig *e = &r->e;
+
+	fprintf(j, "{ \"payload\": %d", PAYLOAD);
+	if (r->ran_nodes)
+		fprintf(j, ", \"tell_per_s\": %.0f, \"tells_sent\": %llu, "
+		    "\"tells_delivered\": %llu, \"ask_p50_us\": %.1f, "
+		    "\"ask_p99_us\": %.1f", r->f.tell_rate,
+		    (unsigned long long)r->f.sent,
+		    (unsigned long long)r->f.delivered, r->f.ask_p50,
+		    r->f.ask_p99);
+	if (r->ran_zmq)
+		fprintf(j, ", \"zmq_curve_push_per_s\": %.0f, "
+		    "\"zmq_curve_req_p50_us\": %.1f, \"zmq_curve_req_p99_us\": "
+		    "%.1f, \"zmq_push_per_s\": %.0f, \"zmq_req_p50_us\": %.1f, "
+		    "\"zmq_req_p99_us\": %.1f", r->cz.push_rate, r->cz.req_p50,
+		    r->cz.req_p99, r->plain.push_rate, r->plain.req_p50,
+		    r->plain.req_p99);
+	if (e->ran)
+		fprintf(j, ", \"erlang_cast_per_s\": %.0f, "
+		    "\"erlang_call_p50_us\": %.1f, \"erlang_call_p99_us\": "
+		    "%.1f", e->cast_rate, e->call_p50, e->call_p99);
+	else if (part("erlang"))
+		fprintf(j, ", \"erlang\": \"%s\"", e->why);
+	if (r->ran_handoff)
+		fprintf(j, ", \"handoff_same_cpu_us\": %.2f, "
+		    "\"handoff_cross_cpu_us\": %.2f", r->same_cpu_us,
+		    r->cross_cpu_us);
+	if (r->ran_idle)
+		fprintf(j, ", \"idle_window_s\": %.0f, "
+		    "\"idle_wakeups_per_heartbeat\": %.2f, "
+		    "\"idle_loop_wakeups_per_heartbeat\": %.2f, "
+		    "\"idle_cpu_s\": %.4f", r->idle.window_s, r->idle.wakeups /
+		    r->idle.heartbeats, r->idle.main_wakeups /
+		    r->idle.heartbeats, r->idle.cpu_s);
+	if (r->ran_mesh)
+		fprintf(j, ", \"mesh_nodes\": %d, \"mesh_window_s\": %.0f, "
+		    "\"mesh_rss_mb_per_gateway\": %.2f, "
+		    "\"mesh_cpu_s_per_gateway\": %.4f, "
+		    "\"mesh_wakeups_per_gateway\": %.0f, "
+		    "\"mesh_rss_mb_per_peer\": %.3f, \"mesh_cpu_s_per_peer\": "
+		    "%.5f", r->mesh.nodes, r->mesh.window_s, r->mesh.rss_mb,
+		    r->mesh.cpu_s, r->mesh.wakeups, r->mesh.rss_mb /
+		    (r->mesh.nodes - 1), r->mesh.cpu_s / (r->mesh.nodes - 1));
+	fprintf(j, ", \"ratios\": { ");
+	fprintf(j, "\"tell_vs_zmq_curve\": %.3f, \"tell_vs_erlang_cast\": "
+	    "%.3f, \"ask_vs_zmq_curve\": %.3f, \"ask_vs_erlang_call\": %.3f",
+	    ratio(r->f.tell_rate, r->cz.push_rate), ratio(r->f.tell_rate,
+	    e->cast_rate), ratio(r->f.ask_p50, r->cz.req_p50),
+	    ratio(r->f.ask_p50, e->call_p50));
+	fprintf(j, " }, \"targets\": { \"tell_vs_zmq_curve\": \">= 1.0\", "
+	    "\"tell_vs_erlang_cast\": \">= 5\", \"ask_vs_zmq_curve\": "
+	    "\"<= 1.3\", \"ask_vs_erlang_call\": \"<= 1.5\" } }\n");
+}
+
 int
 main(int argc, char **argv)
 {
 	const char *q = getenv("BENCH_QUICK"), *path = getenv("BENCH_JSON");
-	struct figures f;
-	struct zfig plain, cz;
+	static struct all r;
 	FILE *j;
-	int port;
+	int port, status = 0;
 
 	if (q != NULL && *q != '\0' && atof(q) > 0 && atof(q) <= 10)
 		scale = atof(q);
 	if (argc == 3 && strcmp(argv[1], "--driver") == 0)
 		return driver(argv[2]);
 	signal(SIGPIPE, SIG_IGN);
-	port = BASE_PORT + 400 + (int)(getpid() % 200) * 2;
-	memset(&f, 0, sizeof(f));
-	if (run_zmq(false, port, &plain) == -1 ||
-	    run_zmq(true, port + 2, &cz) == -1) {
-		fprintf(stderr, "bench_gateway: raw ZeroMQ failed\n");
-		return 1;
+	port = ZMQ_PORT + (int)(getpid() % 200) * 2;
+	if (part("zmq")) {
+		if (run_zmq(false, port, &r.plain) == -1 ||
+		    run_zmq(true, port + 2, &r.cz) == -1) {
+			fprintf(stderr, "bench_gateway: raw ZeroMQ failed\n");
+			status = 1;
+		} else
+			r.ran_zmq = true;
 	}
-	if (run_nodes(argv[0], &f) == -1)
-		return 1;
-	printf("bench_gateway: 64-byte payloads, node a on CPU 0, node b on "
-	    "CPU 1, CURVE\n");
-	printf("%-44s %12s %10s %10s\n", "case", "msgs/s", "p50 us",
-	    "p99 us");
-	printf("%-44s %12.0f %10.1f %10.1f\n", "cross-node tell, ask (gateway)",
-	    f.tell_rate, f.ask_p50, f.ask_p99);
-	printf("%-44s %12.0f %10.1f %10.1f\n", "raw ZeroMQ PUSH/PULL, REQ/REP, "
-	    "CURVE", cz.push_rate, cz.req_p50, cz.req_p99);
-	printf("%-44s %12.0f %10.1f %10.1f\n", "raw ZeroMQ PUSH/PULL, REQ/REP",
-	    plain.push_rate, plain.req_p50, plain.req_p99);
-	printf("tells: %llu sent, %llu delivered (the rest dead letters)\n",
-	    (unsigned long long)f.sent, (unsigned long long)f.delivered);
-	printf("ratios: tell throughput / raw PUSH/PULL with CURVE = %.2f "
-	    "(target >= 1.0); ask p50 / raw REQ/REP p50 with CURVE = %.2f "
-	    "(target <= 1.3)\n", f.tell_rate / cz.push_rate,
-	    f.ask_p50 / cz.req_p50);
-	printf("Erlang/OTP distribution: not measured by this benchmark\n");
+	if (part("nodes")) {
+		if (run_nodes(argv[0], &r.f) == -1)
+			status = 1;
+		else
+			r.ran_nodes = true;
+	}
+	if (part("erlang"))
+		erlang_dist(count_of(N_CALL), count_of(N_CAST), EPMD_PORT +
+		    (int)(getpid() % 200), &r.e);
+	if (part("handoff")) {
+		r.same_cpu_us = handoff(0, 0);
+		r.cross_cpu_us = handoff(0, 1);
+		r.ran_handoff = true;
+	}
+	if (part("idle")) {
+		if (idle_peer(&r.idle) == -1)
+			status = 1;
+		else
+			r.ran_idle = true;
+	}
+	if (part("mesh")) {
+		if (mesh(&r.mesh) == -1)
+			status = 1;
+		else
+			r.ran_mesh = true;
+	}
+	table(&r);
 	if (path != NULL && (j = fopen(path, "w")) != NULL) {
-		fprintf(j, "{ \"payload\": %d, \"tell_per_s\": %.0f, "
-		    "\"tells_sent\": %llu, \"tells_delivered\": %llu, "
-		    "\"ask_p50_us\": %.1f, \"ask_p99_us\": %.1f, "
-		    "\"zmq_curve_push_per_s\": %.0f, \"zmq_curve_req_p50_us\": "
-		    "%.1f, \"zmq_curve_req_p99_us\": %.1f, \"zmq_push_per_s\": "
-		    "%.0f, \"zmq_req_p50_us\": %.1f, \"zmq_req_p99_us\": %.1f, "
-		    "\"tell_vs_zmq_curve\": %.3f, \"ask_vs_zmq_curve\": %.3f }\n",
-		    PAYLOAD, f.tell_rate, (unsigned long long)f.sent,
-		    (unsigned long long)f.delivered, f.ask_p50, f.ask_p99,
-		    cz.push_rate, cz.req_p50, cz.req_p99, plain.push_rate,
-		    plain.req_p50, plain.req_p99, f.tell_rate / cz.push_rate,
-		    f.ask_p50 / cz.req_p50);
+		json(&r, j);
 		fclose(j);
 	}
-	return 0;
+	return status;
 }
