@@ -78,6 +78,7 @@ struct peer {
 	uint32_t	 max_frame;	/* from its WELCOME */
 	int64_t		 last_rx;	/* ns: the last frame from it */
 	int64_t		 next_ping;	/* ns */
+	int64_t		 pinged;	/* ns: our last PING */
 	int64_t		 opened;	/* ns: the dealer's creation */
 	uint64_t	 ping_nonce;
 	int64_t		 ping_sent;	/* ns, 0: none waiting */
@@ -201,6 +202,7 @@ struct peer *peer_by_name(struct gateway *, const char *name);
 void	 peer_recv(struct gateway *, struct peer *);
 void	 peer_monitor(struct gateway *, struct peer *);
 void	 peer_tick(struct gateway *, int64_t now);
+void	 peer_pinged(struct gateway *, struct peer *, int64_t now);
 int64_t	 peer_deadline(const struct gateway *);
 int	 peer_send(struct gateway *, struct peer *, const struct wire_msg *,
 	    int gen);

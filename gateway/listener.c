@@ -251,6 +251,8 @@ handle(struct gateway *gw, struct conn *c, const char *addr,
 		if (wire_ping(&gw->tmp, WIRE_PONG, f.u.nonce) == 0)
 			(void)listener_send(gw, c->rid, c->rid_len, gw->tmp.p,
 			    gw->tmp.len);
+		if (p != NULL)
+			peer_pinged(gw, p, gw_now());	/* beat with it */
 		break;
 	case WIRE_BATCH:
 		if (p != NULL) {

@@ -6,7 +6,8 @@
  *	CONNECTING  HELLO sent (it waits in ZeroMQ until the TCP connection
  *	            and the handshake are done), no WELCOME yet
  *	UP          WELCOME came: its epoch and max_frame are known; batches
- *	            go out; PING every heartbeat
+ *	            go out; PING every heartbeat, all peers in one beat, led
+ *	            by whichever node beats first (peer_pinged)
  *	DOWN        it was up, and its connection closed (the monitor says
  *	            so at once) or nothing came from it for heartbeat_timeout:
  *	            the asks waiting on it fail at once (local_peer_down), a
@@ -201,6 +202,7 @@ up(struct gateway *gw, struct peer *p, const struct wire_hello *w)
 	p->state = PEER_UP;
 	p->auth_refused = false;
 	p->next_ping = gw_now() + (int64_t)gw->ns->heartbeat * 1000000;
+	p->pinged = 0;			/* beats with the next one */
 	fprintf(stderr, "gateway: peer %s up (epoch %016llx, %u queued)\n",
 	    p->spec->name, (unsigned long long)p->epoch, p->qlen);
 	drain(gw, p);
@@ -302,6 +304,58 @@ peer_monitor(struct gateway *gw, struct peer *p)
 	p->monitor_used = p->monitor != NULL;	/* more may wait */
 }
 
+/* A PING to p, now; the next one at next. */
+static void
+ping(struct gateway *gw, struct peer *p, int64_t now, int64_t next)
+{
+	p->ping_nonce = (uint64_t)now;
+	if (wire_ping(&gw->tmp, WIRE_PING, p->ping_nonce) == 0 &&
+	    zmq_send(p->dealer, gw->tmp.p, gw->tmp.len, ZMQ_DONTWAIT) == -1)
+		gw_zsend_error("PING", p->dealer);
+	p->ping_sent = p->pinged = now;
+	p->next_ping = next;
+	p->dealer_used = true;
+	status_changed(gw);		/* the counters, once a beat */
+}
+
+/*
+ * A heartbeat: a PING to every up peer whose last one is at least half a
+ * heartbeat old (so every peer beats in the same round), the next at
+ * next.
+ */
+static void
+beat(struct gateway *gw, int64_t now, int64_t next)
+{
+	int64_t hb = (int64_t)gw->ns->heartbeat * 1000000;
+	struct peer *p;
+	size_t i;
+
+	for (i = 0; i < gw->npeers; i++) {
+		p = &gw->peers[i];
+		if (p->state == PEER_UP && p->dealer != NULL &&
+		    now - p->pinged >= hb / 2)
+			ping(gw, p, now, next);
+	}
+}
+
+/*
+ * Peer p's PING came (on the listener, now).  If our own beat is at
+ * least half a heartbeat old, we beat now with it and put the next one
+ * off to one and a half heartbeats: the node whose beat comes first
+ * leads, the others follow its PINGs, and an idle gateway wakes about
+ * twice a heartbeat (to beat, and for what answers it: PONGs and the
+ * others' PINGs together) instead of once more per peer.  If the leader
+ * goes quiet, the first follower whose own beat comes due leads.
+ */
+void
+peer_pinged(struct gateway *gw, struct peer *p, int64_t now)
+{
+	int64_t hb = (int64_t)gw->ns->heartbeat * 1000000;
+
+	if (p->state == PEER_UP && now - p->pinged >= hb / 2)
+		beat(gw, now, now + hb + hb / 2);
+}
+
 /* Heartbeats and timeouts, at now. */
 void
 peer_tick(struct gateway *gw, int64_t now)
@@ -311,6 +365,7 @@ peer_tick(struct gateway *gw, int64_t now)
 	char why[64];
 	struct peer *p;
 	size_t i;
+	bool due = false;
 
 	for (i = 0; i < gw->npeers; i++) {
 		p = &gw->peers[i];
@@ -328,20 +383,11 @@ peer_tick(struct gateway *gw, int64_t now)
 			down(gw, p, why);
 			continue;
 		}
-		if (now >= p->next_ping) {
-			p->ping_nonce = (uint64_t)now;
-			if (p->ping_sent == 0)
-				p->ping_sent = now;
-			if (wire_ping(&gw->tmp, WIRE_PING, p->ping_nonce) ==
-			    0 && zmq_send(p->dealer, gw->tmp.p, gw->tmp.len,
-			    ZMQ_DONTWAIT) == -1)
-				gw_zsend_error("PING", p->dealer);
-			p->ping_sent = now;
-			p->next_ping = now + hb;
-			p->dealer_used = true;
-			status_changed(gw);	/* the counters, once a beat */
-		}
+		if (now >= p->next_ping)
+			due = true;
 	}
+	if (due)
+		beat(gw, now, now + hb);
 }
 
 /* The next time peer_tick has something to do. */

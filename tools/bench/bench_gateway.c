@@ -557,8 +557,8 @@ table(const struct all *r)
 	ratio_line("ask p50 / Erlang gen_server call p50", ratio(
 	    r->f.ask_p50, e->call_p50), "<=", 1.5, r->ran_nodes && e->ran);
 	if (r->ran_idle)
-		printf("  %-52s %8.1f  (a PING sent, its PONG and the peer's "
-		    "PING received)\n", "idle loop wake-ups per heartbeat",
+		printf("  %-52s %8.1f  (2: a beat sent; its PONG and the "
+		    "peer's PING received)\n", "idle loop wake-ups per heartbeat",
 		    r->idle.main_wakeups / r->idle.heartbeats);
 }
 
