@@ -2,8 +2,8 @@
  * check_gateway.c: nodes end to end.  Three real actords on 127.0.0.1,
  * each with its own runtime directory, key pair and ephemeral port, each
  * with a node block naming the others as its peers, so that each runs the
- * real gateway (build/actord-gateway) as /@gateway; two more in network
- * namespaces for a real partition.  actorctl asks and sends
+ * real gateway (build/actord-gateway) as /@gateway; three more in network
+ * namespaces joined by a bridge for a real partition.  actorctl asks and sends
  * across, actors hold remote references (tests/progs/actor_echo), and
  * nodes are killed with SIGKILL and started again for a new epoch.  A raw
  * ZeroMQ client (with CURVE) plays an unknown key and a client that sends
@@ -40,7 +40,7 @@
 
 #define WAIT		10000	/* ms for anything to happen */
 #define NNODES		3	/* started by start_all */
-#define NSNODES		2	/* the partition's, in namespaces */
+#define NSNODES		3	/* the partition's, in namespaces */
 
 struct tnode {
 	struct ts_daemon	 d;
@@ -71,7 +71,7 @@ static bool	 log_has(int, const char *);
 static bool	 seen_has(int, const char *);
 static void	 nodes_has(int, const char *);
 static int	 seen_count(int, const char *);
-static pid_t	 waiting_ask(void);
+static pid_t	 waiting_ask(int, const char *);
 static int	 run_python(const char *, char *, size_t);
 static void	 start_all(void);
 static void	 ask_is(int, const char *, const char *, const char *,
@@ -334,12 +334,12 @@ START_TEST(tell_and_ask_across)
 END_TEST
 
 /*
- * An ask from a to b:/echo that b never answers (tag 2), with a timeout
- * of 20 s, in a child that exits 0 only if the ask failed "node down";
- * once it waits at b.
+ * An ask from node i to path (an echo of another node) that is never
+ * answered (tag 2), with a timeout of 20 s, in a child that exits 0 only
+ * if the ask failed "node down"; once it waits there.
  */
 static pid_t
-waiting_ask(void)
+waiting_ask(int i, const char *path)
 {
 	struct ctltest_out o;
 	pid_t pid;
@@ -347,8 +347,8 @@ waiting_ask(void)
 	pid = fork();
 	ck_assert_int_ne(pid, -1);
 	if (pid == 0) {
-		ctltest_actorctl(&net.n[0].srv, NULL, &o, "ask", "-t", "20000",
-		    "b:/echo", "2", "wait", (char *)NULL);
+		ctltest_actorctl(&net.n[i].srv, NULL, &o, "ask", "-t", "20000",
+		    path, "2", "wait", (char *)NULL);
 		_exit(o.status != 0 && strstr(o.err, "node down") != NULL ? 0 :
 		    1);
 	}
@@ -413,7 +413,7 @@ START_TEST(node_killed_fails_asks_at_once)
 
 	start_all();
 	ask_is(0, "b:/echo", "1", "warm", "warm");
-	pid = waiting_ask();
+	pid = waiting_ask(0, "b:/echo");
 	t0 = mono_ms();
 	ck_assert_int_eq(kill(net.n[1].d.pid, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
@@ -688,12 +688,20 @@ START_TEST(c_client)
 }
 END_TEST
 
-/* --- a real partition: two network namespaces joined by a veth link --- */
+/* --- a real partition: three network namespaces joined by a bridge --- */
 
+/*
+ * Node i lives in namespace ns[i], its link[i] a veth whose other end,
+ * brport[i], is a port of the bridge br in namespace brns: one subnet,
+ * and c's link down cuts c off from a and b at once.
+ */
 struct netns {
 	char	 ns[NSNODES][32];
 	char	 link[NSNODES][16];
+	char	 brport[NSNODES][16];
 	char	 addr[NSNODES][32];
+	char	 brns[32];
+	char	 br[16];
 	bool	 made;
 };
 
@@ -720,15 +728,23 @@ sh(const char *fmt, ...)
 static const char *
 netns_missing(void)
 {
+	const char *why = NULL;
+	int pid = (int)getpid();
+
 	if (geteuid() != 0)
 		return "not root";
 	if (sh("command -v ip >/dev/null 2>&1") != 0)
 		return "no ip(8) (iproute2)";
-	if (sh("ip netns add gwt-probe-%d >/dev/null 2>&1", (int)getpid()) !=
-	    0)
+	if (sh("ip netns add gwt-probe-%d >/dev/null 2>&1", pid) != 0)
 		return "cannot make a network namespace";
-	(void)sh("ip netns del gwt-probe-%d", (int)getpid());
-	return NULL;
+	if (sh("ip -n gwt-probe-%d link add gwt-pbr type bridge >/dev/null "
+	    "2>&1", pid) != 0)
+		why = "no bridge in this kernel";
+	else if (sh("ip -n gwt-probe-%d link add gwt-pa type veth peer name "
+	    "gwt-pb >/dev/null 2>&1", pid) != 0)
+		why = "no veth in this kernel";
+	(void)sh("ip netns del gwt-probe-%d", pid);
+	return why;
 }
 
 /*
@@ -746,11 +762,16 @@ netns_names(void)
 		    'a' + i);
 		snprintf(nsx.link[i], sizeof(nsx.link[i]), "gwv%d%c",
 		    pid % 100000, 'a' + i);
+		snprintf(nsx.brport[i], sizeof(nsx.brport[i]), "gwp%d%c",
+		    pid % 100000, 'a' + i);
 		snprintf(nsx.addr[i], sizeof(nsx.addr[i]), "10.231.%d.%d",
 		    pid % 250, i + 1);
 	}
+	snprintf(nsx.brns, sizeof(nsx.brns), "gwt-%d-br", pid);
+	snprintf(nsx.br, sizeof(nsx.br), "gwb%d", pid % 100000);
 }
 
+/* Every namespace gone (their links, the bridge and veths, with them). */
 static void
 netns_gone(void)
 {
@@ -758,6 +779,7 @@ netns_gone(void)
 
 	for (i = 0; i < NSNODES; i++)
 		(void)sh("ip netns del %s >/dev/null 2>&1", nsx.ns[i]);
+	(void)sh("ip netns del %s >/dev/null 2>&1", nsx.brns);
 }
 
 static void
@@ -765,14 +787,19 @@ netns_make(void)
 {
 	int i;
 
+	nsx.made = true;
+	ck_assert_int_eq(sh("ip netns add %s", nsx.brns), 0);
+	ck_assert_int_eq(sh("ip -n %s link add %s type bridge", nsx.brns,
+	    nsx.br), 0);
+	ck_assert_int_eq(sh("ip -n %s link set %s up", nsx.brns, nsx.br), 0);
 	for (i = 0; i < NSNODES; i++) {
 		ck_assert_int_eq(sh("ip netns add %s", nsx.ns[i]), 0);
 		ck_assert_int_eq(sh("ip -n %s link set lo up", nsx.ns[i]), 0);
-	}
-	nsx.made = true;
-	ck_assert_int_eq(sh("ip link add %s netns %s type veth peer name %s "
-	    "netns %s", nsx.link[0], nsx.ns[0], nsx.link[1], nsx.ns[1]), 0);
-	for (i = 0; i < NSNODES; i++) {
+		ck_assert_int_eq(sh("ip link add %s netns %s type veth peer "
+		    "name %s netns %s", nsx.link[i], nsx.ns[i], nsx.brport[i],
+		    nsx.brns), 0);
+		ck_assert_int_eq(sh("ip -n %s link set %s master %s up",
+		    nsx.brns, nsx.brport[i], nsx.br), 0);
 		ck_assert_int_eq(sh("ip -n %s addr add %s/24 dev %s",
 		    nsx.ns[i], nsx.addr[i], nsx.link[i]), 0);
 		ck_assert_int_eq(sh("ip -n %s link set %s up", nsx.ns[i],
@@ -783,15 +810,10 @@ netns_make(void)
 static void
 netns_teardown(void)
 {
-	int i;
-
-	teardown();
+	teardown();			/* the actords first, by pid */
 	if (!nsx.made)
 		return;
-	for (i = 0; i < NSNODES; i++)
-		if (sh("ip netns del %s", nsx.ns[i]) != 0)
-			fprintf(stderr, "partition: cannot delete %s\n",
-			    nsx.ns[i]);
+	netns_gone();
 	nsx.made = false;
 }
 
@@ -850,19 +872,52 @@ seen_count(int i, const char *what)
 	return count;
 }
 
+/* How often node i's log says what. */
+static int
+log_count(int i, const char *what)
+{
+	const char *p = ts_daemon_log(&net.n[i].d);
+	int count = 0;
+
+	for (; (p = strstr(p, what)) != NULL; p += strlen(what))
+		count++;
+	return count;
+}
+
+/* An ask from node i to path fails "node down", and at once: its ms. */
+static int64_t
+ask_fails_down(int i, const char *path)
+{
+	struct ctltest_out o;
+	int64_t t0 = mono_ms(), took;
+
+	ctltest_actorctl(&net.n[i].srv, NULL, &o, "ask", "-t", "20000", path,
+	    "1", "x", (char *)NULL);
+	took = mono_ms() - t0;
+	ck_assert_msg(o.status != 0 && strstr(o.err, "node down") != NULL,
+	    "ask %s on %s: %d %s", path, net.n[i].name, o.status, o.err);
+	ctltest_out_free(&o);
+	return took;
+}
+
 /*
- * The link between a and b goes down: each declares the other down
- * within heartbeat_timeout, an ask waiting across fails then, tells wait
- * in the send queue; the link comes back: the queue drains, each tell
- * arrives once.
+ * Three nodes, c's link taken down (and up again):
+ *  - every side declares the other down within heartbeat_timeout
+ *    (1000 ms): a and b c, c both a and b; an ask waiting on c fails then;
+ *  - while cut off, asks across fail at once, both ways; a and b go on
+ *    talking;
+ *  - tells from a to c wait in a's send queue (send_queue = 5), the 6th
+ *    on are dead letters "node unreachable";
+ *  - healed: the queue drains, each of the 5 arrives once, none of the
+ *    dead letters; asks across work both ways again.
  */
 START_TEST(partition)
 {
 	struct ctltest_out o;
 	char msg[32], want[64];
-	int64_t t0, took;
+	int64_t t0, took, at_once, t;
 	pid_t pid;
-	int i, k, st;
+	int i, j, k, st;
 	const char *why;
 
 	if ((why = netns_missing()) != NULL) {
@@ -871,6 +926,7 @@ START_TEST(partition)
 	}
 	netns_make();
 	net.nnodes = NSNODES;
+	net.extra = "send_queue = 5;";
 	for (i = 0; i < NSNODES; i++) {
 		net.n[i].port = 7400;
 		snprintf(net.n[i].addr, sizeof(net.n[i].addr), "%s",
@@ -880,43 +936,72 @@ START_TEST(partition)
 		tn_conf(i);
 		netns_start(i);
 	}
-	ck_assert(log_has(0, "gateway: peer b up"));
-	ck_assert(log_has(1, "gateway: peer a up"));
-	ask_is(0, "b:/echo", "1", "across", "across");
-	pid = waiting_ask();
+	for (i = 0; i < NSNODES; i++)
+		for (j = 0; j < NSNODES; j++) {
+			if (i == j)
+				continue;
+			snprintf(want, sizeof(want), "gateway: peer %s up",
+			    net.n[j].name);
+			ck_assert_msg(log_has(i, want), "%s", ts_daemon_log(
+			    &net.n[i].d));
+		}
+	ask_is(0, "c:/echo", "1", "a to c", "a to c");
+	ask_is(2, "b:/echo", "1", "c to b", "c to b");
+	pid = waiting_ask(0, "c:/echo");
 	t0 = mono_ms();
-	ck_assert_int_eq(sh("ip -n %s link set %s down", nsx.ns[0],
-	    nsx.link[0]), 0);
+	ck_assert_int_eq(sh("ip -n %s link set %s down", nsx.ns[2],
+	    nsx.link[2]), 0);
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	took = mono_ms() - t0;
-	fprintf(stderr, "partition: the waiting ask failed %lld ms after the "
-	    "link went down (heartbeat_timeout 1000)\n", (long long)took);
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
 	ck_assert_msg(took < 5000, "took %lld ms", (long long)took);
-	ck_assert(log_has(0, "gateway: peer b down: nothing for 1000 ms"));
-	/* While down: tells wait, asks fail at once. */
-	for (k = 0; k < 20; k++) {
+	ck_assert(log_has(0, "gateway: peer c down: nothing for 1000 ms"));
+	ck_assert(log_has(1, "gateway: peer c down: nothing for 1000 ms"));
+	ck_assert(log_has(2, "gateway: peer a down: nothing for 1000 ms"));
+	ck_assert(log_has(2, "gateway: peer b down: nothing for 1000 ms"));
+	/* Cut off: asks across fail at once, both ways. */
+	at_once = ask_fails_down(0, "c:/echo");
+	if ((t = ask_fails_down(2, "a:/echo")) > at_once)
+		at_once = t;
+	if ((t = ask_fails_down(1, "c:/echo")) > at_once)
+		at_once = t;
+	fprintf(stderr, "partition: an ask waiting on c failed %lld ms after "
+	    "c's link went down (heartbeat_timeout 1000); asks across while "
+	    "cut off failed within %lld ms (timeout 20000)\n",
+	    (long long)took, (long long)at_once);
+	ck_assert_msg(at_once < 5000, "%lld ms", (long long)at_once);
+	/* a and b are not cut off from each other. */
+	ask_is(0, "b:/echo", "1", "a to b", "a to b");
+	ask_is(1, "a:/echo", "1", "b to a", "b to a");
+	/* 8 tells from a: 5 wait in the queue, 3 are dead letters. */
+	for (k = 0; k < 8; k++) {
 		snprintf(msg, sizeof(msg), "queued-%02d", k);
-		ctltest_actorctl(&net.n[0].srv, NULL, &o, "send", "b:/echo",
+		ctltest_actorctl(&net.n[0].srv, NULL, &o, "send", "c:/echo",
 		    "4", msg, (char *)NULL);
 		ctltest_expect(&o, 0, NULL);
 		ctltest_out_free(&o);
 	}
-	ctltest_actorctl(&net.n[0].srv, NULL, &o, "ask", "b:/echo", "1", "x",
+	nodes_has(0, "5       3       0");	/* queued, dropped, refused */
+	ctltest_actorctl(&net.n[0].srv, NULL, &o, "deadletters",
 	    (char *)NULL);
-	ck_assert_msg(o.status != 0 && strstr(o.err, "node down") != NULL,
-	    "%d %s", o.status, o.err);
+	ck_assert_msg(o.status == 0 && strstr(o.out, "node unreachable") !=
+	    NULL, "%s", o.out);
 	ctltest_out_free(&o);
-	nodes_has(0, "20       0       0");	/* queued, dropped, refused */
-	/* Heal: the queue drains, once. */
-	ck_assert_int_eq(sh("ip -n %s link set %s up", nsx.ns[0],
-	    nsx.link[0]), 0);
-	ck_assert(log_has(0, "gateway: peer b up (epoch"));
-	ck_assert(seen_has(1, "/echo got queued-19"));
-	ask_is(0, "b:/echo", "1", "healed", "healed");
-	for (k = 0; k < 20; k++) {
+	/* Heal: c comes back up on both sides, the queue drains, once. */
+	k = log_count(0, "gateway: peer c up (epoch");
+	ck_assert_int_eq(sh("ip -n %s link set %s up", nsx.ns[2],
+	    nsx.link[2]), 0);
+	for (i = 0; i < WAIT / 10 && log_count(0,
+	    "gateway: peer c up (epoch") == k; i++)
+		ts_sleep_ms(10);
+	ck_assert_int_gt(log_count(0, "gateway: peer c up (epoch"), k);
+	ck_assert(seen_has(2, "/echo got queued-04"));
+	ask_is(0, "c:/echo", "1", "healed", "healed");
+	ask_is(2, "a:/echo", "1", "healed too", "healed too");
+	ts_sleep_ms(200);		/* a late duplicate would be here */
+	for (k = 0; k < 8; k++) {
 		snprintf(want, sizeof(want), "/echo got queued-%02d\n", k);
-		ck_assert_int_eq(seen_count(1, want), 1);
+		ck_assert_int_eq(seen_count(2, want), k < 5 ? 1 : 0);
 	}
 }
 END_TEST
