@@ -131,6 +131,7 @@ actord_free(struct actord *ad)
 			(void)node_set_pid(n, 0);
 		}
 	warden_stop(ad);
+	spawn_close(ad);
 	if (ad->root != NULL)
 		node_free(ad->root);
 	ad->root = NULL;

@@ -276,8 +276,25 @@ struct spawn_fds {
 	int		 layout;	/* ... and its read-only layout, or -1 */
 };
 
+/*
+ * What starting program children keeps from one start to the next
+ * (spawn.c): low descriptors reserved to stage a child's own, and the
+ * stack the child runs on until execve.  Made at the first start.
+ */
+#define SPAWN_NSTAGE	6	/* cgroup, out, notify, exec_err, arena, layout */
+struct spawner {
+	bool		 tried;		/* made (or failed to be) */
+	bool		 ok;		/* ... and usable */
+	int		 devnull;	/* what the staging fds hold between starts */
+	int		 stage[SPAWN_NSTAGE];
+	int		 top;		/* one above the highest staging fd */
+	void		*stack;		/* guard page included */
+	size_t		 stack_size;
+};
+
 pid_t	 spawn_child(struct node *, const struct spawn_fds *, char *err,
 	    size_t errlen);
+void	 spawn_close(struct actord *);
 void	 spawn_describe_error(const int msg[2], const char *argv0, char *buf,
 	    size_t len);
 
@@ -484,6 +501,7 @@ struct actord {
 	int		 arena_fd;	/* -1 until the arena exists */
 	int		 layout_fd;	/* its read-only half, -1 as well */
 	struct rlimit	 nofile;	/* as actord found it: children get it */
+	struct spawner	 spawner;	/* spawn.c */
 	struct shm_arena *arena;	/* created before the first fork */
 	struct timer	 reap_timer;	/* shm_reap retries */
 	struct reap_retry *reap_pending;

@@ -6,16 +6,31 @@
  * credentials, environment.  Everything that may allocate or read files
  * (getpwnam, getgrouplist, the environment array) happens in the parent
  * before fork, so the child only makes system calls: a program child is
- * started with vfork, a function child with fork.  The parent-death signal
+ * started as vfork would, a function child with fork.  The parent-death signal
  * is armed last, after the credential change that would clear it.  A step
  * that fails in the child is reported through a close-on-exec pipe as
  * {stage, errno}: the parent reads EOF when execve succeeded, or the exact
  * error otherwise, so a missing program is logged as "exec /usr/bin/nope:
  * No such file or directory", never as a mysterious exit 127.  It must
  * never touch the tree.
+ *
+ * What a start costs must not grow with the tree (issue 13): actord holds
+ * a descriptor or more per worker (its output pipe, its readiness pipe),
+ * and vfork copies the whole descriptor table into the child, which then
+ * closes all of it (close_range): at 10,000 workers, tens of thousands of
+ * files touched per start.  So a program child shares actord's table
+ * (clone with CLONE_FILES, besides vfork's CLONE_VM | CLONE_VFORK, on a
+ * stack of its own) and its first act is close_range(CLOSE_RANGE_UNSHARE)
+ * from a low number up: the kernel then copies only the descriptors below
+ * it.  The child's own descriptors were staged there by the parent: a few
+ * low numbers reserved at the first start (struct spawner), holding
+ * /dev/null between starts.  Kernels without CLOSE_RANGE_UNSHARE fall
+ * back to unshare(CLONE_FILES), a full copy, as before.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/close_range.h>
+#include <sched.h>
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
@@ -23,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -70,6 +86,22 @@ static void	 child_fds(const struct spawn_fds *, bool exec);
 static void	 child_exec(struct node *, const struct spawn_fds *,
 		    const struct creds *, char **, pid_t)
 		    __attribute__((noreturn));
+static bool	 spawner_ready(struct spawner *);
+static pid_t	 spawn_clone(struct node *, const struct spawn_fds *,
+		    const struct creds *, char **, pid_t);
+static int	 clone_child(void *);
+
+#define SPAWN_STACK	(256 * 1024)	/* the child's, guard page included */
+
+/* What a cloned child needs: spawn_clone's arguments, fds staged. */
+struct clone_arg {
+	struct node		*n;
+	const struct spawn_fds	*fds;
+	const struct creds	*cr;
+	char			**env;
+	pid_t			 parent;
+	int			 top;
+};
 
 static const char *stage_names[] = {
 	"exec", "descriptors", "chdir", "setrlimit", "setgroups", "setgid",
@@ -390,6 +422,121 @@ child_exec(struct node *n, const struct spawn_fds *fds,
 }
 
 /*
+ * The staging descriptors (/dev/null, the lowest free numbers from 3) and
+ * the child's stack, made at the first start: false if they cannot be,
+ * and program children are then started with vfork.
+ */
+static bool
+spawner_ready(struct spawner *sp)
+{
+	void	*p;
+	int	 i, fd;
+
+	if (sp->tried)
+		return sp->ok;
+	sp->tried = true;
+	sp->devnull = -1;
+	for (i = 0; i < SPAWN_NSTAGE; i++)
+		sp->stage[i] = -1;
+	if ((sp->devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1)
+		return false;
+	sp->top = sp->devnull + 1;
+	for (i = 0; i < SPAWN_NSTAGE; i++) {
+		if ((fd = fcntl(sp->devnull, F_DUPFD_CLOEXEC, 3)) == -1)
+			return false;
+		sp->stage[i] = fd;
+		if (fd + 1 > sp->top)
+			sp->top = fd + 1;
+	}
+	p = mmap(NULL, SPAWN_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+	    MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	if (p == MAP_FAILED)
+		return false;
+	/* A child that ran off its stack faults instead of writing ours. */
+	(void)mprotect(p, (size_t)sysconf(_SC_PAGESIZE), PROT_NONE);
+	sp->stack = p;
+	sp->stack_size = SPAWN_STACK;
+	return sp->ok = true;
+}
+
+void
+spawn_close(struct actord *ad)
+{
+	struct spawner *sp = &ad->spawner;
+	int i;
+
+	if (!sp->tried)
+		return;
+	for (i = 0; i < SPAWN_NSTAGE; i++)
+		if (sp->stage[i] != -1)
+			(void)close(sp->stage[i]);
+	if (sp->devnull != -1)
+		(void)close(sp->devnull);
+	if (sp->stack != NULL)
+		(void)munmap(sp->stack, sp->stack_size);
+	memset(sp, 0, sizeof(*sp));
+}
+
+/* The cloned child: a table of its own, of the staged fds and below. */
+static int
+clone_child(void *arg)
+{
+	const struct clone_arg *ca = arg;
+
+	if (close_range((unsigned)ca->top, ~0U, CLOSE_RANGE_UNSHARE) == -1 &&
+	    unshare(CLONE_FILES) == -1)
+		child_fail(ca->fds->exec_err, STAGE_FDS);
+	child_exec(ca->n, ca->fds, ca->cr, ca->env, ca->parent);
+}
+
+/*
+ * A program child, sharing actord's descriptor table until its first act
+ * (see the top of this file): its descriptors staged on the reserved low
+ * numbers, then given back to /dev/null once it has exec'd (CLONE_VFORK:
+ * clone returns then), so that nothing of the child's stays open here.
+ */
+static pid_t
+spawn_clone(struct node *n, const struct spawn_fds *fds,
+    const struct creds *cr, char **env, pid_t parent)
+{
+	struct spawner *sp = &n->ad->spawner;
+	const int src[SPAWN_NSTAGE] = { fds->cgroup, fds->out, fds->notify,
+	    fds->exec_err, fds->arena, fds->layout };
+	int dst[SPAWN_NSTAGE], i, saved;
+	struct spawn_fds staged;
+	struct clone_arg ca;
+	pid_t pid = -1;
+
+	for (i = 0; i < SPAWN_NSTAGE; i++) {
+		dst[i] = -1;
+		if (src[i] != -1 && (dst[i] = dup3(src[i], sp->stage[i],
+		    O_CLOEXEC)) == -1)
+			goto out;
+	}
+	staged.cgroup = dst[0];
+	staged.out = dst[1];
+	staged.notify = dst[2];
+	staged.exec_err = dst[3];
+	staged.arena = dst[4];
+	staged.layout = dst[5];
+	ca.n = n;
+	ca.fds = &staged;
+	ca.cr = cr;
+	ca.env = env;
+	ca.parent = parent;
+	ca.top = sp->top;
+	pid = clone(clone_child, (char *)sp->stack + sp->stack_size,
+	    CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, &ca);
+out:
+	saved = errno;
+	for (i = 0; i < SPAWN_NSTAGE; i++)
+		if (dst[i] != -1)
+			(void)dup3(sp->devnull, sp->stage[i], O_CLOEXEC);
+	errno = saved;
+	return pid;
+}
+
+/*
  * Fork one worker.  Every signal is blocked around fork so that no handler
  * of the embedding program runs in the child before its dispositions are
  * reset (libuv's reasoning); actord itself has no handlers (signalfd).
@@ -415,12 +562,16 @@ spawn_child(struct node *n, const struct spawn_fds *fds, char *err,
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
 	/*
-	 * A program child only makes system calls before execve, on its own
-	 * stack frames below this one, and never returns here: vfork spares
-	 * copying actord's page tables (and unmapping them at exec), which
-	 * grows with the tree.  A function child runs arbitrary code: fork.
+	 * A program child only makes system calls before execve and never
+	 * returns here: sharing actord's memory (CLONE_VM, vfork's way)
+	 * spares copying its page tables (and unmapping them at exec), and
+	 * sharing its descriptor table spares copying that (spawn_clone):
+	 * both grow with the tree.  A function child runs arbitrary code:
+	 * fork.
 	 */
-	if (n->cs->argv != NULL)
+	if (n->cs->argv != NULL && spawner_ready(&n->ad->spawner))
+		pid = spawn_clone(n, fds, &cr, env, parent);
+	else if (n->cs->argv != NULL)
 		pid = vfork();
 	else
 		pid = fork();

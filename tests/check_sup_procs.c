@@ -534,6 +534,68 @@ START_TEST(slots_freed_before_the_pid)
 }
 END_TEST
 
+/* The descriptor numbers pid holds, as a bit set of 0..63 (more: bit 63). */
+static uint64_t
+fd_set_of(pid_t pid)
+{
+	char path[64];
+	uint64_t set = 0;
+	int fd;
+
+	for (fd = 0; fd < 4096; fd++) {
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
+		if (access(path, F_OK) == 0)
+			set |= 1ULL << (fd < 63 ? fd : 63);
+	}
+	return set;
+}
+
+/*
+ * A program worker shares actord's descriptor table only until its first
+ * act, which keeps the staged descriptors alone (spawn.c, issue 13): with
+ * 300 descriptors open in actord, the worker (with a mailbox and a
+ * readiness pipe) holds 0-5 and nothing else, its readiness pipe still
+ * works, and actord's staging descriptors hold /dev/null again once it
+ * has started, not the worker's pipes.
+ */
+START_TEST(program_worker_descriptors)
+{
+	struct actord_spec *spec;
+	struct actord *ad;
+	struct child_spec *c;
+	char path[64], link[256];
+	int extra[300], i;
+	ssize_t k;
+	pid_t pid;
+
+	for (i = 0; i < 300; i++)
+		ck_assert_int_ge(extra[i] = open("/dev/null", O_RDONLY), 0);
+	spec = ts_spec();
+	c = ts_add_exec(&spec->root, "w", ts_progs("tworker"), "fd", "0",
+	    NULL);
+	c->ready = READY_FD;
+	c->has_mailbox = true;
+	ad = ts_actord(spec);
+	actord_boot(ad);
+	ck_assert(ts_wait_state(ad, "/w", NS_RUNNING, WAIT));
+	pid = ts_pid(ad, "/w");
+	seen[nseen++] = pid;
+	ck_assert_msg(fd_set_of(pid) == 0x3f, "worker fds %#llx",
+	    (unsigned long long)fd_set_of(pid));
+	ck_assert(ad->spawner.ok);
+	for (i = 0; i < SPAWN_NSTAGE; i++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d",
+		    ad->spawner.stage[i]);
+		ck_assert_int_gt(k = readlink(path, link, sizeof(link) - 1), 0);
+		link[k] = '\0';
+		ck_assert_str_eq(link, "/dev/null");
+	}
+	actord_free(ad);
+	for (i = 0; i < 300; i++)
+		close(extra[i]);
+}
+END_TEST
+
 /*
  * Item 9: a claim that stays ambiguous for longer than the old retry
  * budget (200 x 5 ms) is retried until it resolves.  A ghost slot (a
@@ -618,6 +680,7 @@ suite(void)
 	tcase_add_test(tc, orphaned_before_pdeathsig_exits);
 	tcase_add_test(tc, slots_freed_before_the_pid);
 	tcase_add_test(tc, ambiguous_reap_retried_until_done);
+	tcase_add_test(tc, program_worker_descriptors);
 	suite_add_tcase(s, tc);
 	return s;
 }
