@@ -140,6 +140,8 @@ static inline bool sleeps_on_futex(struct shm_mbox *, unsigned);
 static inline void prefetch_cell(struct shm_lane_local *, uint64_t);
 static inline void prefetch_answer(struct shm_arena *,
 		    const struct shm_msg *);
+static inline void nap_judged(struct shm_mbox_local *, uint64_t);
+static inline void busy(struct shm_mbox_local *);
 static inline void time_taken(struct shm_arena *, struct shm_mbox_local *,
 		    struct shm_lane_local *, unsigned, const struct shm_msg *);
 static void	 garbled(struct shm_arena *, uint32_t, unsigned,
@@ -1091,13 +1093,29 @@ prefetch_answer(struct shm_arena *a, const struct shm_msg *m)
 		__builtin_prefetch(&shm_mb(a, m->sender.index)->m->sleeping, 1);
 }
 
+/*
+ * The first message taken after a nap in fence_mode (wait.c): enqueued
+ * within the spin the nap skipped, so spinning would have caught it
+ * however long the wake-up took: the consumer spins again at its next
+ * wait, and producers stop fencing then.  (Judged by the wake-up alone, a
+ * saturated consumer whose wake-ups are slower than its spin napped, in
+ * fence_mode, for ever.)  enq_ns is the sender's word: a wrong one only
+ * changes when the consumer spins.
+ */
 static inline void
-time_taken(struct shm_arena *a, struct shm_mbox_local *mb,
-    struct shm_lane_local *l, unsigned lane, const struct shm_msg *m)
+nap_judged(struct shm_mbox_local *mb, uint64_t enq_ns)
 {
-	if (lane == SHM_LANE_REPLY)
+	if (__builtin_expect(mb->nap_from == 0, 1))
 		return;
-	/* Busy again after naps: producers need not fence any more. */
+	if ((int64_t)(enq_ns - mb->nap_from) <= mb->nap_spin)
+		mb->naps = 0;
+	mb->nap_from = 0;
+}
+
+/* Busy again after naps: producers need not fence any more. */
+static inline void
+busy(struct shm_mbox_local *mb)
+{
 	if (__builtin_expect(++mb->awake == SHM_AWAKE_UNFENCE, 0) &&
 	    mb->nap_fenced) {
 		mb->nap_fenced = false;
@@ -1105,6 +1123,16 @@ time_taken(struct shm_arena *a, struct shm_mbox_local *mb,
 		atomic_store_explicit(&mb->m->fence_mode, 0,
 		    memory_order_relaxed);
 	}
+}
+
+static inline void
+time_taken(struct shm_arena *a, struct shm_mbox_local *mb,
+    struct shm_lane_local *l, unsigned lane, const struct shm_msg *m)
+{
+	nap_judged(mb, m->enq_ns);
+	if (lane == SHM_LANE_REPLY)
+		return;
+	busy(mb);
 	if (m->enq_ns > l->now) {
 		l->now = shm_clock(a);
 		l->clock_left = CLOCK_EVERY;
@@ -1384,6 +1412,8 @@ drain_take(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 		if (a->take_hook != NULL)
 			a->take_hook(a->take_hook_arg, SHM_HOOK_TAKEN);
 		if (sane) {
+			nap_judged(mb, m.enq_ns);
+			busy(mb);
 			now = shm_clock(a);
 			count_wait(mb->m, now, m.enq_ns);
 			n++;

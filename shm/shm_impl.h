@@ -285,11 +285,17 @@ struct shm_mbox_local {
 	 * The consumer's own (wait.c): waits in a row where spinning did
 	 * not pay (it slept longer than it would have spun), messages taken
 	 * since it last slept, and whether its naps switched the mailbox to
-	 * fence_mode.
+	 * fence_mode.  After a nap in fence_mode (no spin first), when it
+	 * began and the spin it skipped: the first message taken after it
+	 * says whether the spin would have paid (ring.c, nap_judged), which
+	 * the nap's own length cannot say, a wake-up being slower than most
+	 * spins.
 	 */
 	uint32_t	 naps;
 	uint32_t	 awake;
 	bool		 nap_fenced;
+	uint64_t	 nap_from;	/* arena clock; 0: nothing to judge */
+	int64_t		 nap_spin;
 };
 
 /* A spin-then-sleep consumer napping this many times in a row: fence_mode. */

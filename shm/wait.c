@@ -301,8 +301,9 @@ nap(struct shm_arena *a, uint32_t idx, unsigned lanes, int fenced,
  * it would have spun, SHM_NAPS_FENCE times in a row) sleeps at once, in
  * fence_mode: one membarrier to switch, none per sleep after, so that many
  * sparse sleepers cost no global barrier each and no spinning.  A wake-up
- * sooner than the spin would have lasted, or a busy spell (ring.c,
- * time_taken), puts it back.
+ * sooner than the spin would have lasted, a message that came within the
+ * spin it skipped however late the wake-up (ring.c, nap_judged), or a busy
+ * spell (ring.c, time_taken) puts it back, and out of fence_mode.
  */
 int
 shm_wait(struct shm_arena *a, uint32_t idx, unsigned lanes,
@@ -331,6 +332,16 @@ shm_wait(struct shm_arena *a, uint32_t idx, unsigned lanes,
 		if (spin_ns < 0)
 			spin_ns = SHM_SPIN_NS_DEFAULT;
 		if (mb->naps < SHM_NAPS_FENCE) {
+			/*
+			 * Spinning again (its messages came sooner than
+			 * its spin: ring.c, nap_judged): producers stop
+			 * fencing now, not after SHM_AWAKE_UNFENCE more
+			 * messages.  A nap after the spin issues its barrier.
+			 */
+			if (mb->nap_fenced) {
+				mb->nap_fenced = false;
+				(void)set_fence_mode(a, mb->m, 0);
+			}
 			sd = now + spin_ns < deadline ? now + spin_ns :
 			    deadline;
 			if (spin(a, idx, lanes, sd) == 0) {
@@ -346,6 +357,8 @@ shm_wait(struct shm_arena *a, uint32_t idx, unsigned lanes,
 		fenced = 0;
 	mb->nap_fenced = adaptive && fenced;
 	mb->awake = 0;
+	mb->nap_from = adaptive && fenced ? (uint64_t)now : 0;
+	mb->nap_spin = spin_ns;
 	rc = nap(a, idx, lanes, fenced, deadline);
 	if (adaptive) {
 		if ((int64_t)shm_clock(a) - now > spin_ns)

@@ -838,6 +838,87 @@ START_TEST(test_sleeper_fences)
 END_TEST
 
 /*
+ * A sleeper in fence_mode whose message comes well within the spin it
+ * skipped, though its wake-up is late (here: the sender takes the
+ * wake-up away, so the consumer wakes at its timeout, after longer than
+ * its spin), spins again at its next wait, out of fence_mode.  Judged by
+ * its wake-ups alone, a saturated ex-sleeper whose wake-ups are slower
+ * than its spin stayed asleep and fenced for ever.  The sender publishes
+ * 50 ms into a 600 ms nap whose skipped spin is 500 ms: bounds, not
+ * timings.
+ */
+START_TEST(test_fenced_sleeper_spins_again)
+{
+	struct shm_arena *a = shm_test_arena(1, 64, 128, SHM_OVERFLOW_REJECT);
+	struct shm_mbox	*mb;
+	struct shm_msg	 m;
+	pid_t		 pid;
+	int		 i;
+
+	for (i = 0; i <= SHM_NAPS_FENCE; i++)
+		ck_assert_int_eq(shm_wait(a, 0, SHM_LANES_INBOX,
+		    SHM_WAIT_SPIN_SLEEP, 1000, 2000000), SHM_ETIMEDOUT);
+	mb = shm_mb(a, 0)->m;
+	ck_assert_uint_eq(atomic_load(&mb->fence_mode), 1);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct shm_producer *p;
+
+		while (atomic_load(&mb->sleeping) == 0)
+			usleep(100);
+		usleep(50000);
+		/* Asleep in its futex: no wake-up, it wakes at its timeout. */
+		atomic_store(&mb->sleeping, 0);
+		memset(&m, 0, sizeof(m));
+		m.tag = 5;
+		_exit(shm_producer_open(a, &p) != 0 ||
+		    shm_send(p, 0, SHM_LANE_MAIN, &m, NULL, 0) != 0);
+	}
+	ck_assert_int_eq(shm_wait(a, 0, SHM_LANES_INBOX, SHM_WAIT_SPIN_SLEEP,
+	    500000000, 600000000), 0);
+	ck_assert_int_eq(shm_test_wait_exit(pid), 0);
+	ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_INBOX, &m, NULL, 0, NULL), 0);
+	ck_assert_uint_eq(m.tag, 5);
+	/* The next wait spins first: producers no longer fence. */
+	ck_assert_int_eq(shm_wait(a, 0, SHM_LANES_INBOX, SHM_WAIT_SPIN_SLEEP,
+	    1000, 2000000), SHM_ETIMEDOUT);
+	ck_assert_uint_eq(atomic_load(&mb->fence_mode), 0);
+	shm_detach(a);
+}
+END_TEST
+
+/*
+ * A drop_oldest mailbox (its consumer takes cells with a CAS, not in
+ * place) that napped into fence_mode leaves it once busy, as an ordinary
+ * one does (test_sleeper_fences): every message taken counts.
+ */
+START_TEST(test_sleeper_fences_drop_oldest)
+{
+	struct shm_arena *a = shm_test_arena(1, 64, 128,
+	    SHM_OVERFLOW_DROP_OLDEST);
+	struct shm_producer *p;
+	struct shm_msg	 m;
+	int		 i;
+
+	for (i = 0; i <= SHM_NAPS_FENCE; i++)
+		ck_assert_int_eq(shm_wait(a, 0, SHM_LANES_INBOX,
+		    SHM_WAIT_SPIN_SLEEP, 1000, 2000000), SHM_ETIMEDOUT);
+	ck_assert_uint_eq(atomic_load(&shm_mb(a, 0)->m->fence_mode), 1);
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	memset(&m, 0, sizeof(m));
+	for (i = 0; i < SHM_AWAKE_UNFENCE; i++) {
+		ck_assert_int_eq(shm_send(p, 0, SHM_LANE_MAIN, &m, NULL, 0), 0);
+		ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_INBOX, &m, NULL, 0,
+		    NULL), 0);
+	}
+	ck_assert_uint_eq(atomic_load(&shm_mb(a, 0)->m->fence_mode), 0);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
+/*
  * A process that attaches to an arena of 20,000 mailboxes and sends to
  * two of them pays private memory for those two, not for all: its view
  * of a mailbox is made on first use.  (It was about 280 bytes each, made
@@ -1343,6 +1424,8 @@ shm_suite(void)
 	tcase_add_test(tc, test_attach_costs_what_is_used);
 	tcase_add_test(tc, test_tsc_trusted);
 	tcase_add_test(tc, test_sleeper_fences);
+	tcase_add_test(tc, test_fenced_sleeper_spins_again);
+	tcase_add_test(tc, test_sleeper_fences_drop_oldest);
 	tcase_add_test(tc, test_own_slots);
 	tcase_add_test(tc, test_order_exactly_once);
 	tcase_add_test(tc, test_overflow_reject);
