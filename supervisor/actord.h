@@ -186,6 +186,7 @@ struct node {
 	struct node	**kids;
 	size_t		 nkids;
 	size_t		 kidcap;
+	size_t		 at;		/* its place in parent->kids (tree.c) */
 	struct plan	 plan;		/* what it is doing, by identity */
 	struct timer	 op_timer;	/* a restart's backoff; a group's kill */
 	uint64_t	*decisions;	/* restart decision times, ms */

@@ -26,6 +26,7 @@
 static struct node *node_alloc(struct actord *, struct node *, const char *);
 static int	build_children(struct node *, const struct sup_spec *);
 static void	all_remove(struct node *);
+static void	renumber(struct node *, size_t);
 static void	walk(struct node *, unsigned, walk_fn, void *);
 static void	walk_placed(struct node *, unsigned, walk_fn, void *);
 static size_t	pid_bucket(const struct actord *, pid_t);
@@ -170,7 +171,18 @@ node_insert(struct node *s, struct node *n, size_t at)
 	s->kids[at] = n;
 	s->nkids++;
 	n->parent = s;
+	renumber(s, at);
 	return 0;
+}
+
+/* Children from "from" on learn their place again (node_index). */
+static void
+renumber(struct node *s, size_t from)
+{
+	size_t i;
+
+	for (i = from; i < s->nkids; i++)
+		s->kids[i]->at = i;
 }
 
 /* Take n out of its parent's children (it stays in the pid list). */
@@ -180,15 +192,12 @@ node_unlink(struct node *n)
 	struct node *s = n->parent;
 	size_t i;
 
-	if (s == NULL)
+	if (s == NULL || (i = node_index(n)) >= s->nkids)
 		return;
-	for (i = 0; i < s->nkids; i++)
-		if (s->kids[i] == n) {
-			memmove(&s->kids[i], &s->kids[i + 1],
-			    (s->nkids - i - 1) * sizeof(*s->kids));
-			s->nkids--;
-			break;
-		}
+	memmove(&s->kids[i], &s->kids[i + 1],
+	    (s->nkids - i - 1) * sizeof(*s->kids));
+	s->nkids--;
+	renumber(s, i);
 }
 
 static void
@@ -404,6 +413,9 @@ node_index(const struct node *n)
 
 	if (n->parent == NULL)
 		return 0;
+	/* O(1): plan_sort calls it O(N log N) times for a set of N. */
+	if (n->at < n->parent->nkids && n->parent->kids[n->at] == n)
+		return n->at;
 	for (i = 0; i < n->parent->nkids; i++)
 		if (n->parent->kids[i] == n)
 			return i;

@@ -29,7 +29,10 @@
  * A figure that cannot be measured (the tree does not start, a producer
  * finds no slot) is null in the JSON with the reason beside it.  Every
  * process started here is stopped and reaped by pid before the next phase.
- * BENCH_SCALE_N overrides the list of N ("1 100 1000 10000").  Writes its
+ * BENCH_SCALE_N overrides the list of N ("1 100 1000 10000");
+ * BENCH_SCALE_PHASES runs only the phases named ("floor start core ofa":
+ * core is restart, send, fan-in and sparse, with the pipes after it), to
+ * look at one with a profiler.  Writes its
  * figures to $BENCH_JSON and a table to stdout.  Needs $BUILD/actord,
  * $BUILD/tests/progs/actor_echo and $BUILD/tests/progs/tworker.
  */
@@ -126,6 +129,7 @@ static void	 sparse_run(int, int, uint64_t, int, void *,
 		    int (*)(void *, int));
 static void	 path_of(int, int, char *, size_t);
 static void	 print_table(struct row *, int);
+static bool	 phase(const char *, const char *);
 
 static void
 emit(struct bench *b, int n, const char *key, double v)
@@ -1210,6 +1214,22 @@ print_table(struct row *rows, int nr)
 			printf("  N=%d failed: %s\n", rows[i].n, rows[i].why);
 }
 
+/* Is phase named in the list (NULL: every phase is)? */
+static bool
+phase(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p;
+
+	if (list == NULL)
+		return true;
+	for (p = list; (p = strstr(p, name)) != NULL; p += n)
+		if ((p == list || p[-1] == ' ' || p[-1] == ',') &&
+		    (p[n] == '\0' || p[n] == ' ' || p[n] == ','))
+			return true;
+	return false;
+}
+
 int
 main(void)
 {
@@ -1217,6 +1237,7 @@ main(void)
 	struct row rows[MAX_NS];
 	const char *build = getenv("BUILD"), *out = getenv("BENCH_JSON");
 	const char *ns = getenv("BENCH_SCALE_N"), *ss;
+	const char *phases = getenv("BENCH_SCALE_PHASES");
 	char list[256], prog[1024], *tok, *save;
 	struct actord *ad;
 	struct rlimit rl;
@@ -1278,9 +1299,12 @@ main(void)
 		for (j = 0; j < 4; j++)
 			r->fanin[j] = -1;
 		printf("== N = %d\n", r->n);
-		bench_floor(&b, r);
-		bench_daemon(&b, r);
-		if ((ad = core_tree(&b, r->n, false, r)) != NULL) {
+		if (phase(phases, "floor"))
+			bench_floor(&b, r);
+		if (phase(phases, "start"))
+			bench_daemon(&b, r);
+		if (phase(phases, "core") &&
+		    (ad = core_tree(&b, r->n, false, r)) != NULL) {
 			uint64_t t0 = now_ns();
 
 			actord_boot(ad);
@@ -1296,7 +1320,8 @@ main(void)
 		}
 		if (r->sparse_cpu > 0)
 			bench_pipes(&b, r);
-		bench_ofa(&b, r);
+		if (phase(phases, "ofa"))
+			bench_ofa(&b, r);
 		if (r->why[0] != '\0')
 			emit_str(&b, r->n, "failure", r->why);
 		kill_children_of(getpid());
