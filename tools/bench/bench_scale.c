@@ -30,9 +30,9 @@
  * finds no slot) is null in the JSON with the reason beside it.  Every
  * process started here is stopped and reaped by pid before the next phase.
  * BENCH_SCALE_N overrides the list of N ("1 100 1000 10000");
- * BENCH_SCALE_PHASES runs only the phases named ("floor start core ofa":
- * core is restart, send, fan-in and sparse, with the pipes after it), to
- * look at one with a profiler.  Writes its
+ * BENCH_SCALE_PHASES runs only the phases named ("floor start core ofa";
+ * core is "restart send fanin sparse", each of which may be named alone;
+ * the pipes follow sparse), to look at one with a profiler.  Writes its
  * figures to $BENCH_JSON and a table to stdout.  Needs $BUILD/actord,
  * $BUILD/tests/progs/actor_echo and $BUILD/tests/progs/tworker.
  */
@@ -123,6 +123,8 @@ static void	 bench_send(struct bench *, struct actord *, struct row *);
 static void	 bench_fanin(struct bench *, struct actord *, struct row *);
 static void	 bench_sparse(struct bench *, struct actord *, struct row *);
 static void	 bench_pipes(struct bench *, struct row *);
+static void	 wake_count(struct actord *, const struct actor_ref *, int,
+		    uint64_t *, uint64_t *);
 static void	 bench_ofa(struct bench *, struct row *);
 static uint64_t	 schedstat_ns(pid_t);
 static void	 sparse_run(int, int, uint64_t, int, void *,
@@ -664,6 +666,7 @@ bench_send(struct bench *b, struct actord *ad, struct row *r)
 	    lookup[SEND_ROUNDS];
 	char (*paths)[32], err[ACTOR_ERRBUF], payload[MSG_LEN];
 	struct actor_ref *refs, ref;
+	struct rusage ru[3];
 	struct actor *c;
 	uint64_t t0, t1, next;
 	int i, k, rc, n = r->n, bad = 0;
@@ -689,6 +692,7 @@ bench_send(struct bench *b, struct actord *ad, struct row *r)
 		bad += rc < 0;
 	}
 	next = now_ns();
+	getrusage(RUSAGE_SELF, &ru[0]);
 	for (i = 0; i < SEND_ROUNDS; i++) {
 		spin_until(next);
 		t0 = now_ns();
@@ -699,6 +703,7 @@ bench_send(struct bench *b, struct actord *ad, struct row *r)
 		bad += rc < 0;
 		next = t1 + SEND_GAP_NS;
 	}
+	getrusage(RUSAGE_SELF, &ru[1]);
 	for (i = 0; i < SEND_ROUNDS; i++) {
 		spin_until(next);
 		t0 = now_ns();
@@ -709,6 +714,7 @@ bench_send(struct bench *b, struct actord *ad, struct row *r)
 		bad += rc < 0;
 		next = t1 + SEND_GAP_NS;
 	}
+	getrusage(RUSAGE_SELF, &ru[2]);
 	if (bad > 0)
 		fail(r, "send: %d of %d lookups or tells failed", bad,
 		    3 * SEND_ROUNDS);
@@ -721,6 +727,20 @@ bench_send(struct bench *b, struct actord *ad, struct row *r)
 	emit(b, n, "send_ref_p50_us", r->ref50);
 	emit(b, n, "send_ref_p99_us", quantile_ns(by_ref, SEND_ROUNDS, 0.99));
 	emit(b, n, "lookup_p50_us", r->lookup50);
+	/*
+	 * What a send to an idle actor waits for besides its own work: the
+	 * first touch of the target's pages in this process (minor faults)
+	 * and the wake-up, which may hand the CPU to the woken actor
+	 * (involuntary switches).  Per send.
+	 */
+	emit(b, n, "send_path_minflt_per_send", (double)(ru[1].ru_minflt -
+	    ru[0].ru_minflt) / SEND_ROUNDS);
+	emit(b, n, "send_ref_minflt_per_send", (double)(ru[2].ru_minflt -
+	    ru[1].ru_minflt) / SEND_ROUNDS);
+	emit(b, n, "send_path_preempted_per_send", (double)(ru[1].ru_nivcsw -
+	    ru[0].ru_nivcsw) / SEND_ROUNDS);
+	emit(b, n, "send_ref_preempted_per_send", (double)(ru[2].ru_nivcsw -
+	    ru[1].ru_nivcsw) / SEND_ROUNDS);
 	free(paths);
 	free(refs);
 	actor_close(c);
@@ -927,6 +947,22 @@ sum_cpu(const pid_t *pids, int n)
 	return s;
 }
 
+/* The wake-ups sent to, and the messages taken by, the n actors. */
+static void
+wake_count(struct actord *ad, const struct actor_ref *refs, int n,
+    uint64_t *wakeups, uint64_t *taken)
+{
+	struct shm_counters c;
+	int i;
+
+	*wakeups = *taken = 0;
+	for (i = 0; i < n; i++)
+		if (shm_counters(ad->arena, refs[i].index, &c) == 0) {
+			*wakeups += c.wakeups;
+			*taken += c.dequeued;
+		}
+}
+
 /*
  * The window: the receivers' CPU (schedstat) read before t0 and after
  * the producers' end, plus each producer's own CPU from the start of its
@@ -938,7 +974,7 @@ bench_sparse(struct bench *b, struct actord *ad, struct row *r)
 	struct actor_sender s;
 	struct node *nd;
 	char err[ACTOR_ERRBUF], path[64];
-	uint64_t t0, c0, c1, self0, self1, pcpu = 0, v;
+	uint64_t t0, c0, c1, self0, self1, pcpu = 0, v, w0, w1, d0, d1;
 	pid_t *pids, prod[SPARSE_PRODUCERS];
 	int i, res[2], n = r->n, failed = 0;
 
@@ -975,6 +1011,7 @@ bench_sparse(struct bench *b, struct actord *ad, struct row *r)
 		_exit(s.failed > 0 ? 2 : 0);
 	}
 	close(res[1]);
+	wake_count(ad, s.refs, n, &w0, &d0);
 	/* The sweep takes well under the second left before t0. */
 	c0 = sum_cpu(pids, n);
 	self0 = self_cpu_ns();
@@ -991,6 +1028,7 @@ bench_sparse(struct bench *b, struct actord *ad, struct row *r)
 	}
 	self1 = self_cpu_ns();
 	c1 = sum_cpu(pids, n);
+	wake_count(ad, s.refs, n, &w1, &d1);
 	close(res[0]);
 	for (i = 0; i < SPARSE_PRODUCERS; i++)
 		while (kill(prod[i], 0) == 0)
@@ -1002,6 +1040,9 @@ bench_sparse(struct bench *b, struct actord *ad, struct row *r)
 	emit(b, n, "sparse_actors_receivers_cpu_s", (double)(c1 - c0) / 1e9);
 	emit(b, n, "sparse_actors_producers_cpu_s", (double)pcpu / 1e9);
 	emit(b, n, "sparse_actors_actord_cpu_s", (double)(self1 - self0) / 1e9);
+	/* Futex wake-ups the senders made, per message taken. */
+	emit(b, n, "sparse_wakeups_per_msg", d1 > d0 ? (double)(w1 - w0) /
+	    (double)(d1 - d0) : -1);
 out:
 	free(pids);
 	free(s.refs);
@@ -1103,7 +1144,8 @@ ofa_back(struct actord *ad, struct node *g, pid_t old)
 static void
 bench_ofa(struct bench *b, struct row *r)
 {
-	uint64_t lat[3], t0, deadline;
+	uint64_t lat[3], t0, deadline, stopped = 0;
+	double stop_ms = -1;
 	struct actord *ad;
 	struct node *g, *k;
 	int i, rounds = r->n >= 10000 ? 1 : 3, done = 0;
@@ -1126,20 +1168,29 @@ bench_ofa(struct bench *b, struct row *r)
 		    now_ns() < deadline)
 			actord_run_once(ad, 10);
 		while (!ofa_back(ad, g, old) && !ad->done &&
-		    now_ns() < deadline)
+		    now_ns() < deadline) {
+			if (g->plan.kind != PLAN_NONE &&
+			    g->plan.phase != PH_STOP && stopped == 0)
+				stopped = now_ns();
 			actord_run_once(ad, 10);
+		}
 		if (!ofa_back(ad, g, old)) {
 			fail(r, "one_for_all: %s", ad->done ? ad->message :
 			    "not back within 600 s");
 			break;
 		}
 		lat[done++] = now_ns() - t0;
+		if (stopped != 0)
+			stop_ms = (double)(stopped - t0) / 1e6;
+		stopped = 0;
 	}
 	if (done > 0) {
 		r->ofa = quantile_ns(lat, (size_t)done, 0.5) / 1000.0;
 		r->ofa_floor = r->floor_start + r->floor_stop;
 	}
 	emit(b, r->n, "one_for_all_restart_ms", r->ofa);
+	/* Of which the N stops (the last round's): the rest is the N starts. */
+	emit(b, r->n, "one_for_all_stop_ms", stop_ms);
 	emit(b, r->n, "one_for_all_floor_ms", r->ofa_floor);
 	emit(b, r->n, "one_for_all_vs_floor", r->ofa > 0 && r->ofa_floor > 0 ?
 	    r->ofa / r->ofa_floor : -1);
@@ -1303,7 +1354,9 @@ main(void)
 			bench_floor(&b, r);
 		if (phase(phases, "start"))
 			bench_daemon(&b, r);
-		if (phase(phases, "core") &&
+		if ((phase(phases, "core") || phase(phases, "restart") ||
+		    phase(phases, "send") || phase(phases, "fanin") ||
+		    phase(phases, "sparse")) &&
 		    (ad = core_tree(&b, r->n, false, r)) != NULL) {
 			uint64_t t0 = now_ns();
 
@@ -1311,10 +1364,18 @@ main(void)
 			if (core_wait_running(ad, r->n, NO_PROGRESS_MS, r)) {
 				emit(&b, r->n, "core_start_ms",
 				    (double)(now_ns() - t0) / 1e6);
-				bench_restart(&b, ad, r);
-				bench_send(&b, ad, r);
-				bench_fanin(&b, ad, r);
-				bench_sparse(&b, ad, r);
+				if (phase(phases, "core") ||
+				    phase(phases, "restart"))
+					bench_restart(&b, ad, r);
+				if (phase(phases, "core") ||
+				    phase(phases, "send"))
+					bench_send(&b, ad, r);
+				if (phase(phases, "core") ||
+				    phase(phases, "fanin"))
+					bench_fanin(&b, ad, r);
+				if (phase(phases, "core") ||
+				    phase(phases, "sparse"))
+					bench_sparse(&b, ad, r);
 			}
 			core_stop(ad);
 		}
