@@ -8,8 +8,10 @@
  * a sender on each node routes 17,000 increments with actor_shard() to
  * whichever node runs each key's shard while a shard of node b is
  * SIGKILLed; the totals are then exact, per key and in all, as in the
- * local test (check_actor_shard.c).  Also: a reload that adds a node to
- * the group's nodes moves only the shards the new node wins.
+ * local test (check_actor_shard.c); an actor asks a key's shard by the
+ * reference actor_shard() gives, from every node, and cannot watch
+ * another node's by it.  Also: a reload that adds a node to the group's
+ * nodes moves only the shards the new node wins.
  */
 #include <check.h>
 #include <signal.h>
@@ -127,6 +129,24 @@ static const char *
 owner_node(unsigned s)
 {
 	return abc[placement_node("/counter", s, abc, 3)];
+}
+
+/* The first key whose shard runs on node. */
+static unsigned
+first_key_on(const char *node)
+{
+	char key[16];
+	unsigned k;
+	int len;
+
+	for (k = 0; k < KEYS; k++) {
+		len = snprintf(key, sizeof(key), "key-%u", k);
+		if (strcmp(owner_node(actor_shard_of(key, (size_t)len,
+		    SHARDS)), node) == 0)
+			return k;
+	}
+	ck_abort_msg("no key on %s", node);
+	return 0;
 }
 
 /* Shard s as node a names it: /counter/S here, B:/counter/S elsewhere. */
@@ -248,7 +268,7 @@ status_places(int i, char **nodes, size_t nnodes, char placed[SHARDS][8])
  */
 START_TEST(counter_across_nodes_exact_after_sigkill)
 {
-	char placed[SHARDS][8], out[128], go[32], key[16], path[64];
+	char placed[SHARDS][8], out[128], go[32], key[16], path[64], want[32];
 	struct ctltest_out o;
 	unsigned long long at_kill, t, mis, sent, failed;
 	long long lasterr;
@@ -327,6 +347,22 @@ START_TEST(counter_across_nodes_exact_after_sigkill)
 		ck_assert_msg(strcmp(out, "1000") == 0, "%s on %s: %s", key,
 		    path, out);
 	}
+	/*
+	 * An actor asks a key's shard by the reference actor_shard gave, on
+	 * every node: here or afar, the same answer.  Watching another node's
+	 * shard by it is refused.
+	 */
+	for (i = 0; i < 3; i++)
+		for (k = 0; k < KEYS; k += 5) {
+			snprintf(key, sizeof(key), "key-%u", k);
+			ask(i, "/sender", "12", key, WAIT, out, sizeof(out));
+			ck_assert_msg(strcmp(out, "rc=0 1000") == 0, "%s from "
+			    "%s: %s", key, n[i].name, out);
+		}
+	snprintf(key, sizeof(key), "key-%u", first_key_on("c"));
+	ask(0, "/sender", "13", key, WAIT, out, sizeof(out));
+	snprintf(want, sizeof(want), "rc=%d", ACTOR_EINVAL);
+	ck_assert_str_eq(out, want);
 }
 END_TEST
 

@@ -19,6 +19,9 @@
  *	   for i = FIRST, FIRST + STEP, ... below INCREMENTS, 1 ms of pause
  *	   every 100, retrying a full mailbox
  *	11 ask: "SENT FAILED LASTERR" of the last tag 10, in decimal
+ *	12 ask, payload "key-K": ask K's shard (actor_shard, then actor_ask
+ *	   tag 3); answer "rc=N" and, if 0, " " and its answer
+ *	13 ask, payload "key-K": actor_watch of K's shard; answer "rc=N"
  *
  * SHARDS, KEYS and INCREMENTS are the environment's (TS_SHARDS, TS_KEYS,
  * TS_INCREMENTS), the group GROUP (/counter).
@@ -35,7 +38,8 @@
 #define GROUP		"/counter"
 #define KEYS_MAX	256
 
-enum { INC = 1, TOTAL = 2, COUNT = 3, GO = 10, DONE = 11 };
+enum { INC = 1, TOTAL = 2, COUNT = 3, GO = 10, DONE = 11, ASK = 12,
+    WATCH = 13 };
 
 struct counts {
 	uint64_t	 total;
@@ -148,6 +152,25 @@ send_all(struct actor *a, struct node *s, const struct actor_msg *m)
 	}
 }
 
+/* ASK and WATCH: the shard of the key, by the reference actor_shard gives. */
+static void
+by_ref(struct actor *a, const struct actor_msg *m)
+{
+	struct actor_ref ref;
+	struct actor_msg r;
+	char out[128];
+	int rc, n;
+
+	if ((rc = actor_shard(a, GROUP, m->data, m->len, &ref)) >= 0)
+		rc = m->tag == ASK ? actor_ask(a, ref, COUNT, m->data, m->len,
+		    5000000000LL, &r) : actor_watch(a, ref);
+	n = snprintf(out, sizeof(out), "rc=%d", rc);
+	if (m->tag == ASK && rc == 0)
+		n += snprintf(out + n, sizeof(out) - (size_t)n, " %.*s",
+		    (int)(r.len < 64 ? r.len : 64), (const char *)r.data);
+	(void)actor_reply(a, m->tag, out, (size_t)n);
+}
+
 static int
 sender(struct actor *a, const struct actor_msg *m, void *arg)
 {
@@ -158,6 +181,8 @@ sender(struct actor *a, const struct actor_msg *m, void *arg)
 	else if (m->tag == DONE)
 		reply_text(a, DONE, "%llu %llu %lld", s->sent, s->failed,
 		    s->lasterr);
+	else if (m->tag == ASK || m->tag == WATCH)
+		by_ref(a, m);
 	return 0;
 }
 
