@@ -239,6 +239,7 @@ const char *node_state_name(enum node_state);
 const char *node_kind_name(enum node_kind);
 const char *strategy_name(enum strategy);
 void	 node_walk(struct node *, walk_fn, void *arg);
+const char *tree_placed_on(struct actord *, const char *path);
 
 /* --- worker.c: one process, its states as a table -------------------------- */
 

@@ -755,9 +755,15 @@ static struct node *
 mailbox_of(struct tree_ctl *tc, const char *path, struct ctl_reply *r)
 {
 	struct node *n;
+	const char *there;
 
 	if ((n = actord_find(tc->ad, path)) == NULL) {
-		(void)api_error(r, ENOENT, NULL);
+		/* Another node's shard: say where. */
+		if ((there = tree_placed_on(tc->ad, path)) != NULL)
+			ctl_reply_error(r, CTL_E_NOENT, "placed on node %s: "
+			    "%s:%s", there, there, path);
+		else
+			(void)api_error(r, ENOENT, NULL);
 		return NULL;
 	}
 	if (n->kind != NODE_WORKER || n->mbox < 0 ||

@@ -544,3 +544,32 @@ node_walk(struct node *n, walk_fn fn, void *arg)
 	if (n != NULL)
 		walk(n, 0, fn, arg);
 }
+
+/*
+ * The node that runs the shard at path, when it is a shard of a group
+ * spanning nodes that the placement gives another node; else NULL.
+ */
+const char *
+tree_placed_on(struct actord *ad, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char group[sizeof(ad->root->path)], *end;
+	const struct child_spec *cs;
+	struct node *g;
+	unsigned long s;
+
+	if (slash == NULL || slash == path ||
+	    (size_t)(slash - path) >= sizeof(group))
+		return NULL;
+	memcpy(group, path, (size_t)(slash - path));
+	group[slash - path] = '\0';
+	if ((g = node_find(ad->root, group)) == NULL ||
+	    g->kind != NODE_GROUP || (cs = g->cs) == NULL || cs->nnodes == 0)
+		return NULL;
+	s = strtoul(slash + 1, &end, 10);
+	if (slash[1] == '\0' || *end != '\0' || s >= cs->instances ||
+	    node_find(ad->root, path) != NULL)
+		return NULL;
+	return cs->nodes[placement_node(g->path, (uint32_t)s, cs->nodes,
+	    cs->nnodes)];
+}

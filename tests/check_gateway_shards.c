@@ -369,7 +369,8 @@ END_TEST
 /*
  * A reload that adds d to the group's nodes: the placement moves only
  * the shards d wins (1 and 11 of 16), the others stay where they were.
- * actorctl add refuses an instance more.
+ * actorctl add refuses an instance more; a send to another node's
+ * shard by its local path says where it is.
  */
 START_TEST(reload_adds_a_node)
 {
@@ -381,6 +382,12 @@ START_TEST(reload_adds_a_node)
 
 	start(0, "[\"a\", \"b\", \"c\"]");
 	status_places(0, abc, 3, before);
+	/* Another node's shard by its path here: where it is. */
+	ctltest_actorctl(&n[0].srv, NULL, &o, "send", "/counter/1", "1",
+	    "key-0", (char *)NULL);
+	ck_assert_msg(o.status != 0 && strstr(o.err, "placed on node c: "
+	    "c:/counter/1") != NULL, "%d %s", o.status, o.err);
+	ctltest_out_free(&o);
 	/* Its instances are the configuration's: none added by hand. */
 	ctltest_actorctl(&n[0].srv, NULL, &o, "add", "/counter", (char *)NULL);
 	ck_assert_msg(o.status != 0 && strstr(o.err, "/counter spans nodes")
