@@ -9,7 +9,7 @@ static const char *const errs[] = {
 	"mailbox full",					/* SHM_EFULL */
 	"mailbox empty",				/* SHM_EEMPTY */
 	"timed out",					/* SHM_ETIMEDOUT */
-	"payload larger than the mailbox cell",		/* SHM_EOVERSIZE */
+	"payload larger than the mailbox's max_message",	/* SHM_EOVERSIZE */
 	"garbled cell refused",				/* SHM_EGARBLED */
 	"arena is foreign, truncated or corrupt",	/* SHM_ECORRUPT */
 	"no such mailbox, lane or slot",		/* SHM_EBADINDEX */
