@@ -409,6 +409,21 @@ cell_data(const struct shm_lane_local *l, uint64_t pos, uint32_t len)
 }
 
 /*
+ * The same for the consumer's hot paths, which hold the cell c of pos
+ * and the lane's inl in a local already: one compare, no address computed
+ * again (after the acquire load of the cell's number the compiler would
+ * have to reload the lane's geometry to do it).
+ */
+static inline unsigned char *
+cell_data_at(const struct shm_lane_local *l, struct shm_cell *c,
+    uint64_t pos, uint32_t len, uint32_t inl)
+{
+	if (__builtin_expect(len <= inl, 1))
+		return c->payload;
+	return cell_data(l, pos, len);
+}
+
+/*
  * A cell's sequence number is stored XOR its place in the ring (pos &
  * mask: below the flag bits), so that a page never written reads as
  * every cell of it free for its first lap: a mailbox needs no start
