@@ -104,6 +104,7 @@ int	 node_spec_finish(struct actord_spec *, char *err, size_t errlen);
 int	 node_spec_format(const struct node_spec *, char **out);
 bool	 node_spec_local(const struct node_spec *, const char *group_path,
 	    const struct child_spec *, unsigned instance);
+int	 node_spec_self_dir(char *dir, size_t len);
 
 /*
  * execpath.c: the program of a worker's exec on this machine.  A name

@@ -95,18 +95,33 @@ shards_env(struct node_spec *ns)
 	return 0;
 }
 
+/*
+ * The directory of this program in dir (len bytes, whatever they held):
+ * 0, or -1.  readlink writes no NUL: the end is where its length says.
+ */
+int
+node_spec_self_dir(char *dir, size_t len)
+{
+	ssize_t n;
+	char *slash;
+
+	if (len < 2 || (n = readlink("/proc/self/exe", dir, len - 1)) < 0)
+		return -1;
+	dir[n] = '\0';
+	if ((slash = strrchr(dir, '/')) == NULL)
+		return -1;
+	*slash = '\0';
+	return 0;
+}
+
 /* GATEWAY_PROGRAM in the directory of this program. */
 static char *
 default_gateway(void)
 {
-	char self[PATH_MAX], *slash, *out;
+	char self[PATH_MAX], *out;
 
-	if (readlink("/proc/self/exe", self, sizeof(self) - 1) < 0)
+	if (node_spec_self_dir(self, sizeof(self)) == -1)
 		return NULL;
-	self[sizeof(self) - 1] = '\0';
-	if ((slash = strrchr(self, '/')) == NULL)
-		return NULL;
-	*slash = '\0';
 	if (asprintf(&out, "%s/%s", self, GATEWAY_PROGRAM) < 0)
 		return NULL;
 	return out;

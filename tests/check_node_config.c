@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <unistd.h>
 
 #include "supervisor/config.h"
@@ -249,6 +250,32 @@ START_TEST(no_node_no_gateway)
 	ck_assert_msg(spec != NULL, "%s", err);
 	ck_assert_ptr_null(spec->node);
 	ck_assert_uint_eq(spec->root.nchildren, 1);
+	spec_free(spec);
+}
+END_TEST
+
+/*
+ * The gateway is actord-gateway beside the program, whatever the buffer
+ * held before (readlink's answer has no NUL: a slash after it was taken
+ * for the end of the directory, and the gateway was not found).
+ */
+START_TEST(default_gateway_beside)
+{
+	char err[ERRLEN], self[PATH_MAX], dir[PATH_MAX], want[PATH_MAX + 32];
+	struct actord_spec *spec;
+	ssize_t len;
+
+	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	ck_assert_int_gt(len, 0);
+	self[len] = '\0';
+	*strrchr(self, '/') = '\0';
+	memset(dir, '/', sizeof(dir));
+	ck_assert_int_eq(node_spec_self_dir(dir, sizeof(dir)), 0);
+	ck_assert_str_eq(dir, self);
+	snprintf(want, sizeof(want), "%s/%s", self, GATEWAY_PROGRAM);
+	spec = parse(NODE(""), err);
+	ck_assert_msg(spec != NULL, "%s", err);
+	ck_assert_str_eq(spec->node->gateway, want);
 	spec_free(spec);
 }
 END_TEST
@@ -517,6 +544,7 @@ suite(void)
 	tcase_add_test(tc, no_node_no_gateway);
 	tcase_add_test(tc, local_shards);
 	tcase_add_test(tc, shards_env);
+	tcase_add_test(tc, default_gateway_beside);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("keys");
