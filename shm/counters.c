@@ -53,6 +53,7 @@ shm_counters(const struct shm_arena *a, uint32_t idx, struct shm_counters *c)
 	c->full = SHM_ONCE(m->full);
 	c->wakeups = SHM_ONCE(m->wakeups);
 	c->replaced = SHM_ONCE(m->replaced);
+	c->sender_wakeups = SHM_ONCE(m->turn_wakes);
 	/* Released claims were never published. */
 	c->enqueued = c->enqueued > c->released ? c->enqueued - c->released : 0;
 	if (c->depth > c->depth_hwm)

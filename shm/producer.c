@@ -66,6 +66,7 @@ claim(struct shm_arena *a, uint32_t i, struct shm_producer **out)
 	atomic_store(&s->rec_ring, 0);
 	atomic_store(&s->rec_pos, 0);
 	atomic_store(&s->waiting, 0);
+	atomic_store(&s->turn_mbox, 0);
 	atomic_store(&s->state, SLOT_LIVE);
 	a->mine[i] = pid;
 	p->a = a;
@@ -311,6 +312,7 @@ reap_slot(struct shm_arena *a, struct shm_slot *s, unsigned *nrel)
 	if (rc == 1)
 		(*nrel)++;
 	forget_waiter(a, s);
+	shm_turn_reaped(a, s);
 	atomic_store(&s->rec_ring, 0);
 	atomic_store(&s->state, SLOT_FREE);
 	atomic_store(&s->pid, 0);

@@ -128,6 +128,14 @@ static void	 big_make_room(struct shm_producer *, struct shm_mbox_local *,
 		    unsigned);
 static int	 wait_space(struct shm_producer *, struct shm_mbox_local *,
 		    struct shm_lane_local *, uint64_t, int64_t);
+static int	 join_queue(struct shm_producer *, struct shm_mbox_local *,
+		    unsigned, const struct shm_msg *, const void *, int64_t,
+		    struct room_wait *);
+static void	 wait_begin(struct shm_arena *, struct shm_mbox_local *,
+		    int64_t, struct room_wait *);
+static int	 full(struct shm_arena *, struct shm_mbox_local *, unsigned,
+		    const struct shm_msg *, const void *);
+static void	 wake_after_take(struct shm_mbox_local *);
 static int	 drain_inplace(struct shm_arena *, uint32_t, unsigned,
 		    unsigned, shm_handler, void *, int *);
 static int	 drain_take(struct shm_arena *, uint32_t, unsigned, unsigned,
@@ -165,7 +173,6 @@ static int	 send_large(struct shm_producer *, struct shm_mbox_local *,
 		    int64_t, uint64_t *);
 static inline void wake_after_publish(struct shm_producer *,
 		    struct shm_mbox_local *, uint32_t, unsigned);
-static uint64_t	 lane_limit(const struct shm_lane_local *);
 static int	 over_limit(const struct shm_lane_local *, uint32_t, uint64_t);
 static void	 wake_blocked(struct shm_mbox_local *, struct shm_lane_local *,
 		    uint64_t);
@@ -184,6 +191,7 @@ struct room_wait {
 	int64_t		 deadline;	/* CLOCK_MONOTONIC ns; 0: not started */
 	int64_t		 since;		/* arena clock: when the wait began */
 	unsigned	 races;		/* drop_oldest: steals that lost a race */
+	struct shm_turn	 turn;		/* block, coalesce: its place in line */
 };
 
 struct copy_arg {
@@ -212,19 +220,6 @@ uses_take(const struct shm_mbox_local *mb, unsigned lane)
 	pol = atomic_load_explicit(&mb->actor->cfg_overflow,
 	    memory_order_relaxed);
 	return pol == SHM_OVERFLOW_DROP_OLDEST || pol == SHM_OVERFLOW_COALESCE;
-}
-
-/*
- * The effective capacity of a lane (shm_mailbox_configure): its limit
- * when one is set below the physical capacity, else the physical one.
- */
-static uint64_t
-lane_limit(const struct shm_lane_local *l)
-{
-	uint32_t lim = atomic_load_explicit(&l->ctl->limit,
-	    memory_order_relaxed);
-
-	return lim != 0 && lim < l->cap ? lim : l->cap;
 }
 
 /*
@@ -531,7 +526,7 @@ claim(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 	struct shm_lane_local *l = &mb->lane[lane];
 	struct shm_slot	*slot = p->slot;
 	uint64_t	 intent = l->ring_id << 2 | REC_INTENT;
-	struct room_wait w = { 0, 0, 0 };
+	struct room_wait w = { 0, 0, 0, { 0, false, false, 0 } };
 	uint64_t	 pos, seq, again;
 	int64_t		 diff;
 	uint32_t	 lim;
@@ -539,12 +534,22 @@ claim(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 
 	/*
 	 * The limit sits on tail's line: 0 (no effective capacity below the
-	 * physical one) costs one predictable branch and no cache miss.
+	 * physical one) costs one predictable branch and no cache miss.  So
+	 * does "queued": senders wait their turn (turns.c), and this one
+	 * queues behind them rather than take the cell they are woken for.
 	 */
 	pos = atomic_load_explicit(&l->ctl->tail, memory_order_relaxed);
 	lim = atomic_load_explicit(&l->ctl->limit, memory_order_relaxed);
 	if (__builtin_expect(lim >= l->cap, 0))
 		lim = 0;
+	if (__builtin_expect(atomic_load_explicit(&l->ctl->queued,
+	    memory_order_relaxed) != 0, 0) && (rc = join_queue(p, mb, lane,
+	    msg, payload, timeout_ns, &w)) != 0) {
+		if (rc < 0)
+			return rc;
+		waited = 1;
+		pos = atomic_load_explicit(&l->ctl->tail, memory_order_relaxed);
+	}
 	for (;;) {
 		seq = cell_seq(l, pos, memory_order_acquire) & ~SEQ_FLAGS;
 		diff = (int64_t)(seq - pos);
@@ -560,6 +565,8 @@ claim(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 				    memory_order_release);
 			if (atomic_compare_exchange_weak(&l->ctl->tail, &pos,
 			    pos + 1)) {
+				if (__builtin_expect(w.turn.held, 0))
+					shm_turn_done(p, mb, &w.turn);
 				*posp = pos;
 				*waited_from = w.since;
 				return waited;
@@ -574,6 +581,7 @@ claim(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 				atomic_store_explicit(&slot->rec_ring, 0,
 				    memory_order_release);
 				atomic_fetch_add(&mb->m->garbled, 1);
+				shm_turn_leave(p, mb, &w.turn);
 				return SHM_EGARBLED;
 			}
 			pos = again;
@@ -581,8 +589,10 @@ claim(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 		}
 		atomic_store_explicit(&slot->rec_ring, 0, memory_order_release);
 		rc = overflow(p, mb, lane, pos, msg, payload, timeout_ns, &w);
-		if (rc < 0)
+		if (rc < 0) {
+			shm_turn_leave(p, mb, &w.turn);
 			return rc;
+		}
 		waited = 1;
 		pos = atomic_load_explicit(&l->ctl->tail, memory_order_relaxed);
 	}
@@ -616,7 +626,6 @@ overflow(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
     int64_t timeout_ns, struct room_wait *w)
 {
 	struct shm_arena *a = p->a;
-	uint32_t	 idx = (uint32_t)(mb - a->mb);
 	enum shm_overflow pol;
 	int64_t		 now, rem;
 	int		 rc;
@@ -626,16 +635,7 @@ overflow(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 	/* The policies as configured now (arena.c, shm_mailbox_configure). */
 	pol = lane == SHM_LANE_MAIN ? (enum shm_overflow)atomic_load_explicit(
 	    &mb->actor->cfg_overflow, memory_order_acquire) : SHM_OVERFLOW_REJECT;
-	if (w->deadline == 0) {
-		if (timeout_ns == SHM_TIMEOUT_DEFAULT)
-			timeout_ns = (int64_t)atomic_load_explicit(
-			    &mb->actor->cfg_timeout_ms, memory_order_relaxed) *
-			    1000000;
-		/* For shm_send_stamped, in the arena clock like enq_ns. */
-		w->since = (int64_t)shm_clock(a);
-		w->deadline = timeout_ns < 0 ? INT64_MAX :
-		    (int64_t)shm_now_ns() + timeout_ns;
-	}
+	wait_begin(a, mb, timeout_ns, w);
 	switch (pol) {
 	case SHM_OVERFLOW_DROP_NEWEST:
 		return drop_newest(a, mb, lane, msg, payload);
@@ -657,19 +657,68 @@ overflow(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 		return 0;
 	case SHM_OVERFLOW_BLOCK:
 	case SHM_OVERFLOW_COALESCE:	/* no such key queued: as block */
-		now = (int64_t)shm_now_ns();
-		if (now < w->deadline) {
-			wait_space(p, mb, &mb->lane[lane], pos,
-			    w->deadline == INT64_MAX ? -1 : w->deadline - now);
+		/* In line, woken in turn (turns.c). */
+		if (shm_turn_wait(p, mb, &w->turn, w->deadline) == 0)
 			return 0;
-		}
 		/* FALLTHROUGH */
 	case SHM_OVERFLOW_REJECT:
 	default:
-		atomic_fetch_add(&mb->m->full, 1);
-		shm_dl_put(a, idx, lane, SHM_DL_FULL, msg, payload);
-		return SHM_EFULL;
+		return full(a, mb, lane, msg, payload);
 	}
+}
+
+/* The lane is full for this message: counted, dead-lettered, SHM_EFULL. */
+static int
+full(struct shm_arena *a, struct shm_mbox_local *mb, unsigned lane,
+    const struct shm_msg *msg, const void *payload)
+{
+	atomic_fetch_add(&mb->m->full, 1);
+	shm_dl_put(a, (uint32_t)(mb - a->mb), lane, SHM_DL_FULL, msg,
+	    payload);
+	return SHM_EFULL;
+}
+
+/* When a wait for room began, and its deadline: once per send. */
+static void
+wait_begin(struct shm_arena *a, struct shm_mbox_local *mb, int64_t timeout_ns,
+    struct room_wait *w)
+{
+	if (w->deadline != 0)
+		return;
+	if (timeout_ns == SHM_TIMEOUT_DEFAULT)
+		timeout_ns = (int64_t)atomic_load_explicit(
+		    &mb->actor->cfg_timeout_ms, memory_order_relaxed) * 1000000;
+	/* For shm_send_stamped, in the arena clock like enq_ns. */
+	w->since = (int64_t)shm_clock(a);
+	w->deadline = timeout_ns < 0 ? INT64_MAX :
+	    (int64_t)shm_now_ns() + timeout_ns;
+}
+
+/*
+ * The main lane has senders waiting their turn ("queued"): a sender of a
+ * policy that blocks queues behind them, whether or not a cell is free,
+ * so that it never takes the cell the oldest is being woken for.  1 when
+ * its turn came (claim now), 0 if it need not queue (another policy, an
+ * offer), or SHM_EFULL (with its dead letter) when its deadline passed
+ * first.
+ */
+static int
+join_queue(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
+    const struct shm_msg *msg, const void *payload, int64_t timeout_ns,
+    struct room_wait *w)
+{
+	uint32_t pol;
+
+	if (lane != SHM_LANE_MAIN || timeout_ns == SHM_TIMEOUT_OFFER)
+		return 0;
+	pol = atomic_load_explicit(&mb->actor->cfg_overflow,
+	    memory_order_acquire);
+	if (pol != SHM_OVERFLOW_BLOCK && pol != SHM_OVERFLOW_COALESCE)
+		return 0;
+	wait_begin(p->a, mb, timeout_ns, w);
+	if (shm_turn_wait(p, mb, &w->turn, w->deadline) == 0)
+		return 1;
+	return full(p->a, mb, lane, msg, payload);
 }
 
 /*
@@ -696,7 +745,7 @@ wait_space(struct shm_producer *p, struct shm_mbox_local *mb,
 	atomic_store(&p->slot->waiting, (uint32_t)(mb - p->a->mb) + 1);
 	w = atomic_load(&m->space_word);
 	seq = cell_seq(l, pos, memory_order_seq_cst) & ~SEQ_FLAGS;
-	lim = (uint32_t)lane_limit(l);
+	lim = (uint32_t)shm_lane_limit(l);
 	if (((int64_t)(seq - pos) < 0 || (lim < l->cap &&
 	    over_limit(l, lim, pos))) &&
 	    atomic_load(&l->ctl->tail) == pos)
@@ -707,14 +756,17 @@ wait_space(struct shm_producer *p, struct shm_mbox_local *mb,
 }
 
 /*
- * After the consumer freed cells of the main lane (head now h): wake
- * blocked senders, but only once the lane is at most half full.  Waking
- * them for every freed cell makes a convoy: each sender sleeps and wakes
- * (two system calls, ~10 us) per message while the lane stays full.  The
- * fence orders the frees before the look at the waiter count (the sender
- * raises the count, then looks at the cell: Dekker, no lost wake-up); a
- * sender left asleep above the mark is woken when the consumer, which
- * still has messages to take, gets below it.
+ * After the consumer freed cells of the main lane (head now h): once the
+ * lane is at most half full, senders queued for their turn get one per
+ * free cell, oldest first (turns.c), and drop_oldest senders waiting for
+ * a head cell look again.  Waking a sender for every freed cell makes a
+ * convoy: each sleeps and wakes (two system calls, ~10 us) per message
+ * while the lane stays full; woken by half a lane at a time, a sender
+ * that is let in sends on while there is room.  Cells freed above the
+ * mark are found by the front of the queue, which looks every
+ * millisecond.  The fence orders the frees before the look at the queue
+ * and the waiter count (a sender takes its ticket or raises the count,
+ * then looks at the cells: Dekker, no lost wake-up).
  */
 static void
 wake_blocked(struct shm_mbox_local *mb, struct shm_lane_local *l, uint64_t h)
@@ -722,12 +774,31 @@ wake_blocked(struct shm_mbox_local *mb, struct shm_lane_local *l, uint64_t h)
 	uint64_t t;
 
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load(&mb->m->space_waiters) == 0)
+	if (!shm_turns_waiting(mb->m) &&
+	    atomic_load(&mb->m->space_waiters) == 0)
 		return;
 	t = atomic_load(&l->ctl->tail);
-	if (t >= h && t - h > lane_limit(l) / 2)
+	if (t >= h && t - h > shm_lane_limit(l) / 2)
 		return;
-	shm_wake_senders_force(mb->m);
+	if (shm_turns_waiting(mb->m))
+		(void)shm_turns_grant(mb);
+	if (atomic_load(&mb->m->space_waiters) > 0)
+		shm_wake_space(mb->m);
+}
+
+/*
+ * drain_take, after a cell is freed: queued senders get their turns and
+ * drop_oldest senders waiting for a head cell look again (they race the
+ * consumer for it, so every freed cell counts).
+ */
+static void
+wake_after_take(struct shm_mbox_local *mb)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (shm_turns_waiting(mb->m))
+		(void)shm_turns_grant(mb);
+	if (atomic_load(&mb->m->space_waiters) > 0)
+		shm_wake_space(mb->m);
 }
 
 /*
@@ -894,7 +965,7 @@ steal_head(struct shm_producer *p, struct shm_mbox_local *mb, bool any)
 
 	h = atomic_load(&l->ctl->head);
 	t = atomic_load(&l->ctl->tail);
-	if (!any && t - h < lane_limit(l))
+	if (!any && t - h < shm_lane_limit(l))
 		return STEAL_RETRY;	/* the consumer is freeing a cell */
 	if (t <= h)
 		return STEAL_WAIT;	/* empty (any): nothing to take */
@@ -1435,12 +1506,12 @@ drain_take(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 		atomic_compare_exchange_strong(&ctl->head, &hh, h + 1);
 		free_flagged(l, h, taking, h + l->cap);
 		moved++;
-		shm_wake_senders(mb->m);
+		wake_after_take(mb);
 		if (!sane)
 			garbled(a, idx, lane, &m);
 	}
 	if (moved > 0)
-		shm_wake_senders(mb->m);
+		wake_after_take(mb);
 	return (int)n;
 }
 

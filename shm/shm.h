@@ -9,6 +9,7 @@
  *   arena.c     create, attach, validate, detach; the actor table
  *   ring.c      the lanes: claim, publish, consume, overflow policies
  *   wait.c      futex wait/wake, spin-then-sleep, the epoll doorbell
+ *   turns.c     blocked senders' queue: tickets, turns, one wake per cell
  *   producer.c  producer slots, claim records, shm_reap()
  *   deadletter.c the dead-letter ring
  *   counters.c  per-mailbox counters, the wait histogram
@@ -28,9 +29,10 @@
  * producer makes a system call only to wake a consumer whose "sleeping"
  * word names the lane; the store/load race with a sleeper is closed by a
  * membarrier the sleeper issues (producers register for it), or by fences
- * when the consumer sleeps often (wait.c).  Blocked senders are woken once
- * the lane is half empty and look again every millisecond.  Producers must
- * run on the same machine (the futexes are shared, not private).
+ * when the consumer sleeps often (wait.c).  Senders blocked on a full lane
+ * queue for their turn with tickets and are woken one per free cell, in
+ * the order they blocked (turns.c).  Producers must run on the same
+ * machine (the futexes are shared, not private).
  *
  * Return values: functions returning int return 0 (or a count) on success,
  * or a negative SHM_E* code.  SHM_ESYS means a system call failed and errno
@@ -82,7 +84,7 @@ shm_sat_add(uint64_t a, uint64_t b)
 }
 
 #define SHM_MAGIC		0x4d52414452544341ULL	/* "ACTRDARM" */
-#define SHM_VERSION		5
+#define SHM_VERSION		6
 #define SHM_ENV_FD		"ACTORD_ARENA_FD"	/* decimal fd number */
 #define SHM_ENV_LAYOUT_FD	"ACTORD_LAYOUT_FD"	/* decimal fd number */
 #define SHM_PATH_MAX		256	/* actor path, NUL included */
@@ -277,6 +279,7 @@ struct shm_counters {
 	uint64_t	 full;		/* sends refused or timed out as full */
 	uint64_t	 wakeups;	/* futex wakes or doorbells sent */
 	uint64_t	 replaced;	/* coalesce: queued messages replaced */
+	uint64_t	 sender_wakeups; /* blocked senders woken for their turn */
 	/* Enqueue to dequeue, ns, log2: main and system lanes (not replies). */
 	uint64_t	 wait_hist[SHM_HIST_BUCKETS];
 };

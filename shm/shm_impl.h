@@ -60,6 +60,14 @@
 #define SLOT_LIVE		1u
 #define SLOT_DEAD		2u	/* its process died; being reaped */
 
+/*
+ * Blocked senders' queue (turns.c): futex cells per mailbox, ticket t on
+ * cell t % SHM_TURN_CELLS with bit (t / SHM_TURN_CELLS) % 32, so that
+ * SHM_TURN_CELLS * 32 waiters each have a cell and bit of their own.
+ */
+#define SHM_TURN_CELLS		8
+#define SHM_TURN_LEFT		16	/* senders gone from the line at once */
+
 /* The consumer's "sleeping" word: lane bits, plus how to wake it. */
 #define SLEEP_DOORBELL		0x100u	/* ring the doorbell, not the futex */
 
@@ -169,7 +177,14 @@ struct shm_slot {
 	_Atomic uint64_t rec_ring;	/* ring id << 2 | REC_* */
 	_Atomic uint64_t rec_pos;
 	_Atomic uint32_t waiting;	/* mailbox + 1 while counted a waiter */
-	uint8_t		 pad[36];
+	/*
+	 * A blocked sender's turn (turns.c): the mailbox + 1 while it holds
+	 * a ticket of that mailbox's queue, and the ticket, so that whoever
+	 * reaps it gives the turn back.
+	 */
+	_Atomic uint32_t turn_mbox;
+	_Atomic uint32_t turn_ticket;
+	uint8_t		 pad[28];
 };
 
 /*
@@ -197,6 +212,14 @@ struct shm_lane_ctl {
 	 * shm_mailbox_configure (arena.c) on the main lane only.
 	 */
 	_Atomic uint32_t limit;
+	/*
+	 * Also on the producers' line, read by every claim of the main lane:
+	 * non-zero while blocked senders queue for their turn (turns.c), so
+	 * that a new sender queues behind them instead of taking the cell
+	 * the oldest is being woken for.  A hint: a wrong value costs a
+	 * sender a trip through the queue, or an old one its place.
+	 */
+	_Atomic uint32_t queued;
 	_Alignas(SHM_CL) _Atomic uint64_t head;	/* next position to consume */
 	_Atomic uint64_t dequeued;	/* written by the consumer only */
 	_Atomic uint64_t depth_hwm;
@@ -209,9 +232,26 @@ struct shm_mbox {
 	_Atomic uint32_t sleeping;	/* lane bits | SLEEP_DOORBELL, 0: awake */
 	_Atomic uint32_t fence_mode;	/* 1: producers fence after publishing */
 	_Atomic uint32_t sleep_cpu;	/* 1 + the CPU it last slept on; 0: ? */
-	/* Blocked senders. */
+	/*
+	 * Blocked senders: drop_oldest's, which wait for a head cell to take
+	 * (space_word), and the queue of block and coalesce senders in
+	 * turns (turns.c): tickets below turn_grant may claim a cell, those
+	 * in [turn_grant, turn_next) wait, each on turn_cell[ticket %
+	 * SHM_TURN_CELLS] with its own bit; turn_out counts turns granted
+	 * and not yet used (below 0: given back ahead, by senders that left
+	 * before their turn came).
+	 */
 	_Alignas(SHM_CL) _Atomic uint32_t space_word;	/* futex */
 	_Atomic uint32_t space_waiters;
+	_Atomic uint32_t turn_next;
+	_Atomic uint32_t turn_grant;
+	_Atomic uint32_t turn_out;	/* int32_t, stored as its bits */
+	_Atomic uint32_t turn_cell[SHM_TURN_CELLS];	/* futexes */
+	/*
+	 * Tickets (+ 1) whose sender left before its turn came (0: free):
+	 * whoever grants a turn to such a ticket gives it back (turns.c).
+	 */
+	_Alignas(SHM_CL) _Atomic uint32_t turn_left[SHM_TURN_LEFT];
 	/* Rare-path counters (atomic adds). */
 	_Alignas(SHM_CL) _Atomic uint64_t dropped;
 	_Atomic uint64_t dead_lettered;
@@ -220,6 +260,7 @@ struct shm_mbox {
 	_Atomic uint64_t full;
 	_Atomic uint64_t wakeups;
 	_Atomic uint64_t replaced;	/* coalesce: replaced in place */
+	_Atomic uint64_t turn_wakes;	/* blocked senders woken for a turn */
 	/* Written by the consumer only. */
 	_Alignas(SHM_CL) _Atomic uint64_t hist[SHM_HIST_BUCKETS];
 };
@@ -269,6 +310,14 @@ struct shm_lane_local {
 	uint64_t	 now;
 	uint32_t	 clock_left;
 	uint32_t	 unchecked;
+};
+
+/* A sender's place in a mailbox's queue, across the retries of one claim. */
+struct shm_turn {
+	uint32_t	 ticket;
+	bool		 held;		/* ticket taken, turn not yet used */
+	bool		 tried;		/* granted, and a claim was tried */
+	uint32_t	 stuck;		/* front polls that found room nobody got */
 };
 
 struct shm_mbox_local {
@@ -501,6 +550,32 @@ shm_clock(const struct shm_arena *a)
 /* ring.c: before a consumer sleeps, the look for blocked senders it put off */
 void	 shm_settle(struct shm_arena *, uint32_t idx);
 
+/*
+ * The effective capacity of a lane (shm_mailbox_configure): its limit
+ * when one is set below the physical capacity, else the physical one.
+ */
+static inline uint64_t
+shm_lane_limit(const struct shm_lane_local *l)
+{
+	uint32_t lim = atomic_load_explicit(&l->ctl->limit,
+	    memory_order_relaxed);
+
+	return lim != 0 && lim < l->cap ? lim : l->cap;
+}
+
+/* turns.c: blocked senders of a main lane, woken in the order they came */
+int	 shm_turn_wait(struct shm_producer *, struct shm_mbox_local *,
+	    struct shm_turn *, int64_t deadline);
+void	 shm_turn_done(struct shm_producer *, struct shm_mbox_local *,
+	    struct shm_turn *);
+void	 shm_turn_leave(struct shm_producer *, struct shm_mbox_local *,
+	    struct shm_turn *);
+bool	 shm_turns_waiting(struct shm_mbox *);
+unsigned shm_turns_grant(struct shm_mbox_local *);
+void	 shm_turns_wake_all(struct shm_mbox *);
+void	 shm_turn_reaped(struct shm_arena *, struct shm_slot *);
+int	 shm_turns_repair(struct shm_mbox_local *);
+
 /* wait.c */
 void	 shm_membarrier_init(struct shm_arena *);
 int	 shm_membarrier_register(void);
@@ -509,7 +584,11 @@ void	 shm_futex_wake(_Atomic uint32_t *, int n);
 void	 shm_wake_consumer(struct shm_arena *, uint32_t idx, unsigned lane,
 	    int *bellfd);
 void	 shm_wake_senders(struct shm_mbox *);
+void	 shm_wake_space(struct shm_mbox *);
 void	 shm_wake_senders_force(struct shm_mbox *);
+int	 shm_futex_wait_bits(_Atomic uint32_t *, uint32_t, uint32_t bits,
+	    int64_t deadline_ns);
+void	 shm_futex_wake_bits(_Atomic uint32_t *, uint32_t bits);
 
 
 /* counters.c */

@@ -2,7 +2,8 @@
  * wait.c: sleeping and waking: the consumer's futex word and "sleeping"
  * word, blocked senders' futex, spin-then-sleep, and the epoll doorbell.
  *
- * Owns: every futex and doorbell system call of shm/.  Must never make one
+ * Owns: every futex and doorbell system call of shm/ (turns.c's included:
+ * it calls the futex helpers here).  Must never make one
  * unless somebody is really asleep (producers look at "sleeping" first).
  * Futexes are shared between processes, so FUTEX_PRIVATE_FLAG is never
  * used.
@@ -140,6 +141,35 @@ shm_futex_wake(_Atomic uint32_t *w, int n)
 	syscall(SYS_futex, w, FUTEX_WAKE, n, NULL, NULL, 0);
 }
 
+/*
+ * Sleep on w while it holds val, as a waiter of the bits given, until
+ * deadline_ns (CLOCK_MONOTONIC, absolute; INT64_MAX: no deadline): 0 when
+ * woken, or -errno (-ETIMEDOUT, -EAGAIN, -EINTR).
+ */
+int
+shm_futex_wait_bits(_Atomic uint32_t *w, uint32_t val, uint32_t bits,
+    int64_t deadline_ns)
+{
+	struct timespec ts, *tp = NULL;
+
+	if (deadline_ns != INT64_MAX) {
+		ts.tv_sec = deadline_ns / 1000000000;
+		ts.tv_nsec = deadline_ns % 1000000000;
+		tp = &ts;
+	}
+	if (syscall(SYS_futex, w, FUTEX_WAIT_BITSET, val, tp, NULL,
+	    bits) == -1)
+		return -errno;
+	return 0;
+}
+
+/* Wake the waiters on w whose bits meet these. */
+void
+shm_futex_wake_bits(_Atomic uint32_t *w, uint32_t bits)
+{
+	syscall(SYS_futex, w, FUTEX_WAKE_BITSET, INT_MAX, NULL, NULL, bits);
+}
+
 void
 shm_wake_consumer(struct shm_arena *a, uint32_t idx, unsigned lane,
     int *bellfd)
@@ -162,20 +192,36 @@ shm_wake_consumer(struct shm_arena *a, uint32_t idx, unsigned lane,
 	}
 }
 
-/* After freeing cells: wake blocked senders, if there are any. */
+/*
+ * After freeing cells: wake drop_oldest senders waiting for a head cell,
+ * if there are any.  (Queued senders get their turns from ring.c.)
+ */
 void
 shm_wake_senders(struct shm_mbox *m)
 {
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load(&m->space_waiters) > 0)
-		shm_wake_senders_force(m);
+		shm_wake_space(m);
 }
 
+/* Every sender waiting on space_word (drop_oldest's) looks again. */
 void
-shm_wake_senders_force(struct shm_mbox *m)
+shm_wake_space(struct shm_mbox *m)
 {
 	atomic_fetch_add(&m->space_word, 1);
 	shm_futex_wake(&m->space_word, INT_MAX);
+}
+
+/*
+ * Every blocked sender looks again, queued or not: after a repair, a
+ * recovery or a new configuration, when what they wait for may have
+ * changed under them.  Rare; never per message.
+ */
+void
+shm_wake_senders_force(struct shm_mbox *m)
+{
+	shm_wake_space(m);
+	shm_turns_wake_all(m);
 }
 
 void

@@ -346,22 +346,22 @@ START_TEST(test_garbage)
 }
 END_TEST
 
-/* The mailbox (+ 1) the slot of pid is counted as waiting on, or 0. */
+/* The mailbox (+ 1) the slot of pid holds a ticket of, or 0. */
 static uint32_t
-waiting_of(struct shm_arena *a, pid_t pid)
+queued_on(struct shm_arena *a, pid_t pid)
 {
 	uint32_t i;
 
 	for (i = 0; i < a->nslots; i++)
 		if (atomic_load(&a->slots[i].pid) == pid)
-			return atomic_load(&a->slots[i].waiting);
+			return atomic_load(&a->slots[i].turn_mbox);
 	return 0;
 }
 
 /*
  * A sender killed while it sleeps on a full lane (block) claimed nothing:
- * reaping it releases nothing and writes no dead letter, and the lane
- * still takes the next message once it has room.
+ * reaping it releases nothing and writes no dead letter, gives its turn
+ * up, and the lane still takes the next message once it has room.
  */
 START_TEST(test_kill_blocked_sender)
 {
@@ -381,19 +381,20 @@ START_TEST(test_kill_blocked_sender)
 		ck_assert_int_eq(shm_test_sleeping_senders(a, 0, 5000), 1);
 		ck_assert_int_eq(kill(pid, SIGSTOP), 0);
 		ck_assert_int_eq(waitpid(pid, &st, WUNTRACED), pid);
-		if (atomic_load(&shm_mb(a, 0)->m->space_waiters) == 1 &&
-		    waiting_of(a, pid) == 1)
+		if (shm_test_queued(a, 0) == 1 && queued_on(a, pid) == 1)
 			break;
 		ck_assert_int_eq(kill(pid, SIGCONT), 0);
 	}
-	ck_assert_uint_eq(atomic_load(&shm_mb(a, 0)->m->space_waiters), 1);
+	ck_assert_uint_eq(queued_on(a, pid), 1);
 	ck_assert_int_eq(kill(pid, SIGKILL), 0);
 	ck_assert_int_eq(shm_test_wait_exit(pid), 128 + SIGKILL);
 	ck_assert_int_eq(shm_reap(a, pid, &released), 1);
 	ck_assert_uint_eq(released, 0);
 	ck_assert_uint_eq(shm_dl_total(a), 0);
-	/* Its waiter count went with it. */
-	ck_assert_uint_eq(atomic_load(&shm_mb(a, 0)->m->space_waiters), 0);
+	/* Its turn went with it: nobody is owed one, nobody waits. */
+	ck_assert_int_eq((int32_t)atomic_load(&shm_mb(a, 0)->m->turn_out), 0);
+	ck_assert_uint_eq(shm_test_queued(a, 0), 0);
+	ck_assert_uint_eq(queued_on(a, pid), 0);
 	for (i = 0; i < 4; i++) {
 		ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_INBOX, &m, NULL, 0,
 		    NULL), 0);

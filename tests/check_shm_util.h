@@ -121,19 +121,41 @@ shm_test_spawn_sender(struct shm_arena *a, uint32_t idx, uint32_t id,
 	_exit(0);
 }
 
-/* Wait until a sender sleeps on mailbox idx being full (1), or not (0). */
+/* Senders of mailbox idx queued for a turn not yet granted (turns.c). */
+static UNUSED uint32_t
+shm_test_queued(struct shm_arena *a, uint32_t idx)
+{
+	struct shm_mbox *m = shm_mb(a, idx)->m;
+
+	return atomic_load(&m->turn_next) - atomic_load(&m->turn_grant);
+}
+
+/*
+ * Wait until at least n senders wait on mailbox idx being full (1), or
+ * not (0): queued for their turn (block, coalesce) or counted as waiting
+ * for a head cell (drop_oldest).
+ */
 static UNUSED int
-shm_test_sleeping_senders(struct shm_arena *a, uint32_t idx, unsigned ms)
+shm_test_waiting_senders(struct shm_arena *a, uint32_t idx, uint32_t n,
+    unsigned ms)
 {
 	struct timespec ts = { 0, 1000000 };
 	unsigned i;
 
 	for (i = 0; i < ms; i++) {
-		if (atomic_load(&shm_mb(a, idx)->m->space_waiters) > 0)
+		if (shm_test_queued(a, idx) + atomic_load(&shm_mb(a,
+		    idx)->m->space_waiters) >= n)
 			return 1;
 		nanosleep(&ts, NULL);
 	}
 	return 0;
+}
+
+/* Wait until a sender sleeps on mailbox idx being full (1), or not (0). */
+static UNUSED int
+shm_test_sleeping_senders(struct shm_arena *a, uint32_t idx, unsigned ms)
+{
+	return shm_test_waiting_senders(a, idx, 1, ms);
 }
 
 /* Seals for shm_test_copy: as actord seals the data, and the layout. */

@@ -1,0 +1,495 @@
+/*
+ * turns.c: senders blocked on a full main lane (policies block and
+ * coalesce) queue for their turn, and get it in the order they blocked,
+ * one turn per free cell.
+ *
+ * Owns: a mailbox's queue (turn_next, turn_grant, turn_out and the futex
+ * cells of struct shm_mbox), the "queued" hint on the main lane's
+ * producers' line, and the turn noted in a producer slot.  Must never
+ * make a system call for a send that does not block, never wake more
+ * senders than there are free cells (but one: the next in line, told it
+ * is next), never let a sender sleep past its deadline, and never let a
+ * dead or lying party wedge the queue.
+ *
+ * The protocol (tickets are 32-bit, compared by signed difference):
+ *
+ *   sender, on a full lane (or "queued" set, so as not to pass those
+ *   who wait): t := fetch_add(turn_next, 1); note (mailbox, t) in its
+ *   slot; queued := 1; grant().  Then sleep on turn_cell[t % C] with bit
+ *   (t / C) % 32 until turn_grant > t; the front of the queue (t ==
+ *   turn_grant) sleeps 1 ms at a time and grants when it wakes.  Its
+ *   turn come, it claims a cell as any sender; done, turn_out -= 1 and
+ *   the note is cleared.
+ *
+ *   grant() (the consumer after it freed cells, a sender after it took
+ *   its ticket, the front's poll, a sender that leaves, a reaper):
+ *       k := min(free cells - turn_out, turn_next - turn_grant)
+ *       CAS turn_grant g -> g + k; turn_out += k
+ *       wake tickets g .. g + k - 1, and g + k (the new front) if any:
+ *       one FUTEX_WAKE_BITSET per cell, each waking only its bits.
+ *
+ * No sender is left asleep by a consumer: a sender takes its ticket (a
+ * seq_cst RMW) and then grants, which reads head and tail; the consumer
+ * frees cells, publishes head, fences and reads turn_next.  Either the
+ * consumer sees the ticket or the sender sees the free cells (Dekker, as
+ * in wait.c).  The consumer looks every WAKE_EVERY cells it frees, when
+ * the lane is empty and before it sleeps (ring.c); cells it freed in
+ * between are found by the front's poll.  So a sender waits for a free
+ * cell at most 1 ms longer than the senders in front of it.
+ *
+ * Turns given up: a sender out of time whose turn was granted gives it
+ * back (turn_out -= 1, grant(): the next one gets it).  One whose turn
+ * has not come cannot leave the middle of the queue, so it gives its turn
+ * back ahead: turn_out -= 1 now, and the turn its ticket is granted later
+ * (to nobody) balances it.  A sender killed while it holds a ticket is
+ * given up the same way by whoever reaps its slot (shm_turn_reaped, from
+ * producer.c).  Killed in the two instructions between its ticket and
+ * its note, a ticket is lost: one turn granted to nobody, which the
+ * front forgets after TURN_STUCK polls that found room nobody took.
+ *
+ * Hostile words (the read-once rule, shm.h): each word is read once into
+ * a local and checked.  A queue longer than TURN_MAX (more than any
+ * number of senders could make) is not trusted: nothing is granted from
+ * it, and a sender whose ticket is that far from turn_grant claims as if
+ * there were no queue.  turn_out is clamped to [-waiting, capacity], and
+ * the front forgets it when it sees room nobody takes for TURN_STUCK
+ * polls in a row.  The repair at a consumer's reap (repair.c) resets a
+ * queue that makes no sense.  A lie costs fairness or a wait of a few
+ * milliseconds, never a crash, and every sleep ends at the sender's
+ * deadline.
+ */
+#include <stdint.h>
+
+#include "shm/shm_impl.h"
+
+#define TURN_MAX	(1u << 20)	/* more waiters than slots could make */
+#define TURN_SLICE_NS	1000000		/* the front looks every 1 ms */
+#define TURN_STUCK	16		/* front polls with room nobody took */
+#define TURN_NOBODY	UINT64_MAX	/* grant(): no sender of our own */
+/* Turns granted at once: each waiter then has a cell and bit of its own. */
+#define TURN_WAKE_MAX	(SHM_TURN_CELLS * 32)
+
+static unsigned	 grant(struct shm_mbox_local *, uint64_t);
+static unsigned	 grant_once(struct shm_mbox_local *, uint64_t, bool *);
+static bool	 left(const uint32_t *, uint32_t);
+static void	 take(struct shm_producer *, struct shm_mbox_local *,
+		    struct shm_turn *);
+static void	 wake(struct shm_mbox *, uint32_t, uint32_t, uint64_t);
+static void	 give_back(struct shm_mbox_local *, uint32_t);
+static void	 unqueue(struct shm_mbox_local *);
+static void	 front_stuck(struct shm_mbox_local *, struct shm_turn *);
+static uint64_t	 room(struct shm_mbox_local *);
+
+static inline _Atomic uint32_t *
+cell_of(struct shm_mbox *m, uint32_t t)
+{
+	return &m->turn_cell[t % SHM_TURN_CELLS];
+}
+
+static inline uint32_t
+bit_of(uint32_t t)
+{
+	return 1u << ((t / SHM_TURN_CELLS) % 32);
+}
+
+/* Free cells of the main lane now (0 if head and tail make no sense). */
+static uint64_t
+room(struct shm_mbox_local *mb)
+{
+	struct shm_lane_local *l = &mb->lane[SHM_LANE_MAIN];
+	uint64_t	 h, t, lim;
+
+	h = atomic_load(&l->ctl->head);
+	t = atomic_load(&l->ctl->tail);
+	lim = shm_lane_limit(l);
+	if (t < h || t - h >= lim)
+		return 0;
+	return lim - (t - h);
+}
+
+bool
+shm_turns_waiting(struct shm_mbox *m)
+{
+	return atomic_load(&m->turn_next) != atomic_load(&m->turn_grant);
+}
+
+unsigned
+shm_turns_grant(struct shm_mbox_local *mb)
+{
+	return grant(mb, TURN_NOBODY);
+}
+
+/*
+ * Grant turns until no ticket that left is in the way: a round that
+ * granted a turn to a ticket that left gives it back and grants again
+ * (bounded: each round takes one such ticket off the list at least).
+ */
+static unsigned
+grant(struct shm_mbox_local *mb, uint64_t self)
+{
+	unsigned	 total = 0, rounds;
+	bool		 again = true;
+
+	for (rounds = 0; again && rounds < SHM_TURN_LEFT + 2; rounds++)
+		total += grant_once(mb, self, &again);
+	return total;
+}
+
+/* Is ticket t one whose sender left (in the snapshot e of turn_left)? */
+static bool
+left(const uint32_t *e, uint32_t t)
+{
+	unsigned i;
+
+	for (i = 0; i < SHM_TURN_LEFT; i++)
+		if (e[i] != 0 && e[i] == t + 1)
+			return true;
+	return false;
+}
+
+/*
+ * One round: grant the oldest waiting tickets as many turns as there are
+ * free cells not already granted, passing over the tickets that left
+ * (their turns cost no cell: they are given back at once), and wake them
+ * and the new front.  self: the caller's own ticket (not woken: it is
+ * awake), or TURN_NOBODY.  Whoever moves turn_grant past a ticket owes
+ * its turn (turn_out += 1); whoever takes a ticket that left off the list
+ * (this round, or the sender itself, see leave_line) gives it back.
+ * *again: a ticket that left was granted a cell's turn, or is the new
+ * front: another round.  Returns the turns granted to tickets still in
+ * line.
+ */
+static unsigned
+grant_once(struct shm_mbox_local *mb, uint64_t self, bool *again)
+{
+	struct shm_mbox	*m = mb->m;
+	uint32_t	 e[SHM_TURN_LEFT];
+	uint32_t	 g, n, waiting, k, t, i, ngone = 0, v;
+	int64_t		 out, budget;
+	bool		 lie = false, any = false;
+
+	*again = false;
+	g = atomic_load(&m->turn_grant);
+	n = atomic_load(&m->turn_next);
+	waiting = n - g;
+	if (waiting > TURN_MAX && self != TURN_NOBODY &&
+	    (uint32_t)self - g < TURN_MAX) {
+		/* turn_next lies: up to us, and wake who may be next. */
+		waiting = (uint32_t)self - g + 1;
+		lie = true;
+	}
+	if (waiting == 0 || waiting > TURN_MAX)
+		return 0;
+	for (i = 0; i < SHM_TURN_LEFT; i++) {
+		e[i] = atomic_load(&m->turn_left[i]);
+		any |= e[i] != 0;
+	}
+	out = (int32_t)atomic_load(&m->turn_out);
+	if (out < -(int64_t)waiting)
+		out = -(int64_t)waiting;
+	budget = (int64_t)room(mb) - out;
+	for (k = 0; k < waiting && k < TURN_WAKE_MAX; k++) {
+		if (any && left(e, g + k))
+			continue;	/* costs no cell */
+		if (budget <= 0)
+			break;
+		budget--;
+	}
+	if (k == 0)
+		return 0;
+	if (!atomic_compare_exchange_strong(&m->turn_grant, &g, g + k))
+		return 0;		/* another granter was first */
+	atomic_fetch_add(&m->turn_out, k);
+	/* Take the tickets that left off the list: their turns come back. */
+	for (i = 0; i < SHM_TURN_LEFT; i++) {
+		v = atomic_load(&m->turn_left[i]);
+		t = v - 1;
+		if (v == 0 || t - g >= k ||
+		    !atomic_compare_exchange_strong(&m->turn_left[i], &v, 0))
+			continue;
+		ngone++;
+		atomic_fetch_sub(&m->turn_out, 1);
+		if (!left(e, t))
+			*again = true;	/* it took a cell's turn: regrant */
+	}
+	if (g + k != n && !lie) {
+		for (i = 0; i < SHM_TURN_LEFT; i++)
+			if (atomic_load(&m->turn_left[i]) == g + k + 1)
+				*again = true;	/* the new front left */
+	}
+	wake(m, g, k < waiting || lie ? k + 1 : k, self);
+	return k - ngone;
+}
+
+/*
+ * Wake count tickets from `from` on (but self): per cell, one
+ * FUTEX_WAKE_BITSET with the bits of those tickets, so a sleeper with
+ * other bits sleeps on.  Tickets that left are woken too: a ticket on
+ * that list is a worker's word, and a sender still in line that a lie
+ * put there must see that its turn was passed, not sleep on.  Counted as
+ * turn wake-ups.
+ */
+static void
+wake(struct shm_mbox *m, uint32_t from, uint32_t count, uint64_t self)
+{
+	uint32_t	 bits[SHM_TURN_CELLS] = { 0 }, i, t, woken = 0;
+
+	if (count > SHM_TURN_CELLS * 32)
+		count = SHM_TURN_CELLS * 32;	/* every bit of every cell */
+	for (i = 0; i < count; i++) {
+		t = from + i;
+		if (self != TURN_NOBODY && t == (uint32_t)self)
+			continue;
+		bits[t % SHM_TURN_CELLS] |= bit_of(t);
+		woken++;
+	}
+	for (i = 0; i < SHM_TURN_CELLS; i++) {
+		if (bits[i] == 0)
+			continue;
+		atomic_fetch_add(&m->turn_cell[i], 1);
+		shm_futex_wake_bits(&m->turn_cell[i], bits[i]);
+	}
+	if (woken > 0)
+		atomic_fetch_add_explicit(&m->turn_wakes, woken,
+		    memory_order_relaxed);
+}
+
+void
+shm_turns_wake_all(struct shm_mbox *m)
+{
+	unsigned i;
+
+	for (i = 0; i < SHM_TURN_CELLS; i++) {
+		atomic_fetch_add(&m->turn_cell[i], 1);
+		shm_futex_wake_bits(&m->turn_cell[i], UINT32_MAX);
+	}
+}
+
+/* Take a ticket, note it in our slot, and grant (see the top). */
+static void
+take(struct shm_producer *p, struct shm_mbox_local *mb, struct shm_turn *tu)
+{
+	_Atomic uint32_t *q = &mb->lane[SHM_LANE_MAIN].ctl->queued;
+
+	tu->ticket = atomic_fetch_add(&mb->m->turn_next, 1);
+	atomic_store(&p->slot->turn_ticket, tu->ticket);
+	atomic_store(&p->slot->turn_mbox, (uint32_t)(mb - p->a->mb) + 1);
+	tu->held = true;
+	tu->tried = false;
+	tu->stuck = 0;
+	if (atomic_load_explicit(q, memory_order_relaxed) == 0)
+		atomic_store(q, 1);
+	(void)grant(mb, tu->ticket);
+}
+
+/*
+ * Wait for our turn, until deadline (CLOCK_MONOTONIC ns; INT64_MAX: for
+ * ever): 0 when it came (claim a cell now), SHM_ETIMEDOUT when the
+ * deadline passed first (the turn is given up).  Called again after a
+ * claim that found no cell although the turn came (a sender that did not
+ * queue took it), it waits 1 ms and says 0 again.
+ */
+int
+shm_turn_wait(struct shm_producer *p, struct shm_mbox_local *mb,
+    struct shm_turn *tu, int64_t deadline)
+{
+	struct shm_mbox	*m = mb->m;
+	_Atomic uint32_t *cell;
+	uint32_t	 v, g;
+	int32_t		 d;
+	int64_t		 now, until;
+	bool		 slice, again;
+
+	if (!tu->held)
+		take(p, mb, tu);
+	cell = cell_of(m, tu->ticket);
+	for (;;) {
+		v = atomic_load(cell);
+		g = atomic_load(&m->turn_grant);
+		d = (int32_t)(tu->ticket - g);
+		again = false;
+		if (d < 0 || d > (int32_t)TURN_MAX) {
+			/* Our turn (or a queue nobody can trust: as ours). */
+			if (!tu->tried) {
+				tu->tried = true;
+				return 0;
+			}
+			slice = again = true;
+		} else if (d == 0) {
+			/* The front: look for room ourselves. */
+			if (grant(mb, tu->ticket) > 0)
+				continue;
+			front_stuck(mb, tu);
+			slice = true;
+		} else
+			slice = false;
+		now = (int64_t)shm_now_ns();
+		if (now >= deadline) {
+			shm_turn_leave(p, mb, tu);
+			return SHM_ETIMEDOUT;
+		}
+		until = slice && deadline - now > TURN_SLICE_NS ?
+		    now + TURN_SLICE_NS : deadline;
+		(void)shm_futex_wait_bits(cell, v, bit_of(tu->ticket), until);
+		if (again)
+			return 0;
+	}
+}
+
+/*
+ * The front found room but could grant nothing: turns granted and not
+ * used (senders slow to wake, a lost ticket, a turn_out scribbled on).
+ * After TURN_STUCK polls in a row, they are forgotten.
+ */
+static void
+front_stuck(struct shm_mbox_local *mb, struct shm_turn *tu)
+{
+	uint32_t out;
+
+	if (room(mb) == 0) {
+		tu->stuck = 0;
+		return;
+	}
+	if (++tu->stuck < TURN_STUCK)
+		return;
+	tu->stuck = 0;
+	out = atomic_load(&mb->m->turn_out);
+	if ((int32_t)out > 0)
+		(void)atomic_compare_exchange_strong(&mb->m->turn_out, &out,
+		    0);
+}
+
+/* Our turn used: a cell claimed. */
+void
+shm_turn_done(struct shm_producer *p, struct shm_mbox_local *mb,
+    struct shm_turn *tu)
+{
+	atomic_fetch_sub(&mb->m->turn_out, 1);
+	atomic_store(&p->slot->turn_mbox, 0);
+	tu->held = false;
+	unqueue(mb);
+}
+
+/* Our turn given up (out of time, or an error): the next one gets it. */
+void
+shm_turn_leave(struct shm_producer *p, struct shm_mbox_local *mb,
+    struct shm_turn *tu)
+{
+	if (!tu->held)
+		return;
+	give_back(mb, tu->ticket);
+	atomic_store(&p->slot->turn_mbox, 0);
+	tu->held = false;
+	unqueue(mb);
+}
+
+/*
+ * Ticket t's holder is gone without its cell (out of time, an error, or
+ * killed and reaped).  Its turn granted, it is given back and granted
+ * again: the cell goes to the next.  Not yet: the ticket is put on the
+ * list of those that left, so that whoever grants it its turn gives the
+ * turn back at once (and passes over it as the front); but if it was
+ * granted meanwhile, by a granter that did not see it on the list, it is
+ * taken off again here, and its turn given back.  Exactly one of the two
+ * takes it off (a CAS), so the turn is given back once.  With the list
+ * full, the turn is given back ahead (turn_out -= 1 now; its grant later
+ * balances it).
+ */
+static void
+give_back(struct shm_mbox_local *mb, uint32_t t)
+{
+	struct shm_mbox	*m = mb->m;
+	uint32_t	 g = atomic_load(&m->turn_grant), zero, v = t + 1;
+	unsigned	 i;
+
+	if ((int32_t)(t - g) < 0 || v == 0) {
+		atomic_fetch_sub(&m->turn_out, 1);
+		(void)grant(mb, TURN_NOBODY);
+		return;
+	}
+	for (i = 0; i < SHM_TURN_LEFT; i++) {
+		zero = 0;
+		if (atomic_compare_exchange_strong(&m->turn_left[i], &zero, v))
+			break;
+	}
+	if (i == SHM_TURN_LEFT) {
+		atomic_fetch_sub(&m->turn_out, 1);	/* ahead */
+		(void)grant(mb, TURN_NOBODY);
+		return;
+	}
+	g = atomic_load(&m->turn_grant);
+	if ((int32_t)(t - g) < 0) {
+		if (atomic_compare_exchange_strong(&m->turn_left[i], &v, 0)) {
+			atomic_fetch_sub(&m->turn_out, 1);
+			(void)grant(mb, TURN_NOBODY);
+		}
+		return;
+	}
+	if (t == g)
+		(void)grant(mb, TURN_NOBODY);	/* the front: pass over it */
+}
+
+/*
+ * Nobody waits for a turn any more: new senders need not queue.  The
+ * hint is cleared, then the queue looked at again (a store, a fence, a
+ * load: a sender that took a ticket meanwhile sees the hint cleared and
+ * sets it again, or is seen here).
+ */
+static void
+unqueue(struct shm_mbox_local *mb)
+{
+	_Atomic uint32_t *q = &mb->lane[SHM_LANE_MAIN].ctl->queued;
+
+	if (shm_turns_waiting(mb->m) ||
+	    atomic_load_explicit(q, memory_order_relaxed) == 0)
+		return;
+	atomic_store(q, 0);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (shm_turns_waiting(mb->m))
+		atomic_store(q, 1);
+}
+
+/*
+ * A dead process's slot (producer.c): the turn it held or waited for is
+ * given up.  What the slot says is a worker's word: at worst a turn
+ * given back that was never held, which costs fairness, not progress.
+ */
+void
+shm_turn_reaped(struct shm_arena *a, struct shm_slot *s)
+{
+	uint32_t	 w = atomic_exchange(&s->turn_mbox, 0);
+	uint32_t	 t = atomic_load(&s->turn_ticket);
+	struct shm_mbox_local *mb;
+
+	if (w == 0 || w > a->n)
+		return;
+	mb = shm_mb(a, w - 1);
+	give_back(mb, t);
+	unqueue(mb);
+}
+
+/*
+ * A queue that makes no sense (repair.c, at its consumer's reap): every
+ * ticket taken so far gets its turn, nothing is owed, and every sleeper
+ * looks again.  1 if it was reset.
+ */
+int
+shm_turns_repair(struct shm_mbox_local *mb)
+{
+	struct shm_mbox	*m = mb->m;
+	uint32_t	 n, g, o, waiting;
+	int64_t		 out;
+
+	n = atomic_load(&m->turn_next);
+	g = atomic_load(&m->turn_grant);
+	o = atomic_load(&m->turn_out);
+	waiting = n - g;
+	out = (int32_t)o;
+	if (waiting <= TURN_MAX && out >= -(int64_t)waiting &&
+	    out <= (int64_t)mb->lane[SHM_LANE_MAIN].cap)
+		return 0;
+	(void)atomic_compare_exchange_strong(&m->turn_grant, &g, n);
+	(void)atomic_compare_exchange_strong(&m->turn_out, &o, 0);
+	shm_turns_wake_all(m);
+	return 1;
+}

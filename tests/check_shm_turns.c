@@ -1,0 +1,322 @@
+/*
+ * check_shm_turns.c: senders blocked on a full lane get their turns in the
+ * order they blocked, one per freed cell (shm/turns.c), with real sender
+ * processes: the order, the wake-ups counted per freed cell, senders
+ * SIGKILLed in line (at the front and in the middle), a sender that times
+ * out in line, a queue scribbled on while senders wait, and its repair.
+ */
+#include <sys/wait.h>
+
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shm/shm.h"
+#include "tests/check_shm_util.h"
+#include "tests/lib/tcheck.h"
+
+#define CAP		4	/* cells of the lane under test */
+#define TAG_FILL	1
+#define TAG_LINE	7
+#define WAIT_MS		10000	/* the most any step may take */
+
+static void
+send_fill(struct shm_producer *p, unsigned n)
+{
+	struct shm_msg	 m;
+	unsigned	 i;
+
+	memset(&m, 0, sizeof(m));
+	m.tag = TAG_FILL;
+	for (i = 0; i < n; i++)
+		ck_assert_int_eq(shm_send(p, 0, SHM_LANE_MAIN, &m, NULL, 0), 0);
+}
+
+/*
+ * A child that sends one message (tag TAG_LINE, sender.index id) with
+ * this timeout: exits 0 if it went in, 1 if it timed out full, 2 else.
+ */
+static pid_t
+spawn_one(struct shm_arena *a, uint32_t id, int64_t timeout_ns)
+{
+	struct shm_producer *p;
+	struct shm_msg	 m;
+	pid_t		 pid;
+	int		 rc;
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid != 0)
+		return pid;
+	if (shm_producer_open(a, &p) != 0)
+		_exit(10);
+	memset(&m, 0, sizeof(m));
+	m.tag = TAG_LINE;
+	m.sender.index = id;
+	rc = shm_send(p, 0, SHM_LANE_MAIN, &m, NULL, timeout_ns);
+	_exit(rc == 0 ? 0 : rc == SHM_EFULL ? 1 : 2);
+}
+
+/* Spawn k senders in line, each once the one before it holds a ticket. */
+static void
+line_up(struct shm_arena *a, pid_t *pids, unsigned k, int64_t timeout_ns)
+{
+	unsigned i;
+
+	for (i = 0; i < k; i++) {
+		pids[i] = spawn_one(a, i, timeout_ns);
+		ck_assert_msg(shm_test_waiting_senders(a, 0, i + 1, WAIT_MS),
+		    "sender %u never queued", i);
+	}
+}
+
+/* Wait until pid has exited (not reaped), or fail. */
+static void
+wait_exited(pid_t pid)
+{
+	struct timespec ts = { 0, 1000000 };
+	unsigned i;
+
+	for (i = 0; i < WAIT_MS && !shm_test_exited(pid); i++)
+		nanosleep(&ts, NULL);
+	ck_assert_msg(shm_test_exited(pid), "sender %d never got in",
+	    (int)pid);
+}
+
+/* Take one message off the lane: its sender id (TAG_LINE), or -1. */
+static int
+take(struct shm_arena *a)
+{
+	struct shm_msg m;
+
+	ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_INBOX, &m, NULL, 0, NULL),
+	    0);
+	return m.tag == TAG_LINE ? (int)m.sender.index : -1;
+}
+
+/*
+ * K senders block in a known order; the consumer frees one cell at a
+ * time, each time waiting for one of them to get in: they get in in the
+ * order they blocked, and each freed cell woke at most one sender.  (With
+ * every blocked sender polling on its own, as before the queue, the
+ * order was whichever looked first.)
+ */
+START_TEST(test_fifo_order)
+{
+	enum { K = 6 };
+	struct shm_arena *a = shm_test_arena(1, CAP, 128, SHM_OVERFLOW_BLOCK);
+	struct shm_producer *p;
+	struct shm_counters c;
+	pid_t		 pids[K];
+	int		 order[K], n = 0, id;
+	unsigned	 i;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	send_fill(p, CAP);
+	line_up(a, pids, K, SHM_NO_TIMEOUT);
+	for (i = 0; i < K; i++) {
+		/* One cell free: exactly the oldest in line takes it. */
+		id = take(a);
+		if (id >= 0)
+			order[n++] = id;
+		wait_exited(pids[i]);
+		ck_assert_int_eq(shm_test_wait_exit(pids[i]), 0);
+	}
+	while (n < K)
+		if ((id = take(a)) >= 0)
+			order[n++] = id;
+	for (i = 0; i < K; i++)
+		ck_assert_msg(order[i] == (int)i, "turn %u went to sender %d",
+		    i, order[i]);
+	/* One wake-up at most per freed cell, never the whole line. */
+	ck_assert_int_eq(shm_counters(a, 0, &c), 0);
+	ck_assert_msg(c.sender_wakeups <= K, "%llu wake-ups for %d cells",
+	    (unsigned long long)c.sender_wakeups, K);
+	ck_assert_uint_eq(shm_test_queued(a, 0), 0);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
+/*
+ * Senders SIGKILLed in line, the front and one in the middle, and reaped:
+ * the others still get in, in order, and nothing is owed to the dead.
+ */
+START_TEST(test_dead_tickets)
+{
+	enum { K = 5 };
+	struct shm_arena *a = shm_test_arena(1, CAP, 128, SHM_OVERFLOW_BLOCK);
+	struct shm_producer *p;
+	pid_t		 pids[K];
+	int		 order[K], n = 0, id;
+	unsigned	 released, i;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	send_fill(p, CAP);
+	line_up(a, pids, K, SHM_NO_TIMEOUT);
+	for (i = 0; i < 3; i += 2) {		/* the front, then #2 */
+		ck_assert_int_eq(kill(pids[i], SIGKILL), 0);
+		ck_assert_int_eq(shm_test_wait_exit(pids[i]), 128 + SIGKILL);
+		ck_assert_int_ge(shm_reap(a, pids[i], &released), 0);
+		ck_assert_uint_eq(released, 0);
+	}
+	for (i = 1; i < K; i += 1 + (i == 1)) {	/* 1, 3, 4 */
+		if ((id = take(a)) >= 0)
+			order[n++] = id;
+		wait_exited(pids[i]);
+		ck_assert_int_eq(shm_test_wait_exit(pids[i]), 0);
+	}
+	while (shm_pending(a, 0, SHM_LANES_INBOX))
+		if ((id = take(a)) >= 0)
+			order[n++] = id;
+	ck_assert_int_eq(n, 3);
+	ck_assert_int_eq(order[0], 1);
+	ck_assert_int_eq(order[1], 3);
+	ck_assert_int_eq(order[2], 4);
+	ck_assert_uint_eq(shm_test_queued(a, 0), 0);
+	ck_assert_int_eq((int32_t)atomic_load(&shm_mb(a, 0)->m->turn_out), 0);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
+/*
+ * A sender with a timeout, in the middle of the line, times out (full,
+ * a dead letter) while the lane stays full; the ones behind it still get
+ * their turns, in order, once cells are freed.
+ */
+START_TEST(test_timeout_in_line)
+{
+	struct shm_arena *a = shm_test_arena(1, CAP, 128, SHM_OVERFLOW_BLOCK);
+	struct shm_producer *p;
+	pid_t		 pids[3];
+	int		 order[3], n = 0, id;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	send_fill(p, CAP);
+	pids[0] = spawn_one(a, 0, SHM_NO_TIMEOUT);
+	ck_assert(shm_test_waiting_senders(a, 0, 1, WAIT_MS));
+	pids[1] = spawn_one(a, 1, 20 * 1000000LL);
+	ck_assert(shm_test_waiting_senders(a, 0, 2, WAIT_MS));
+	pids[2] = spawn_one(a, 2, SHM_NO_TIMEOUT);
+	ck_assert(shm_test_waiting_senders(a, 0, 3, WAIT_MS));
+	ck_assert_int_eq(shm_test_wait_exit(pids[1]), 1);
+	ck_assert_uint_eq(shm_dl_total(a), 1);
+	if ((id = take(a)) >= 0)
+		order[n++] = id;
+	wait_exited(pids[0]);
+	if ((id = take(a)) >= 0)
+		order[n++] = id;
+	wait_exited(pids[2]);
+	ck_assert_int_eq(shm_test_wait_exit(pids[0]), 0);
+	ck_assert_int_eq(shm_test_wait_exit(pids[2]), 0);
+	while (shm_pending(a, 0, SHM_LANES_INBOX))
+		if ((id = take(a)) >= 0)
+			order[n++] = id;
+	ck_assert_int_eq(n, 2);
+	ck_assert_int_eq(order[0], 0);
+	ck_assert_int_eq(order[1], 2);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
+/*
+ * The queue's words scribbled on while senders wait (turns far ahead,
+ * owed far beyond the lane, a next ticket behind the grant): nobody
+ * crashes, and every sender still gets in once cells are freed, within
+ * a bounded wait.  Then the repair at a consumer's reap resets a queue
+ * that makes no sense.
+ */
+START_TEST(test_scribbled_turns)
+{
+	enum { K = 4 };
+	struct shm_arena *a = shm_test_arena(1, CAP, 128, SHM_OVERFLOW_BLOCK);
+	struct shm_mbox	*m = shm_mb(a, 0)->m;
+	static const uint32_t lies[][3] = {	/* next, grant, out (+=) */
+		{ 0, 0, 1000 },			/* owed beyond the lane */
+		{ 0, 0x40000000u, 0 },		/* turns granted far ahead */
+		{ 0x80000000u, 0, 0 },		/* a line past any count */
+	};
+	struct shm_producer *p;
+	struct shm_repair r;
+	pid_t		 pids[K];
+	unsigned	 l, i, got;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	for (l = 0; l < sizeof(lies) / sizeof(lies[0]); l++) {
+		send_fill(p, CAP);
+		line_up(a, pids, K, SHM_NO_TIMEOUT);
+		atomic_fetch_add(&m->turn_next, lies[l][0]);
+		atomic_fetch_add(&m->turn_grant, lies[l][1]);
+		atomic_fetch_add(&m->turn_out, lies[l][2]);
+		shm_turns_wake_all(m);
+		for (got = 0; got < CAP + K;) {
+			if (shm_recv(a, 0, SHM_LANES_INBOX, &(struct shm_msg){ 0 },
+			    NULL, 0, NULL) == 0) {
+				got++;
+				continue;
+			}
+			(void)shm_wait(a, 0, SHM_LANES_INBOX, SHM_WAIT_SLEEP,
+			    0, WAIT_MS * 1000000LL);
+		}
+		for (i = 0; i < K; i++)
+			ck_assert_int_eq(shm_test_wait_exit(pids[i]), 0);
+		/* What the lie left, the repair sets right. */
+		(void)shm_mailbox_repair(a, 0, &r);
+		ck_assert_uint_le(atomic_load(&m->turn_next) -
+		    atomic_load(&m->turn_grant), 1u << 20);
+	}
+	atomic_store(&m->turn_out, 0x80000000u);
+	ck_assert_int_gt(shm_mailbox_repair(a, 0, &r), 0);
+	ck_assert_uint_eq(atomic_load(&m->turn_out), 0);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
+/* A send that does not block takes no ticket and wakes nobody. */
+START_TEST(test_unblocked_send_no_turn)
+{
+	struct shm_arena *a = shm_test_arena(1, CAP, 128, SHM_OVERFLOW_BLOCK);
+	struct shm_producer *p;
+	struct shm_counters c;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	send_fill(p, CAP);
+	ck_assert_uint_eq(atomic_load(&shm_mb(a, 0)->m->turn_next), 0);
+	ck_assert_uint_eq(atomic_load(
+	    &shm_mb(a, 0)->lane[SHM_LANE_MAIN].ctl->queued), 0);
+	ck_assert_int_eq(shm_counters(a, 0, &c), 0);
+	ck_assert_uint_eq(c.sender_wakeups, 0);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
+static Suite *
+turns_suite(void)
+{
+	Suite	*s = suite_create("shm_turns");
+	TCase	*tc = tcase_create("turns");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_fifo_order);
+	tcase_add_test(tc, test_dead_tickets);
+	tcase_add_test(tc, test_timeout_in_line);
+	tcase_add_test(tc, test_scribbled_turns);
+	tcase_add_test(tc, test_unblocked_send_no_turn);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return tcheck_run(turns_suite());
+}
