@@ -251,7 +251,8 @@ enum shm_dl_reason {
 	SHM_DL_ACTOR_DOWN = 12,		/* its actor died (on_down) or is down */
 	SHM_DL_STALE_NODE = 13,		/* for a past epoch of its node */
 	SHM_DL_REFUSED = 14,		/* refused by the peer node */
-	SHM_DL_NREASONS = 15
+	SHM_DL_OWED_FULL = 15,		/* actord's (a sender's) owed list full */
+	SHM_DL_NREASONS = 16
 };
 
 /* One dead letter, as read back. */

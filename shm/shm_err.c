@@ -38,7 +38,8 @@ static const char *const reasons[SHM_DL_NREASONS] = {
 	"ask failed: actor down",
 	"actor down",
 	"stale node",
-	"refused by peer"
+	"refused by peer",
+	"owed list full"
 };
 
 static const char *const lanes[SHM_NLANES] = { "main", "system", "reply" };

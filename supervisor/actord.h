@@ -513,6 +513,7 @@ struct actord {
 	struct timer	 owed_timer;	/* offers them again */
 	int		 owed_ms;	/* after this long; doubles while stuck */
 	int		 owed_n;	/* how many were owed at the last offer */
+	uint64_t	 owed_over;	/* over the cap, as last logged */
 	struct actor	*self_actor;	/* actord's own actor (asks.c) */
 	int32_t		 self_mbox;	/* its mailbox, or -1 */
 	int		 bell_fd;	/* its doorbell, or -1 */

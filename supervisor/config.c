@@ -301,6 +301,7 @@ static const struct key top_keys[] = {
 	    0, MS_MAX, 0),
 	KU32("spare_mailboxes", struct actord_spec, spare_mailboxes,
 	    0, SPARE_MAILBOXES_MAX, 0),
+	KU32("owed_max", struct actord_spec, owed_max, 1, OWED_MAX_MAX, 0),
 	KFN("log", key_top_log, 0),
 	KPATH("pidfile", struct actord_spec, pidfile, 0),
 	KSTR("control_group", struct actord_spec, control_group, 0),

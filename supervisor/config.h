@@ -19,6 +19,8 @@
 #define DEFAULT_SHUTDOWN_TIMEOUT	10000	/* ms, whole tree */
 #define DEFAULT_SPARE_MAILBOXES	16	/* arena slots for late children */
 #define SPARE_MAILBOXES_MAX	4096
+#define DEFAULT_OWED_MAX	4096	/* messages actord keeps for full lanes */
+#define OWED_MAX_MAX		1048576
 #define DEFAULT_STRATEGY		STRATEGY_ONE_FOR_ONE
 #define DEFAULT_INTENSITY		5
 #define DEFAULT_PERIOD			10	/* s */

@@ -60,6 +60,7 @@ static uint32_t	pow2_at_least(uint32_t);
 static void	on_reap_retry(void *);
 static void	on_owed_retry(void *);
 static void	owed_later(struct actord *);
+static struct actor_owed **owed_list(struct actord *);
 static bool	wants_mailbox(const struct node *);
 static int	reap_once(struct actord *, pid_t);
 static void	reap_later(struct actord *, pid_t);
@@ -412,7 +413,8 @@ mailboxes_gone(struct node *n, uint32_t why)
 	}
 	if (n->mbox < 0)
 		return;
-	(void)actor_gone(n->ad->arena, (uint32_t)n->mbox, why, &n->ad->owed);
+	(void)actor_gone(n->ad->arena, (uint32_t)n->mbox, why,
+	    owed_list(n->ad));
 	owed_later(n->ad);
 }
 
@@ -536,6 +538,7 @@ mailboxes_close(struct actord *ad)
 	timer_cancel(&ad->loop, &ad->reap_timer);
 	timer_cancel(&ad->loop, &ad->owed_timer);
 	actor_owed_free(&ad->owed);
+	ad->owed_over = 0;
 	free(ad->reap_pending);
 	ad->reap_pending = NULL;
 	ad->nreap_pending = ad->reap_cap = 0;
@@ -647,7 +650,7 @@ mailboxes_reaped(struct actord *ad, pid_t pid, int wstatus, struct node *n)
 		return;
 	if (n != NULL && n->mbox >= 0) {
 		rc = actor_reaped(ad->arena, (uint32_t)n->mbox, pid, wstatus,
-		    &ad->owed) == ACTOR_EAGAIN ? SHM_EAGAIN : 0;
+		    owed_list(ad)) == ACTOR_EAGAIN ? SHM_EAGAIN : 0;
 		repair(ad, n->mbox, n->path);
 		owed_later(ad);
 	} else
@@ -723,14 +726,38 @@ reap_arm(struct actord *ad)
 }
 
 /*
+ * actord's owed list, capped at owed_max as the configuration says now
+ * (a reload may change it): what is owed over the cap becomes a dead
+ * letter "owed list full" at once (worker/owed.c), so that a recipient
+ * that stopped reading never makes actord block or grow.
+ */
+static struct actor_owed **
+owed_list(struct actord *ad)
+{
+	(void)actor_owed_init(&ad->owed, ad->spec->owed_max);
+	return &ad->owed;
+}
+
+/*
  * Terminated owed to watchers with a full system lane: offer them again
  * in 5 ms, and then twice as late each time none of them went out (up to
  * 100 ms), so that a watcher stuck in a handler costs actord little.
+ * Messages dead-lettered over the cap since the last look are logged.
  */
 static void
 owed_later(struct actord *ad)
 {
-	if (ad->owed != NULL && !timer_pending(&ad->owed_timer)) {
+	uint64_t over = actor_owed_over(ad->owed);
+
+	if (over != ad->owed_over) {
+		log_warnx("arena: %llu Terminated or error answers owed to "
+		    "full lanes over owed_max (%u) became dead letters "
+		    "\"owed list full\"", (unsigned long long)(over -
+		    ad->owed_over), ad->spec->owed_max);
+		ad->owed_over = over;
+	}
+	if (actor_owed_count(ad->owed) > 0 &&
+	    !timer_pending(&ad->owed_timer)) {
 		log_debug("arena: Terminated messages wait for room on a "
 		    "watcher's system lane");
 		ad->owed_ms = OWED_RETRY_MS;

@@ -63,6 +63,7 @@ spec_new(void)
 	}
 	spec->shutdown_timeout = DEFAULT_SHUTDOWN_TIMEOUT;
 	spec->spare_mailboxes = DEFAULT_SPARE_MAILBOXES;
+	spec->owed_max = DEFAULT_OWED_MAX;
 	log_init_spec(&spec->log);
 	spec_sup_init(&spec->root);
 	return spec;

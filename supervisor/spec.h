@@ -207,6 +207,7 @@ struct actord_spec {
 	char		*metrics_listen;/* NULL: off */
 	uint32_t	 shutdown_timeout;	/* ms for the whole tree */
 	uint32_t	 spare_mailboxes;	/* arena slots for late children */
+	uint32_t	 owed_max;	/* messages owed to full lanes, at most */
 	struct log_spec	 log;
 	struct node_spec *node;		/* NULL: not a node */
 	struct sup_spec	 root;

@@ -707,6 +707,57 @@ START_TEST(terminated_burst_is_owed_not_lost)
 }
 END_TEST
 
+/*
+ * More Terminated than the watcher's system lane and the owed list's cap
+ * hold: the lane takes 16, OWED_CAP are owed, the rest are dead letters
+ * "owed list full" at once, counted (actor_owed_over, the watcher's
+ * dead letters in its stats); the sender never holds more than the cap.  Once
+ * the watcher reads, every owed one comes, once, and the list (made by
+ * actor_owed_init) stays, empty.
+ */
+START_TEST(owed_list_capped)
+{
+	enum { OWED_CAP = 3, OVER = BURST - 16 - OWED_CAP };
+	struct shm_arena *ar = arena(BURST + 1, SHM_OVERFLOW_BLOCK, 16);
+	struct actor *w = open_(ar, 0);
+	struct actor_owed *owed = NULL;
+	struct actor_dead_letter d;
+	struct shm_counters c;
+	uint64_t	 cur = 0;
+	int		 seen[BURST + 1] = { 0 }, got = 0, rounds = 0, full = 0;
+
+	ck_assert_int_eq(actor_owed_init(&owed, OWED_CAP), 0);
+	watch_range(w, 1, BURST);
+	reap_range(ar, 1, BURST, &owed);
+	ck_assert_uint_eq(actor_owed_count(owed), OWED_CAP);
+	ck_assert_uint_eq(actor_owed_over(owed), OVER);
+	while (actor_dl_read(ar, &cur, &d) == 1) {
+		ck_assert_uint_eq(d.reason, SHM_DL_OWED_FULL);
+		ck_assert_str_eq(d.reason_name, "owed list full");
+		ck_assert_uint_eq(d.recipient, 0);
+		ck_assert_uint_eq(d.lane, SHM_LANE_SYSTEM);
+		full++;
+	}
+	ck_assert_int_eq(full, OVER);
+	ck_assert_int_eq(shm_counters(ar, 0, &c), 0);
+	ck_assert_uint_eq(c.dead_lettered, OVER);
+	/* A flush while the lane is still full: nothing moves. */
+	ck_assert_int_eq(actor_deliver_owed(ar, &owed), OWED_CAP);
+	while (got < 16 + OWED_CAP) {
+		ck_assert_int_lt(rounds++, 4);
+		got += take_terminated(w, seen, BURST + 1);
+		(void)actor_deliver_owed(ar, &owed);
+	}
+	ck_assert_int_eq(got, 16 + OWED_CAP);
+	ck_assert_int_eq(take_terminated(w, seen, BURST + 1), 0);
+	ck_assert_ptr_nonnull(owed);
+	ck_assert_uint_eq(actor_owed_count(owed), 0);
+	actor_owed_free(&owed);
+	actor_close(w);
+	shm_detach(ar);
+}
+END_TEST
+
 /* Owed to a watcher that died meanwhile: dropped with its watches. */
 START_TEST(owed_dropped_when_watcher_dies)
 {
@@ -1306,6 +1357,7 @@ unit_suite(void)
 	tcase_add_test(tc, while_down_policies);
 	tcase_add_test(tc, terminated_burst_is_owed_not_lost);
 	tcase_add_test(tc, owed_dropped_when_watcher_dies);
+	tcase_add_test(tc, owed_list_capped);
 	tcase_add_test(tc, watch_of_the_dead_with_full_lane);
 	tcase_add_test(tc, asks_in_flight_bounded_by_reply_lane);
 	tcase_add_test(tc, late_answers_never_crowd_out_live_ones);

@@ -351,6 +351,15 @@ struct actor_owed;
 int	 actor_reaped(struct shm_arena *, uint32_t idx, pid_t, int wstatus,
 	    struct actor_owed **owed);
 int	 actor_deliver_owed(struct shm_arena *, struct actor_owed **owed);
+/*
+ * The list's cap (0: ACTOR_OWED_MAX), made now if need be and kept when
+ * empty: a message owed over it is a dead letter "owed list full" at
+ * once, counted by actor_owed_over().  actor_owed_count(): owed now.
+ */
+#define ACTOR_OWED_MAX	4096
+int	 actor_owed_init(struct actor_owed **owed, size_t max);
+size_t	 actor_owed_count(const struct actor_owed *);
+uint64_t actor_owed_over(const struct actor_owed *);
 int	 actor_gone(struct shm_arena *, uint32_t idx, uint32_t why,
 	    struct actor_owed **owed);
 void	 actor_owed_free(struct actor_owed **owed);

@@ -282,9 +282,9 @@ int	 snap_latest(struct ar_hdr *, const struct ar_caps *,
 	    uint64_t *handled);
 
 /* owed.c */
-int	 owed_send(struct shm_producer *, uint32_t to, uint32_t inc,
-	    uint32_t inc_mask, enum shm_lane, const struct shm_msg *,
-	    const void *, struct actor_owed **);
+int	 owed_send(struct shm_producer *, struct shm_arena *, uint32_t to,
+	    uint32_t inc, uint32_t inc_mask, enum shm_lane,
+	    const struct shm_msg *, const void *, struct actor_owed **);
 int	 owed_flush(struct shm_producer *, struct shm_arena *,
 	    struct actor_owed **);
 void	 owed_abandon(struct shm_arena *, struct actor_owed **);

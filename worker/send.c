@@ -284,7 +284,7 @@ send_error_reply(struct shm_producer *p, struct shm_arena *arena,
 	m.corr = ask->corr;
 	if (!slot_claim(arena, ask, 0, 0))
 		return 0;		/* the ask is over: nobody waits */
-	if ((rc = owed_send(p, to, ask->sender.incarnation, UINT32_MAX,
+	if ((rc = owed_send(p, arena, to, ask->sender.incarnation, UINT32_MAX,
 	    SHM_LANE_REPLY, &m, &er, owed)) < 0)
 		slot_unclaim(arena, ask);
 	return rc;

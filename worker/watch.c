@@ -39,7 +39,8 @@
 static bool	 watcher_alive(struct shm_arena *, uint32_t, uint32_t);
 static uint32_t	 claim_entry(struct shm_arena *, struct ar_hdr *,
 		    const struct ar_caps *, uint64_t);
-static int	 send_terminated(struct shm_producer *, uint32_t, uint32_t,
+static int	 send_terminated(struct shm_producer *, struct shm_arena *,
+		    uint32_t, uint32_t,
 		    uint32_t, const struct actor_terminated *,
 		    struct actor_owed **);
 static int	 fail_gone_cb(void *, enum shm_lane, const struct shm_msg *,
@@ -78,8 +79,9 @@ terminated_fill(struct actor_terminated *t, uint32_t idx, uint32_t inc,
  * the watcher.
  */
 static int
-send_terminated(struct shm_producer *p, uint32_t to, uint32_t winc,
-    uint32_t tag, const struct actor_terminated *t, struct actor_owed **owed)
+send_terminated(struct shm_producer *p, struct shm_arena *a, uint32_t to,
+    uint32_t winc, uint32_t tag, const struct actor_terminated *t,
+    struct actor_owed **owed)
 {
 	struct shm_msg m;
 
@@ -87,7 +89,8 @@ send_terminated(struct shm_producer *p, uint32_t to, uint32_t winc,
 	m.tag = tag;
 	m.len = sizeof(*t);
 	m.corr = TERM_FOR(winc);
-	return owed_send(p, to, winc, 0x7fffff, SHM_LANE_SYSTEM, &m, t, owed);
+	return owed_send(p, a, to, winc, 0x7fffff, SHM_LANE_SYSTEM, &m, t,
+	    owed);
 }
 
 /* Is the watcher still the incarnation that watched? */
@@ -129,7 +132,7 @@ watch_notify(struct shm_producer *p, struct shm_arena *a, uint32_t who,
 		to = W_IDX(w);
 		if (!watcher_alive(a, to, W_WINC(w)))
 			continue;	/* the watcher died too */
-		if (send_terminated(p, to, W_WINC(w), ACTOR_SYS_TERMINATED,
+		if (send_terminated(p, a, to, W_WINC(w), ACTOR_SYS_TERMINATED,
 		    &t, owed) == 0)
 			sent++;
 	}
@@ -196,7 +199,7 @@ actor_watch(struct actor *a, struct actor_ref ref)
 	    atomic_load(&h->last_wstatus) : -1;
 	terminated_fill(&t, ref.index, tinc, wst);
 	/* Owed to ourselves if our system lane is full: actor_recv sends it. */
-	return send_terminated(a->prod, (uint32_t)a->idx,
+	return send_terminated(a->prod, a->arena, (uint32_t)a->idx,
 	    a->incarnation & 0x7fffff, ACTOR_SYS_TERMINATED, &t, &a->owed);
 }
 
@@ -242,7 +245,7 @@ actor_watch_name(struct actor *a, const char *path)
 	if (!atomic_compare_exchange_strong(&ar_watchers(h)[i], &w, 0))
 		return 0;	/* actord took it: its Gone is on the way */
 	gone_fill(&t, h, (uint32_t)idx, why);
-	return send_terminated(a->prod, (uint32_t)a->idx,
+	return send_terminated(a->prod, a->arena, (uint32_t)a->idx,
 	    a->incarnation & 0x7fffff, ACTOR_SYS_GONE, &t, &a->owed);
 }
 
@@ -310,8 +313,8 @@ actor_gone(struct shm_arena *a, uint32_t idx, uint32_t why,
 		if (!atomic_compare_exchange_strong(&set[i], &w, 0))
 			continue;	/* unwatched meanwhile */
 		to = W_IDX(w);
-		if (watcher_alive(a, to, W_WINC(w)) && send_terminated(p, to,
-		    W_WINC(w), ACTOR_SYS_GONE, &t, owed) == 0)
+		if (watcher_alive(a, to, W_WINC(w)) && send_terminated(p, a,
+		    to, W_WINC(w), ACTOR_SYS_GONE, &t, owed) == 0)
 			sent++;
 	}
 	if (p != NULL)
@@ -361,6 +364,6 @@ watch_terminated_to(struct actor *a, struct actor_ref watcher,
 	if (!watcher_alive(a->arena, watcher.index,
 	    watcher.incarnation & 0x7fffff))
 		return ACTOR_ESTALE;
-	return send_terminated(a->prod, watcher.index,
+	return send_terminated(a->prod, a->arena, watcher.index,
 	    watcher.incarnation & 0x7fffff, ACTOR_SYS_TERMINATED, t, &a->owed);
 }
