@@ -3,7 +3,8 @@
  * order they blocked, one per freed cell (shm/turns.c), with real sender
  * processes: the order, the wake-ups counted per freed cell, senders
  * SIGKILLed in line (at the front and in the middle), a sender that times
- * out in line, a queue scribbled on while senders wait, and its repair.
+ * out in line, the consumer SIGKILLed while senders wait, a queue
+ * scribbled on while senders wait, and its repair.
  */
 #include <sys/wait.h>
 
@@ -37,31 +38,6 @@ send_fill(struct shm_producer *p, unsigned n)
 		ck_assert_int_eq(shm_send(p, 0, SHM_LANE_MAIN, &m, NULL, 0), 0);
 }
 
-/*
- * A child that sends one message (tag TAG_LINE, sender.index id) with
- * this timeout: exits 0 if it went in, 1 if it timed out full, 2 else.
- */
-static pid_t
-spawn_one(struct shm_arena *a, uint32_t id, int64_t timeout_ns)
-{
-	struct shm_producer *p;
-	struct shm_msg	 m;
-	pid_t		 pid;
-	int		 rc;
-
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid != 0)
-		return pid;
-	if (shm_producer_open(a, &p) != 0)
-		_exit(10);
-	memset(&m, 0, sizeof(m));
-	m.tag = TAG_LINE;
-	m.sender.index = id;
-	rc = shm_send(p, 0, SHM_LANE_MAIN, &m, NULL, timeout_ns);
-	_exit(rc == 0 ? 0 : rc == SHM_EFULL ? 1 : 2);
-}
-
 /* Spawn k senders in line, each once the one before it holds a ticket. */
 static void
 line_up(struct shm_arena *a, pid_t *pids, unsigned k, int64_t timeout_ns)
@@ -69,7 +45,7 @@ line_up(struct shm_arena *a, pid_t *pids, unsigned k, int64_t timeout_ns)
 	unsigned i;
 
 	for (i = 0; i < k; i++) {
-		pids[i] = spawn_one(a, i, timeout_ns);
+		pids[i] = shm_test_spawn_sender_to(a, 0, i, 1, timeout_ns);
 		ck_assert_msg(shm_test_waiting_senders(a, 0, i + 1, WAIT_MS),
 		    "sender %u never queued", i);
 	}
@@ -100,6 +76,32 @@ take(struct shm_arena *a)
 }
 
 /*
+ * Free one cell (taking the message at the head, its sender's id to
+ * order[*n] if one of the line's), then wait for sender pid to get in.
+ */
+static void
+let_in(struct shm_arena *a, pid_t pid, int *order, int *n)
+{
+	int id;
+
+	if ((id = take(a)) >= 0)
+		order[(*n)++] = id;
+	wait_exited(pid);
+	ck_assert_int_eq(shm_test_wait_exit(pid), 0);
+}
+
+/* Take what is left, the line's senders' ids to order[*n...]. */
+static void
+take_rest(struct shm_arena *a, int *order, int *n)
+{
+	int id;
+
+	while (shm_pending(a, 0, SHM_LANES_INBOX))
+		if ((id = take(a)) >= 0)
+			order[(*n)++] = id;
+}
+
+/*
  * K senders block in a known order; the consumer frees one cell at a
  * time, each time waiting for one of them to get in: they get in in the
  * order they blocked, and each freed cell woke at most one sender.  (With
@@ -113,23 +115,17 @@ START_TEST(test_fifo_order)
 	struct shm_producer *p;
 	struct shm_counters c;
 	pid_t		 pids[K];
-	int		 order[K], n = 0, id;
+	int		 order[K], n = 0;
 	unsigned	 i;
 
 	ck_assert_int_eq(shm_producer_open(a, &p), 0);
 	send_fill(p, CAP);
 	line_up(a, pids, K, SHM_NO_TIMEOUT);
-	for (i = 0; i < K; i++) {
-		/* One cell free: exactly the oldest in line takes it. */
-		id = take(a);
-		if (id >= 0)
-			order[n++] = id;
-		wait_exited(pids[i]);
-		ck_assert_int_eq(shm_test_wait_exit(pids[i]), 0);
-	}
-	while (n < K)
-		if ((id = take(a)) >= 0)
-			order[n++] = id;
+	/* One cell free at a time: exactly the oldest in line takes it. */
+	for (i = 0; i < K; i++)
+		let_in(a, pids[i], order, &n);
+	take_rest(a, order, &n);
+	ck_assert_int_eq(n, K);
 	for (i = 0; i < K; i++)
 		ck_assert_msg(order[i] == (int)i, "turn %u went to sender %d",
 		    i, order[i]);
@@ -153,7 +149,7 @@ START_TEST(test_dead_tickets)
 	struct shm_arena *a = shm_test_arena(1, CAP, 128, SHM_OVERFLOW_BLOCK);
 	struct shm_producer *p;
 	pid_t		 pids[K];
-	int		 order[K], n = 0, id;
+	int		 order[K], n = 0;
 	unsigned	 released, i;
 
 	ck_assert_int_eq(shm_producer_open(a, &p), 0);
@@ -165,15 +161,9 @@ START_TEST(test_dead_tickets)
 		ck_assert_int_ge(shm_reap(a, pids[i], &released), 0);
 		ck_assert_uint_eq(released, 0);
 	}
-	for (i = 1; i < K; i += 1 + (i == 1)) {	/* 1, 3, 4 */
-		if ((id = take(a)) >= 0)
-			order[n++] = id;
-		wait_exited(pids[i]);
-		ck_assert_int_eq(shm_test_wait_exit(pids[i]), 0);
-	}
-	while (shm_pending(a, 0, SHM_LANES_INBOX))
-		if ((id = take(a)) >= 0)
-			order[n++] = id;
+	for (i = 1; i < K; i += 1 + (i == 1))	/* 1, 3, 4 */
+		let_in(a, pids[i], order, &n);
+	take_rest(a, order, &n);
 	ck_assert_int_eq(n, 3);
 	ck_assert_int_eq(order[0], 1);
 	ck_assert_int_eq(order[1], 3);
@@ -195,29 +185,21 @@ START_TEST(test_timeout_in_line)
 	struct shm_arena *a = shm_test_arena(1, CAP, 128, SHM_OVERFLOW_BLOCK);
 	struct shm_producer *p;
 	pid_t		 pids[3];
-	int		 order[3], n = 0, id;
+	int		 order[3], n = 0;
+	unsigned	 i;
 
 	ck_assert_int_eq(shm_producer_open(a, &p), 0);
 	send_fill(p, CAP);
-	pids[0] = spawn_one(a, 0, SHM_NO_TIMEOUT);
-	ck_assert(shm_test_waiting_senders(a, 0, 1, WAIT_MS));
-	pids[1] = spawn_one(a, 1, 20 * 1000000LL);
-	ck_assert(shm_test_waiting_senders(a, 0, 2, WAIT_MS));
-	pids[2] = spawn_one(a, 2, SHM_NO_TIMEOUT);
-	ck_assert(shm_test_waiting_senders(a, 0, 3, WAIT_MS));
+	for (i = 0; i < 3; i++) {
+		pids[i] = shm_test_spawn_sender_to(a, 0, i, 1, i == 1 ?
+		    20 * 1000000LL : SHM_NO_TIMEOUT);
+		ck_assert(shm_test_waiting_senders(a, 0, i + 1, WAIT_MS));
+	}
 	ck_assert_int_eq(shm_test_wait_exit(pids[1]), 1);
 	ck_assert_uint_eq(shm_dl_total(a), 1);
-	if ((id = take(a)) >= 0)
-		order[n++] = id;
-	wait_exited(pids[0]);
-	if ((id = take(a)) >= 0)
-		order[n++] = id;
-	wait_exited(pids[2]);
-	ck_assert_int_eq(shm_test_wait_exit(pids[0]), 0);
-	ck_assert_int_eq(shm_test_wait_exit(pids[2]), 0);
-	while (shm_pending(a, 0, SHM_LANES_INBOX))
-		if ((id = take(a)) >= 0)
-			order[n++] = id;
+	let_in(a, pids[0], order, &n);
+	let_in(a, pids[2], order, &n);
+	take_rest(a, order, &n);
 	ck_assert_int_eq(n, 2);
 	ck_assert_int_eq(order[0], 0);
 	ck_assert_int_eq(order[1], 2);
@@ -280,6 +262,51 @@ START_TEST(test_scribbled_turns)
 }
 END_TEST
 
+/*
+ * The consumer is SIGKILLed while senders wait in line (it took one
+ * message and then stopped taking): actord's reap (shm_reap, recovery,
+ * repair) keeps the line, and the next consumer lets them in, in order.
+ */
+START_TEST(test_consumer_killed)
+{
+	enum { K = 4 };
+	struct shm_arena *a = shm_test_arena(1, CAP, 128, SHM_OVERFLOW_BLOCK);
+	struct shm_producer *p;
+	struct shm_repair r;
+	pid_t		 pids[K], consumer;
+	int		 order[K], n = 0;
+	unsigned	 i;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	send_fill(p, CAP);
+	line_up(a, pids, K, SHM_NO_TIMEOUT);
+	consumer = fork();
+	ck_assert_int_ge(consumer, 0);
+	if (consumer == 0) {
+		(void)take(a);
+		pause();
+		_exit(0);
+	}
+	/* The freed cell goes to the first in line, the consumer dies. */
+	wait_exited(pids[0]);
+	ck_assert_int_eq(shm_test_wait_exit(pids[0]), 0);
+	ck_assert_int_eq(kill(consumer, SIGKILL), 0);
+	ck_assert_int_eq(shm_test_wait_exit(consumer), 128 + SIGKILL);
+	ck_assert_int_ge(shm_reap(a, consumer, NULL), 0);
+	ck_assert_int_ge(shm_consumer_recover(a, 0), 0);
+	ck_assert_int_eq(shm_mailbox_repair(a, 0, &r), 0);
+	ck_assert_uint_eq(shm_test_queued(a, 0), K - 1);
+	for (i = 1; i < K; i++)
+		let_in(a, pids[i], order, &n);
+	take_rest(a, order, &n);
+	ck_assert_int_eq(n, K);
+	for (i = 0; i < K; i++)
+		ck_assert_int_eq(order[i], (int)i);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
 /* A send that does not block takes no ticket and wakes nobody. */
 START_TEST(test_unblocked_send_no_turn)
 {
@@ -310,6 +337,7 @@ turns_suite(void)
 	tcase_add_test(tc, test_dead_tickets);
 	tcase_add_test(tc, test_timeout_in_line);
 	tcase_add_test(tc, test_scribbled_turns);
+	tcase_add_test(tc, test_consumer_killed);
 	tcase_add_test(tc, test_unblocked_send_no_turn);
 	suite_add_tcase(s, tc);
 	return s;

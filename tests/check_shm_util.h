@@ -86,12 +86,14 @@ shm_test_exited(pid_t pid)
 }
 
 /*
- * A child that sends M messages {id, i} (tag 7) to mailbox idx, waiting
- * as long as it takes when the lane is full.  Exits 0 when all went in.
+ * A child that sends M messages {id, i} (tag 7, sender.index id) to
+ * mailbox idx, each waiting up to timeout_ns when the lane is full
+ * (SHM_NO_TIMEOUT: as long as it takes).  Exits 0 when all went in, 1
+ * when one timed out full, 11 on any other failure.
  */
 static UNUSED pid_t
-shm_test_spawn_sender(struct shm_arena *a, uint32_t idx, uint32_t id,
-    unsigned M)
+shm_test_spawn_sender_to(struct shm_arena *a, uint32_t idx, uint32_t id,
+    unsigned M, int64_t timeout_ns)
 {
 	struct shm_producer *p;
 	struct shm_msg	 m;
@@ -113,12 +115,20 @@ shm_test_spawn_sender(struct shm_arena *a, uint32_t idx, uint32_t id,
 	for (i = 0; i < M; i++) {
 		body[0] = id;
 		body[1] = i;
-		rc = shm_send(p, idx, SHM_LANE_MAIN, &m, body, SHM_NO_TIMEOUT);
+		rc = shm_send(p, idx, SHM_LANE_MAIN, &m, body, timeout_ns);
 		if (rc != 0)
-			_exit(11);
+			_exit(rc == SHM_EFULL ? 1 : 11);
 	}
 	shm_producer_close(p);
 	_exit(0);
+}
+
+/* The same, waiting as long as it takes. */
+static UNUSED pid_t
+shm_test_spawn_sender(struct shm_arena *a, uint32_t idx, uint32_t id,
+    unsigned M)
+{
+	return shm_test_spawn_sender_to(a, idx, id, M, SHM_NO_TIMEOUT);
 }
 
 /* Senders of mailbox idx queued for a turn not yet granted (turns.c). */
