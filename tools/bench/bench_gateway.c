@@ -3,7 +3,9 @@
  * ZeroMQ and Erlang/OTP distribution in the same run (issue 14).
  *
  *   nodes:   node a (actord pinned to CPU 0) and node b (CPU 1), each with
- *	its gateway, CURVE on every connection;  this program, run again by
+ *	its gateway (the default mailbox, 4096 cells: a larger ring is a
+ *	working set that no longer fits the caches, and the gateway's takes
+ *	miss), CURVE on every connection;  this program, run again by
  *	node a as its worker /driver (--driver), looks up b:/sink (a
  *	tests/progs/actor_echo) and measures:
  *	  ask round trip p50/p99 by the remote reference (actor_ask);
@@ -51,7 +53,7 @@
 
 #define N_ASK		20000
 #define N_TELL		200000
-#define N_TELL_WARM	65536	/* the mailboxes' capacity */
+#define N_TELL_WARM	65536	/* the sink's mailbox's capacity */
 #define N_PUSH		500000
 #define N_REQ		20000
 #define N_CALL		20000

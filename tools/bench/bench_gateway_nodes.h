@@ -119,8 +119,7 @@ net_conf(struct bnet *net, int i, const char *children, const char *extra)
 	snprintf(conf, cap,
 	    "runtime_dir = \"%s/run\";\n"
 	    "node = { name = \"%s\"; listen = \"tcp://127.0.0.1:%d\";\n"
-	    "  secret_key_file = \"%s\";\n"
-	    "  mailbox = { capacity = 65536; };\n  %s\n"
+	    "  secret_key_file = \"%s\";\n  %s\n"
 	    "  peers = ( %s ); };\n"
 	    "supervisor = { children = ( %s ); };\n", n->dir, n->name,
 	    n->port, path, extra, peers, children);
