@@ -2,8 +2,10 @@
  * actord.c: the daemon's one state struct (struct actord) and what happens
  * at its edges: signals through a signalfd (SIGCHLD reaps, SIGTERM and
  * SIGINT shut down, SIGHUP reloads), reaping as a subreaper (waitid with
- * WNOWAIT, the arena cleaned, then waitpid), the shutdown deadline, and the end of the tree deciding
- * actord's exit status (0 stopped, 2 failed to start, 3 gave up).
+ * WNOWAIT, the arena cleaned, then waitpid: the child each SIGCHLD names at
+ * once, and a sweep of all soon after for the signals that merged), the
+ * shutdown deadline, and the end of the tree deciding actord's exit
+ * status (0 stopped, 2 failed to start, 3 gave up).
  *
  * It owns the signal mask, the signalfd and the exit status.  It must never
  * sleep or poll: everything is an event of the loop (loop.c).
@@ -29,6 +31,11 @@ static void	on_signal(void *, uint32_t);
 static void	on_log_backlog(void *, int, bool);
 static void	on_log_writable(void *, uint32_t);
 static void	on_shutdown_timer(void *);
+static void	on_sweep_timer(void *);
+
+#define SWEEP_MS	20	/* a merged SIGCHLD's death is seen this late */
+static bool	reap_one(struct actord *, const siginfo_t *);
+static void	reap_pid(struct actord *, pid_t);
 static void	notify_manager(const char *);
 static void	finish(struct actord *, int, const char *);
 
@@ -56,6 +63,7 @@ actord_new(struct actord_spec *spec, char *err, size_t errlen)
 	    sizeof(ad->rng))
 		ad->rng = (uint64_t)getpid() * 0x9e3779b97f4a7c15ULL ^ now_ms();
 	timer_init(&ad->shutdown_timer, on_shutdown_timer, ad);
+	timer_init(&ad->sweep_timer, on_sweep_timer, ad);
 	ad->log_ev.fd = -1;
 	if (loop_init(&ad->loop) == -1) {
 		snprintf(err, errlen, "event loop: %s", strerror(errno));
@@ -201,6 +209,8 @@ finish(struct actord *ad, int status, const char *msg)
 	ad->status = status;
 	snprintf(ad->message, sizeof(ad->message), "%s", msg);
 	timer_cancel(&ad->loop, &ad->shutdown_timer);
+	if (ad->sweep_timer.fn != NULL)		/* made by actord_new */
+		timer_cancel(&ad->loop, &ad->sweep_timer);
 }
 
 void
@@ -290,39 +300,73 @@ wstatus_of(const siginfo_t *si)
 void
 actord_reap(struct actord *ad)
 {
-	struct node *n;
 	siginfo_t si;
-	pid_t pid;
-	int st;
-	bool warden;
 
 	ready_socket_drain(ad);
 	for (;;) {
 		memset(&si, 0, sizeof(si));
 		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == -1 ||
-		    (pid = si.si_pid) <= 0)
+		    si.si_pid <= 0 || !reap_one(ad, &si))
 			break;
-		st = wstatus_of(&si);
-		n = node_by_pid(ad, pid);
-		if (!(warden = warden_reaped(ad, pid, st)))
-			mailboxes_reaped(ad, pid, st, n);
-		if (waitpid(pid, &st, WNOHANG) != pid) {
-			log_warn("waitpid %d", (int)pid);
-			break;	/* never loop on a child we cannot release */
-		}
-		if (n == NULL) {
-			char why[64];
-
-			exit_describe(st, why, sizeof(why));
-			if (!warden)
-				log_info("orphan pid %d: %s", (int)pid, why);
-			continue;
-		}
-		worker_drain(n);
-		n->wstatus = st;
-		worker_event(n, WEV_EXIT);
-		warden_del(ad, pid);	/* its group was killed with it */
 	}
+}
+
+/*
+ * The dead child si names (looked at with WNOWAIT): cleaned up, released,
+ * its node told.  False if it could not be released.
+ */
+static bool
+reap_one(struct actord *ad, const siginfo_t *si)
+{
+	struct node *n;
+	pid_t pid = si->si_pid;
+	int st;
+	bool warden;
+
+	st = wstatus_of(si);
+	n = node_by_pid(ad, pid);
+	if (!(warden = warden_reaped(ad, pid, st)))
+		mailboxes_reaped(ad, pid, st, n);
+	if (waitpid(pid, &st, WNOHANG) != pid) {
+		log_warn("waitpid %d", (int)pid);
+		return false;	/* never loop on a child we cannot release */
+	}
+	if (n == NULL) {
+		char why[64];
+
+		exit_describe(st, why, sizeof(why));
+		if (!warden)
+			log_info("orphan pid %d: %s", (int)pid, why);
+		return true;
+	}
+	worker_drain(n);
+	n->wstatus = st;
+	worker_event(n, WEV_EXIT);
+	warden_del(ad, pid);	/* its group was killed with it */
+	return true;
+}
+
+/*
+ * The child a SIGCHLD named, if it is dead: O(1), where the sweep's
+ * waitid(P_ALL) makes the kernel look at every child (issue 13: at
+ * 10,000 workers, most of a one_for_all restart's stops).
+ */
+static void
+reap_pid(struct actord *ad, pid_t pid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	if (pid > 0 && waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG |
+	    WNOWAIT) == 0 && si.si_pid == pid)
+		(void)reap_one(ad, &si);
+}
+
+/* SIGCHLDs merge: the sweep finds the deaths whose signal was merged. */
+static void
+on_sweep_timer(void *arg)
+{
+	actord_reap(arg);
 }
 
 /*
@@ -355,6 +399,8 @@ on_signal(void *arg, uint32_t events)
 {
 	struct actord *ad = arg;
 	struct signalfd_siginfo si;
+	pid_t pids[64];
+	size_t npids = 0, i;
 	bool chld = false;
 
 	(void)events;
@@ -362,6 +408,8 @@ on_signal(void *arg, uint32_t events)
 		switch (si.ssi_signo) {
 		case SIGCHLD:
 			chld = true;
+			if (npids < sizeof(pids) / sizeof(pids[0]))
+				pids[npids++] = (pid_t)si.ssi_pid;
 			break;
 		case SIGTERM:
 		case SIGINT:
@@ -374,8 +422,19 @@ on_signal(void *arg, uint32_t events)
 			break;
 		}
 	}
-	if (chld)
-		actord_reap(ad);
+	if (!chld)
+		return;
+	/*
+	 * The children the signals name first, each in O(1); then, soon, a
+	 * sweep of them all, for the deaths whose SIGCHLD merged with one
+	 * still pending (a standard signal is not queued twice): one sweep
+	 * for every burst of signals, not one per death.
+	 */
+	ready_socket_drain(ad);
+	for (i = 0; i < npids; i++)
+		reap_pid(ad, pids[i]);
+	if (!timer_pending(&ad->sweep_timer))
+		timer_after(&ad->loop, &ad->sweep_timer, SWEEP_MS);
 }
 
 /* sd_notify to the manager above us, if it gave us NOTIFY_SOCKET. */

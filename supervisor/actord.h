@@ -506,6 +506,7 @@ struct actord {
 	struct spawner	 spawner;	/* spawn.c */
 	struct shm_arena *arena;	/* created before the first fork */
 	struct timer	 reap_timer;	/* shm_reap retries */
+	struct timer	 sweep_timer;	/* the full reap after SIGCHLDs (actord.c) */
 	struct reap_retry *reap_pending;
 	size_t		 nreap_pending;
 	size_t		 reap_cap;	/* > nreap_pending: room kept ahead */
