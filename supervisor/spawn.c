@@ -33,7 +33,6 @@
 #include <sched.h>
 #include <grp.h>
 #include <pwd.h>
-#include <sanitizer/asan_interface.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -545,13 +544,6 @@ spawn_clone(struct node *n, const struct spawn_fds *fds,
 	ca.env = env;
 	ca.parent = parent;
 	ca.top = sp->top;
-	/*
-	 * The stack is reused from child to child, and a child that exec'd
-	 * never returned from its frames: under AddressSanitizer their
-	 * redzones would stay poisoned and fault the next child's first
-	 * frame.  A no-op in other builds.
-	 */
-	ASAN_UNPOISON_MEMORY_REGION(sp->stack, sp->stack_size);
 	pid = clone(clone_child, (char *)sp->stack + sp->stack_size,
 	    CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, &ca);
 out:
