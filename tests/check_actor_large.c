@@ -32,26 +32,6 @@ enum { T_TELL = 1, T_ECHO = 2 };
 #define TELLS		3
 static const size_t tell_len[TELLS] = { 60000, CELL, MAXMSG };
 
-static void
-fill(unsigned char *b, size_t len, uint32_t seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		b[i] = (unsigned char)(seed * 131 + i * 7 + (i >> 8));
-}
-
-static bool
-intact(const unsigned char *b, size_t len, uint32_t seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (b[i] != (unsigned char)(seed * 131 + i * 7 + (i >> 8)))
-			return false;
-	return true;
-}
-
 /*
  * The sink.  T_TELL (its content seeded by its length): the first large
  * one SIGKILLs the worker halfway through reading it; every delivery
@@ -76,7 +56,7 @@ sink_handle(struct actor *a, const struct actor_msg *m, void *arg)
 				sum += ((const unsigned char *)m->data)[i];
 			raise(SIGKILL);
 		}
-		if (intact(m->data, m->len, (uint32_t)m->len))
+		if (tcheck_intact(m->data, m->len, (uint32_t)m->len))
 			atomic_fetch_add(&sh->val[0], 1);
 		else
 			atomic_fetch_add(&sh->val[1], 1);
@@ -86,13 +66,13 @@ sink_handle(struct actor *a, const struct actor_msg *m, void *arg)
 	}
 	if (m->tag == T_ECHO && m->len >= sizeof(size)) {
 		memcpy(&size, m->data, sizeof(size));
-		if (!intact((const unsigned char *)m->data + sizeof(size),
-		    m->len - sizeof(size), (uint32_t)m->len) ||
+		if (!tcheck_intact((const unsigned char *)m->data +
+		    sizeof(size), m->len - sizeof(size), (uint32_t)m->len) ||
 		    size > sizeof(out)) {
 			(void)actor_reply_error(a, 1, "torn request");
 			return 0;
 		}
-		fill(out, size, size + 1);
+		tcheck_fill(out, size, size + 1);
 		if ((rc = actor_reply(a, T_ECHO, out, size)) < 0)
 			atomic_store(&sh->rc[3], rc);
 	}
@@ -117,7 +97,7 @@ echo(struct actor *a, size_t qlen, uint32_t alen, struct actor_msg *r)
 {
 	static unsigned char q[MAXMSG + 64];
 
-	fill(q + sizeof(alen), qlen - sizeof(alen), (uint32_t)qlen);
+	tcheck_fill(q + sizeof(alen), qlen - sizeof(alen), (uint32_t)qlen);
 	memcpy(q, &alen, sizeof(alen));
 	return actor_ask_path(a, "/sink", T_ECHO, q, qlen, LONG_NS, r);
 }
@@ -137,7 +117,7 @@ fn_client(void *arg)
 	CLIENT_CHECK(actor_lookup(a, "/sink", &sink) == 0);
 	sink.incarnation = ACTOR_ANY;
 	for (i = 0; i < TELLS; i++) {
-		fill(b, tell_len[i], (uint32_t)tell_len[i]);
+		tcheck_fill(b, tell_len[i], (uint32_t)tell_len[i]);
 		CLIENT_CHECK(actor_tell(a, sink, T_TELL, b, tell_len[i]) == 0);
 	}
 	for (i = 0; i < WAIT * 10 && atomic_load(&sh->val[0]) +
@@ -148,8 +128,8 @@ fn_client(void *arg)
 		for (k = 0; k < 5; k++) {
 			CLIENT_CHECK(echo(a, alen[i] < 4 ? 4 : alen[i], alen[k],
 			    &r) == 0);
-			CLIENT_CHECK(r.len == alen[k] && intact(r.data, r.len,
-			    alen[k] + 1));
+			CLIENT_CHECK(r.len == alen[k] &&
+			    tcheck_intact(r.data, r.len, alen[k] + 1));
 		}
 	/* Above max_message: refused at once, never cut. */
 	atomic_store(&sh->rc[0], actor_tell(a, sink, T_TELL, b, MAXMSG + 1));
@@ -167,7 +147,7 @@ fn_small_client(void *arg)
 	(void)arg;
 	(void)actor_ready(a);
 	CLIENT_CHECK(echo(a, 100, 8192, &r) == 0 && r.len == 8192 &&
-	    intact(r.data, r.len, 8193));
+	    tcheck_intact(r.data, r.len, 8193));
 	atomic_store(&sh->rc[0], echo(a, 100, 8193, &r));
 	atomic_store(&sh->rc[1], echo(a, 8193, 10, &r));
 	return client_finish(a);

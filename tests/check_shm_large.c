@@ -55,26 +55,6 @@ large_arena(uint32_t cap, enum shm_overflow pol)
 	return a;
 }
 
-static void
-fill(unsigned char *b, size_t len, uint32_t seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		b[i] = (unsigned char)(seed * 131 + i * 7 + (i >> 8));
-}
-
-static bool
-intact(const unsigned char *b, size_t len, uint32_t seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (b[i] != (unsigned char)(seed * 131 + i * 7 + (i >> 8)))
-			return false;
-	return true;
-}
-
 /* A message of len bytes whose content its tag (the seed) says. */
 static int
 send_big(struct shm_producer *p, enum shm_lane lane, uint32_t seed,
@@ -86,7 +66,7 @@ send_big(struct shm_producer *p, enum shm_lane lane, uint32_t seed,
 	memset(&m, 0, sizeof(m));
 	m.tag = seed;
 	m.len = (uint32_t)len;
-	fill(b, len, seed);
+	tcheck_fill(b, len, seed);
 	return shm_send(p, 0, lane, &m, b, timeout_ns);
 }
 
@@ -98,7 +78,7 @@ recv_big(struct shm_arena *a, unsigned lanes, struct shm_msg *m)
 
 	if (rc != 0)
 		return rc;
-	return intact(rbuf, m->len, m->tag) ? 0 : -100;
+	return tcheck_intact(rbuf, m->len, m->tag) ? 0 : -100;
 }
 
 static unsigned
@@ -168,7 +148,7 @@ check_cb(void *arg, enum shm_lane lane, const struct shm_msg *m,
 	unsigned *ok = arg;
 
 	(void)lane;
-	if (intact(payload, m->len, m->tag))
+	if (tcheck_intact(payload, m->len, m->tag))
 		(*ok)++;
 	return 0;
 }
@@ -242,7 +222,7 @@ START_TEST(test_large_slots)
 		ck_assert_int_eq(shm_recv_wait(a, 0, SHM_LANES_INBOX,
 		    SHM_WAIT_SLEEP, 0, 20 * SEC, &m, rbuf, sizeof(rbuf), NULL),
 		    0);
-		ck_assert(intact(rbuf, m.len, m.tag));
+		ck_assert(tcheck_intact(rbuf, m.len, m.tag));
 		ck_assert_uint_eq(m.tag, i < SHM_BIG_MAIN ? i :
 		    1000 + i - SHM_BIG_MAIN);
 	}
@@ -287,7 +267,7 @@ START_TEST(test_large_processes)
 		ck_assert_uint_lt(w, 2);
 		ck_assert_uint_eq(m.tag & 0xffff, next[w]);
 		ck_assert_uint_eq(m.len, (next[w] * 7919u + w) % (MAXMSG + 1));
-		ck_assert_msg(intact(rbuf, m.len, m.tag), "torn: %#x",
+		ck_assert_msg(tcheck_intact(rbuf, m.len, m.tag), "torn: %#x",
 		    m.tag);
 		next[w]++;
 		got++;
@@ -476,7 +456,7 @@ START_TEST(test_large_full_policies)
 		ck_assert(d.reason == SHM_DL_FULL ||
 		    d.reason == SHM_DL_DROPPED_OLDEST ||
 		    d.reason == SHM_DL_DROPPED_NEWEST);
-		ck_assert(intact(d.payload, d.payload_len, d.msg.tag));
+		ck_assert(tcheck_intact(d.payload, d.payload_len, d.msg.tag));
 		ck_assert_uint_eq(d.payload_len, d.msg.len < SHM_DL_PAYLOAD ?
 		    d.msg.len : SHM_DL_PAYLOAD);
 		dl++;
@@ -513,7 +493,7 @@ START_TEST(test_large_coalesce)
 			m.flags = SHM_MSG_COALESCE;
 			m.corr = k + 1;
 			m.len = (i + k) % 2 ? MAXMSG - i : 8;
-			fill(b, m.len, m.tag);
+			tcheck_fill(b, m.len, m.tag);
 			ck_assert_int_eq(shm_send(p, 0, SHM_LANE_MAIN, &m, b,
 			    0), 0);
 		}
@@ -582,7 +562,7 @@ START_TEST(test_large_scribbled_lengths)
 		    sizeof(rbuf), NULL)) == 0) {
 			ck_assert_uint_le(m.len, MAXMSG);
 			got++;
-			whole += intact(rbuf, m.len, m.tag);
+			whole += tcheck_intact(rbuf, m.len, m.tag);
 		}
 		ck_assert_int_eq(rc, SHM_EEMPTY);
 	}

@@ -1,7 +1,7 @@
 /*
  * tcheck.c: the runner every tests/check_*.c main() calls (tcheck.h), so
  * that each binary only builds its suite, and probes of other processes
- * that several tests read.
+ * that several tests read, and the byte pattern of large-message tests.
  */
 #include <sys/stat.h>
 
@@ -69,4 +69,31 @@ tcheck_copy_public(const char *src, const char *dir, char *dst, size_t size)
 	/* mkdtemp makes a directory 0700: let others walk into it. */
 	ck_assert_int_eq(chmod(dir, 0755), 0);
 	return dst;
+}
+
+/* The byte of a test pattern at i: it changes with both i and the seed. */
+static unsigned char
+pattern_byte(size_t i, uint32_t seed)
+{
+	return (unsigned char)(seed * 131 + i * 7 + (i >> 8));
+}
+
+void
+tcheck_fill(unsigned char *b, size_t len, uint32_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		b[i] = pattern_byte(i, seed);
+}
+
+bool
+tcheck_intact(const unsigned char *b, size_t len, uint32_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (b[i] != pattern_byte(i, seed))
+			return false;
+	return true;
 }

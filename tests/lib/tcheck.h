@@ -1,6 +1,6 @@
 /*
  * tcheck.h: what every Check test binary shares: the runner its main()
- * calls, and small probes of other processes.
+ * calls, small probes of other processes, and a byte pattern.
  *
  * Owned by tests/lib/tcheck.c.  Tests only.
  */
@@ -10,9 +10,16 @@
 #include <check.h>
 #include <sys/types.h>
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
 /* tcheck.c */
 int	 tcheck_run(Suite *);		/* runs it all: EXIT_SUCCESS or not */
 long	 tcheck_ctxt_switches(pid_t);	/* voluntary + not; -1: no such pid */
+/* len bytes of a pattern its seed says, and whether b still holds it whole. */
+void	 tcheck_fill(unsigned char *b, size_t len, uint32_t seed);
+bool	 tcheck_intact(const unsigned char *b, size_t len, uint32_t seed);
 /*
  * A copy of the program src in dir, that any user can run, its path in
  * dst; dir is opened to others (0755).  For a program run as another user
