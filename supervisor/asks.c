@@ -8,8 +8,10 @@
  * timeout needs no polling, and an idle actord makes no system call.
  *
  * It owns ad->self_actor, the doorbell and the asks in flight.  It must
- * never wait (every libactor call here has a zero timeout) and never
- * decide what an answer means to a client: the callback does.
+ * never wait (every libactor call here either has a zero timeout or, for
+ * an ask, ACTOR_ASK_NO_WAIT: a full mailbox refuses the ask at once, as
+ * it refuses actorctl's tell, and its timeout bounds only the answer)
+ * and never decide what an answer means to a client: the callback does.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -119,8 +121,8 @@ asks_send(struct actord *ad, uint32_t mbox, uint32_t tag, const void *data,
 		return ACTOR_ENOMAILBOX;
 	ref.index = mbox;
 	ref.incarnation = ACTOR_ANY;
-	rc = actor_ask_send(ad->self_actor, ref, tag, data, len,
-	    (int64_t)timeout_ms * 1000000, &corr);
+	rc = actor_ask_send_with(ad->self_actor, ref, tag, data, len,
+	    (int64_t)timeout_ms * 1000000, ACTOR_ASK_NO_WAIT, &corr);
 	if (rc < 0)
 		return rc;
 	return track(ad, corr, timeout_ms, fn, arg, out);
@@ -141,7 +143,7 @@ asks_send_remote(struct actord *ad, const char *path, uint32_t tag,
 	if ((rc = remote_path_env(path, tag, data, len, &env)) <= 0)
 		return rc == 0 ? ACTOR_EINVAL : rc;
 	rc = remote_ask_send(ad->self_actor, &env,
-	    (int64_t)timeout_ms * 1000000, &corr);
+	    (int64_t)timeout_ms * 1000000, ACTOR_ASK_NO_WAIT, &corr);
 	if (rc < 0)
 		return rc;
 	return track(ad, corr, timeout_ms, fn, arg, out);

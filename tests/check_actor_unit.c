@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shm/shm.h"
@@ -386,6 +387,43 @@ START_TEST(many_asks_in_flight)
 	ck_assert_uint_eq(actor_asks_pending(asker), 0);
 	actor_close(asker);
 	actor_close(srv);
+	shm_detach(ar);
+}
+END_TEST
+
+/*
+ * ACTOR_ASK_NO_WAIT: an ask to a full "block" mailbox fails at once with
+ * ACTOR_EFULL and a dead letter, whatever its timeout, and leaves no ask
+ * in flight; with room, it is sent and its timeout bounds the answer.
+ */
+START_TEST(ask_no_wait_refused_when_full)
+{
+	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 2);
+	struct actor *c = open_(ar, 1), *w = open_(ar, 0);
+	struct actor_ref to = { 0, ACTOR_ANY };
+	struct actor_dl_counters dc;
+	struct actor_msg m;
+	struct timespec t0, t1;
+	uint64_t corr;
+
+	ck_assert_int_eq(actor_tell(c, to, 1, NULL, 0), 0);
+	ck_assert_int_eq(actor_tell(c, to, 2, NULL, 0), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(actor_ask_send_with(c, to, 3, "q", 1,
+	    10000000000LL, ACTOR_ASK_NO_WAIT, &corr), ACTOR_EFULL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	/* A correctness bound: the 10 s timeout was not waited for. */
+	ck_assert_int_lt(t1.tv_sec - t0.tv_sec, 5);
+	ck_assert_uint_eq(actor_asks_pending(c), 0);
+	actor_dl_counters(ar, &dc);
+	ck_assert_uint_eq(dc.total, 1);
+	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
+	ck_assert_uint_eq(m.tag, 1);
+	ck_assert_int_eq(actor_ask_send_with(c, to, 3, "q", 1,
+	    10000000000LL, ACTOR_ASK_NO_WAIT, &corr), 0);
+	ck_assert_uint_eq(actor_asks_pending(c), 1);
+	actor_close(w);
+	actor_close(c);
 	shm_detach(ar);
 }
 END_TEST
@@ -1353,6 +1391,7 @@ unit_suite(void)
 	tcase_add_test(tc, many_asks_in_flight);
 	tcase_add_test(tc, application_error_code_and_text);
 	tcase_add_test(tc, tell_by_policy);
+	tcase_add_test(tc, ask_no_wait_refused_when_full);
 	tcase_add_test(tc, torn_commit_keeps_previous);
 	tcase_add_test(tc, while_down_policies);
 	tcase_add_test(tc, terminated_burst_is_owed_not_lost);

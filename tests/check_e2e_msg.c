@@ -295,6 +295,40 @@ START_TEST(ask_crash_fails_at_once)
 END_TEST
 
 /*
+ * actord never waits on a worker's mailbox: /echo stopped (SIGSTOP) with
+ * its mailbox full, an ask through actord fails at once with "mailbox
+ * full", as a tell does, instead of holding actord's loop for the ask's
+ * timeout; the refused ask is a dead letter.  Resumed, /echo answers.
+ */
+START_TEST(ask_full_mailbox_refused_at_once)
+{
+	struct ctltest_out o;
+	pid_t pid;
+	int i;
+	bool full = false;
+
+	start_daemon(NULL, NULL);
+	ask_is("/echo", "warm");
+	pid = (pid_t)ctltest_node_num(&srv, "/echo", "pid");
+	ck_assert_int_gt(pid, 1);
+	ck_assert_int_eq(kill(pid, SIGSTOP), 0);
+	for (i = 0; i < 64 && !full; i++) {	/* capacity 16 */
+		RUN(&o, "send", "/echo", "4", "fill");
+		full = o.status != 0;
+		if (full)
+			ctltest_expect(&o, ACTORCTL_EXIT_FAILED, "mailbox full");
+		ctltest_out_free(&o);
+	}
+	ck_assert_msg(full, "64 tells to a stopped /echo all queued");
+	ask_fails_at_once("/echo", "1", "refused", "mailbox full");
+	ck_assert_int_eq(kill(pid, SIGCONT), 0);
+	ask_is("/echo", "after");
+	ck_assert_msg(stats_num("/echo", "deadlettered") >= 2,
+	    "deadlettered %g", stats_num("/echo", "deadlettered"));
+}
+END_TEST
+
+/*
  * An answer that comes after its ask timed out is dropped, never handed
  * to the next ask; a client that goes away mid-ask is forgotten; then
  * actord is idle again: no timer left, no system call.
@@ -671,6 +705,7 @@ suite(void)
 	tcase_add_test(tc, ask_timeout);
 	tcase_add_test(tc, coalesce_latest_value_wins);
 	tcase_add_test(tc, ask_crash_fails_at_once);
+	tcase_add_test(tc, ask_full_mailbox_refused_at_once);
 	tcase_add_test(tc, ask_during_backoff_fails_at_once);
 	tcase_add_test(tc, late_answer_cancelled_client_then_idle);
 	tcase_add_test(tc, send_reaches_worker);

@@ -123,6 +123,10 @@ struct actor_ref {
 #define ACTOR_ASK_WAIT_UP	0x0001u	/* a down actor: wait for its restart
 					   within the timeout, instead of
 					   ACTOR_EDOWN at once */
+#define ACTOR_ASK_NO_WAIT	0x0002u	/* a full mailbox: ACTOR_EFULL at
+					   once (its overflow policy and
+					   dead letter as for a tell with no
+					   timeout), never a wait for room */
 
 /* A received message: data is good until the next receive. */
 struct actor_msg {

@@ -235,7 +235,8 @@ actor_ask_send_with(struct actor *a, struct actor_ref ref, uint32_t tag,
  * Send an ask; *corr is its correlation id and *deadline when it times
  * out: the send's own clock reading plus timeout_ns, so a send that
  * waits for room in a full mailbox counts against the ask's timeout, and
- * an ask costs no clock reading of its own.
+ * an ask costs no clock reading of its own.  With ACTOR_ASK_NO_WAIT the
+ * send never waits for room (timeout 0); timeout_ns bounds the answer.
  */
 static int
 ask_post(struct actor *a, struct actor_ref ref, uint32_t tag,
@@ -261,8 +262,8 @@ ask_post(struct actor *a, struct actor_ref ref, uint32_t tag,
 		if ((rc = remote_gateway(a, &gw)) < 0 || (rc = remote_env_put(
 		    &env, &buf, &blen, stack, sizeof(stack))) < 0)
 			return rc;
-		rc = ask_post(a, gw, REMOTE_TAG, buf, blen, timeout_ns, 0,
-		    corr, deadline);
+		rc = ask_post(a, gw, REMOTE_TAG, buf, blen, timeout_ns,
+		    flags & ACTOR_ASK_NO_WAIT, corr, deadline);
 		if (buf != stack)
 			free(buf);
 		return rc;
@@ -277,8 +278,9 @@ ask_post(struct actor *a, struct actor_ref ref, uint32_t tag,
 	m.flags = SHM_MSG_ASK;
 	m.corr = id | (uint64_t)(ref.incarnation & CORR_INC_MASK) <<
 	    CORR_INC_SHIFT;
-	if ((rc = send_stamped(a, ref, SHM_LANE_MAIN, &m, data, timeout_ns,
-	    flags, &started)) < 0) {
+	if ((rc = send_stamped(a, ref, SHM_LANE_MAIN, &m, data,
+	    (flags & ACTOR_ASK_NO_WAIT) ? 0 : timeout_ns, flags,
+	    &started)) < 0) {
 		slot_unsend(a, m.corr);
 		return rc;
 	}

@@ -22,7 +22,7 @@
 
 static int	 wrap(struct actor *, const struct remote_env *,
 		    struct actor_ref *, void **, size_t *, void *, size_t);
-static int	 ask(struct actor *, struct remote_env *, int64_t,
+static int	 ask(struct actor *, struct remote_env *, int64_t, unsigned,
 		    struct actor_msg *, uint64_t *);
 
 /* The local gateway's mailbox, the live incarnation.  ACTOR_ENOENT: none. */
@@ -75,7 +75,7 @@ remote_tell(struct actor *a, struct remote_env *env, int64_t timeout_ns)
 /* An ask (or a lookup) of env; reply NULL: only sent, *corr its id. */
 static int
 ask(struct actor *a, struct remote_env *env, int64_t timeout_ns,
-    struct actor_msg *reply, uint64_t *corr)
+    unsigned flags, struct actor_msg *reply, uint64_t *corr)
 {
 	struct actor_ref gw;
 	uint8_t stack[1024];
@@ -88,8 +88,8 @@ ask(struct actor *a, struct remote_env *env, int64_t timeout_ns,
 	if (reply != NULL)
 		rc = actor_ask(a, gw, REMOTE_TAG, buf, len, timeout_ns, reply);
 	else
-		rc = actor_ask_send(a, gw, REMOTE_TAG, buf, len, timeout_ns,
-		    corr);
+		rc = actor_ask_send_with(a, gw, REMOTE_TAG, buf, len,
+		    timeout_ns, flags, corr);
 	if (buf != stack)
 		free(buf);
 	return rc;
@@ -101,15 +101,15 @@ remote_ask(struct actor *a, struct remote_env *env, int64_t timeout_ns,
 {
 	if (env->kind != WK_LOOKUP)
 		env->kind = WK_ASK;
-	return ask(a, env, timeout_ns, reply, NULL);
+	return ask(a, env, timeout_ns, 0, reply, NULL);
 }
 
 int
 remote_ask_send(struct actor *a, struct remote_env *env, int64_t timeout_ns,
-    uint64_t *corr)
+    unsigned flags, uint64_t *corr)
 {
 	env->kind = WK_ASK;
-	return ask(a, env, timeout_ns, NULL, corr);
+	return ask(a, env, timeout_ns, flags, NULL, corr);
 }
 
 /*

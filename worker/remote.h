@@ -268,7 +268,7 @@ int	 remote_tell(struct actor *, struct remote_env *, int64_t timeout_ns);
 int	 remote_ask(struct actor *, struct remote_env *, int64_t timeout_ns,
 	    struct actor_msg *reply);
 int	 remote_ask_send(struct actor *, struct remote_env *,
-	    int64_t timeout_ns, uint64_t *corr);
+	    int64_t timeout_ns, unsigned flags, uint64_t *corr);
 int	 remote_lookup(struct actor *, const char *path, struct actor_ref *);
 int	 remote_path_env(const char *path, uint32_t tag, const void *data,
 	    size_t len, struct remote_env *);
