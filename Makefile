@@ -23,7 +23,7 @@ VERSION	 = 0.1.0
 SOVER	 = 0
 
 CC	?= cc
-PKGS	 = libzmq libsodium check libbsd libconfig
+PKGS	 = libzmq libsodium check libconfig
 
 # Install what is missing before the first compile, but never for 'clean'.
 ifneq ($(filter-out clean distclean,$(or $(MAKECMDGOALS),all)),)
@@ -38,7 +38,6 @@ endif
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 ZMQ_LIBS   := $(shell pkg-config --libs libzmq libsodium 2>/dev/null)
-BSD_LIBS   := $(shell pkg-config --libs libbsd 2>/dev/null)
 CONF_LIBS  := $(shell pkg-config --libs libconfig 2>/dev/null)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 
@@ -75,7 +74,7 @@ LIB_CFLAGS =
 LTO_LINK   =
 AR	   = ar
 endif
-LDLIBS	 = $(CONF_LIBS) $(ZMQ_LIBS) $(BSD_LIBS) -lpthread -lm
+LDLIBS	 = $(CONF_LIBS) $(ZMQ_LIBS) -lpthread -lm
 
 # --- sources, found by directory ---------------------------------------------
 # The control protocol's codec and client side are libactor's too: its
