@@ -95,10 +95,21 @@ struct plan_ref {
 	uint64_t	 id;
 };
 
+/*
+ * A list of children in order (plan.c).  Taking one out leaves a hole in
+ * its place (n == NULL), so that nothing moves and a walk over the list
+ * may take out what it walks over; the holes go when they outnumber the
+ * children (plan_tidy, at the start of a step).  Each child knows its
+ * place (node->plan_at), so that membership, adding and taking out cost
+ * the same whatever the length: a set restart of N children is O(N).
+ */
 struct plan_list {
 	struct plan_ref	*v;
-	size_t		 n;
+	size_t		 n;		/* places used in v, holes included */
 	size_t		 cap;
+	size_t		 first;		/* no child in v before it */
+	size_t		 holes;
+	size_t		 scan;		/* a parallel stop: asked before it */
 };
 
 struct plan {
@@ -187,6 +198,7 @@ struct node {
 	size_t		 nkids;
 	size_t		 kidcap;
 	size_t		 at;		/* its place in parent->kids (tree.c) */
+	size_t		 plan_at[2];	/* in parent's stop, start list (plan.c) */
 	struct plan	 plan;		/* what it is doing, by identity */
 	struct timer	 op_timer;	/* a restart's backoff; a group's kill */
 	uint64_t	*decisions;	/* restart decision times, ms */
@@ -343,6 +355,11 @@ size_t	 output_read(const struct node *, uint64_t cursor, char *buf,
 bool	 plan_has(const struct plan_list *, const struct node *);
 void	 plan_add(struct plan_list *, struct node *);
 bool	 plan_del(struct plan_list *, const struct node *);
+void	 plan_del_at(struct plan_list *, size_t);
+size_t	 plan_next(const struct plan_list *, size_t);
+size_t	 plan_count(const struct plan_list *);
+void	 plan_tidy(struct plan_list *);
+void	 plan_list_clear(struct plan_list *);
 void	 plan_sort(struct plan_list *, bool descending);
 void	 plan_forget(struct plan *, const struct node *);
 void	 plan_clear(struct plan *);

@@ -340,33 +340,56 @@ run_step(struct node *s)
 	}
 }
 
+/*
+ * Stop the children of the stop list, last first: one at a time, each
+ * after the one before is down, or (parallel) all at once.  Each call
+ * costs O(1) over time: the list's head moves past the children down, and
+ * a parallel stop goes on from where it left (scan) to ask the others.
+ */
 static bool
 stop_step(struct node *s)
 {
 	struct plan *p = &s->plan;
+	struct plan_list *l = &p->stop;
 	struct node *c;
-	size_t i = 0;
-	bool busy = false;
+	size_t i;
 
-	while (i < p->stop.n) {
-		c = p->stop.v[i].n;
-		if (!plan_ref_live(&p->stop.v[i]) || node_is_down(c)) {
-			plan_del(&p->stop, c);
+	plan_tidy(l);
+	i = plan_next(l, p->parallel && l->scan > l->first ? l->scan :
+	    l->first);
+	for (; i < l->n; i = plan_next(l, i + 1)) {
+		c = l->v[i].n;
+		if (!plan_ref_live(&l->v[i]) || node_is_down(c)) {
+			plan_del_at(l, i);
 			continue;
 		}
-		busy = true;
 		if (c->state != NS_STOPPING) {
+			l->scan = i + 1;
 			p->in_stop = true;
 			node_stop(c);
 			p->in_stop = false;
 			return true;
 		}
 		if (!p->parallel)
-			break;
-		i++;
+			return false;	/* the one before is not down yet */
+		l->scan = i + 1;
 	}
-	if (!busy) {
+	/* Every child asked (parallel): those down leave from the head. */
+	for (i = l->first; i < l->n; i = plan_next(l, i + 1)) {
+		c = l->v[i].n;
+		if (plan_ref_live(&l->v[i]) && !node_is_down(c))
+			break;
+		plan_del_at(l, i);
+	}
+	if (plan_count(l) == 0) {
 		stop_done(s);
+		return true;
+	}
+	c = l->v[l->first].n;
+	if (c->state != NS_STOPPING) {	/* asked, and up again: ask again */
+		p->in_stop = true;
+		node_stop(c);
+		p->in_stop = false;
 		return true;
 	}
 	/* A group's instances stop in parallel under one timer. */
@@ -377,19 +400,25 @@ stop_step(struct node *s)
 	return false;
 }
 
+/*
+ * Start the children of the start list in order: one at a time, each
+ * after the one before is running, or (parallel) START_AT_ONCE at a time.
+ */
 static bool
 start_step(struct node *s)
 {
 	struct plan *p = &s->plan;
+	struct plan_list *l = &p->start;
 	struct node *c;
-	size_t i = 0, starting = 0;
+	size_t i, starting = 0;
 
-	while (i < p->start.n) {
-		c = p->start.v[i].n;
-		if (!plan_ref_live(&p->start.v[i]) || c->state == NS_RUNNING ||
+	plan_tidy(l);
+	for (i = l->first; i < l->n; i = plan_next(l, i + 1)) {
+		c = l->v[i].n;
+		if (!plan_ref_live(&l->v[i]) || c->state == NS_RUNNING ||
 		    (p->kind == PLAN_BOOT && timer_pending(&c->backoff))) {
 			/* Up, or (it ran and died) its own restart is due. */
-			plan_del(&p->start, c);
+			plan_del_at(l, i);
 			continue;
 		}
 		if (c->state == NS_STARTING || c->state == NS_STOPPING)
@@ -400,7 +429,6 @@ start_step(struct node *s)
 		}
 		if (!p->parallel || starting >= START_AT_ONCE)
 			break;
-		i++;
 	}
 	if (starting > 0)
 		return false;
@@ -465,18 +493,19 @@ stop_done(struct node *s)
 			node_exited(s, false, s->last_exit);
 		break;
 	case PLAN_RESTART:
-		if (p->start.n == 0) {
+		if (plan_count(&p->start) == 0) {
 			start_done(s);
 			break;
 		}
-		for (i = 0; i < p->start.n; i++)
+		for (i = plan_next(&p->start, p->start.first); i < p->start.n;
+		    i = plan_next(&p->start, i + 1))
 			if (node_is_down(p->start.v[i].n))
 				p->start.v[i].n->state = NS_RESTARTING;
 		delay = next_backoff(s, plan_ref_live(&p->trigger) ?
 		    p->trigger.n : NULL);
 		p->phase = PH_WAIT;
 		log_info("%s: restarting %zu children in %u ms", s->path,
-		    p->start.n, delay);
+		    plan_count(&p->start), delay);
 		timer_after(&s->ad->loop, &s->op_timer, delay);
 		break;
 	default:
@@ -569,8 +598,8 @@ plan_stop_all(struct node *s, enum plan_kind kind)
 	timer_cancel(&s->ad->loop, &s->op_timer);
 	p->kind = kind;
 	p->phase = PH_STOP;
-	p->stop.n = 0;
-	p->start.n = 0;
+	plan_list_clear(&p->stop);
+	plan_list_clear(&p->start);
 	p->parallel = s->kind == NODE_GROUP;
 	for (i = s->nkids; i-- > 0;) {
 		c = s->kids[i];

@@ -527,7 +527,8 @@ model_order(struct sim *sim, struct node *n, enum wev ev)
 	p = &s->plan;
 	at = node_index(n);
 	if (ev == WEV_START && n->why == WHY_PLAN && !p->parallel) {
-		for (i = 0; i < p->start.n; i++)
+		for (i = plan_next(&p->start, 0); i < p->start.n;
+		    i = plan_next(&p->start, i + 1))
 			if (node_index(p->start.v[i].n) < at &&
 			    p->start.v[i].n->state != NS_RUNNING)
 				broken(sim, "%s started before %s", n->path,
@@ -535,7 +536,8 @@ model_order(struct sim *sim, struct node *n, enum wev ev)
 	}
 	if (ev == WEV_STOP && p->in_stop && !p->parallel &&
 	    plan_has(&p->stop, n)) {
-		for (i = 0; i < p->stop.n; i++)
+		for (i = plan_next(&p->stop, 0); i < p->stop.n;
+		    i = plan_next(&p->stop, i + 1))
 			if (node_index(p->stop.v[i].n) > at &&
 			    !node_is_down(p->stop.v[i].n))
 				broken(sim, "%s stopped before %s", n->path,
@@ -674,12 +676,14 @@ plan_moves(const struct node *s)
 	case PH_WAIT:
 		return timer_pending(&s->op_timer);
 	case PH_STOP:
-		for (i = 0; i < p->stop.n; i++)
+		for (i = plan_next(&p->stop, 0); i < p->stop.n;
+		    i = plan_next(&p->stop, i + 1))
 			if (p->stop.v[i].n->state == NS_STOPPING)
 				return true;
 		return false;
 	case PH_START:
-		for (i = 0; i < p->start.n; i++)
+		for (i = plan_next(&p->start, 0); i < p->start.n;
+		    i = plan_next(&p->start, i + 1))
 			if (p->start.v[i].n->state == NS_STARTING ||
 			    p->start.v[i].n->state == NS_STOPPING)
 				return true;
@@ -692,12 +696,27 @@ static void
 check_list(struct sim *sim, const struct node *s, const struct plan_list *l,
     const char *what)
 {
-	size_t i;
+	size_t i, holes = 0;
 
-	for (i = 0; i < l->n; i++)
+	/* Holes anywhere; no child before the head; each knows its place. */
+	for (i = 0; i < l->n; i++) {
+		if (l->v[i].n == NULL) {
+			holes++;
+			continue;
+		}
+		if (i < l->first)
+			broken(sim, "%s: %s list has a child before its head",
+			    s->path, what);
 		if (!plan_ref_live(&l->v[i]) || l->v[i].n->parent != s)
 			broken(sim, "%s: %s list names a child that is not "
 			    "its", s->path, what);
+		else if (!plan_has(l, l->v[i].n))
+			broken(sim, "%s: %s list: %s does not know its place",
+			    s->path, what, l->v[i].n->path);
+	}
+	if (holes != l->holes)
+		broken(sim, "%s: %s list counts %zu holes, has %zu", s->path,
+		    what, l->holes, holes);
 }
 
 static void
@@ -1181,10 +1200,12 @@ dump(const struct node *n, int depth)
 	if (n->kind != NODE_WORKER) {
 		fprintf(stderr, " plan %s phase %d stop [",
 		    plan_kind_name(n->plan.kind), (int)n->plan.phase);
-		for (i = 0; i < n->plan.stop.n; i++)
+		for (i = plan_next(&n->plan.stop, 0); i < n->plan.stop.n;
+		    i = plan_next(&n->plan.stop, i + 1))
 			fprintf(stderr, " %s", n->plan.stop.v[i].n->name);
 		fprintf(stderr, " ] start [");
-		for (i = 0; i < n->plan.start.n; i++)
+		for (i = plan_next(&n->plan.start, 0); i < n->plan.start.n;
+		    i = plan_next(&n->plan.start, i + 1))
 			fprintf(stderr, " %s", n->plan.start.v[i].n->name);
 		fprintf(stderr, " ]%s", timer_pending(&n->op_timer) ?
 		    " (timer)" : "");
