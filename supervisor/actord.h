@@ -146,6 +146,7 @@ struct node {
 	struct actord	*ad;
 	struct node	*parent;
 	struct node	*next_all;	/* every node of the tree */
+	struct node	*prev_all;	/* (tree.c: taken out in O(1)) */
 	struct node	*pid_next;	/* same pid bucket (tree.c, node_set_pid) */
 	char		 name[SPEC_NAME_MAX + 1];
 	char		 path[SPEC_PATH_MAX];
@@ -170,7 +171,8 @@ struct node {
 	bool		 we_signalled;	/* actord sent the fatal signal */
 	bool		 start_failing;	/* killed for a failed start */
 	struct timer	 timer;		/* start timeout, then kill timeout */
-	struct output	*out;
+	struct output	*out;		/* this incarnation's output */
+	struct output	*outs;		/* every output naming it (output.c) */
 	char		 start_cause[256];
 
 	/* Seen by the parent supervisor. */

@@ -26,8 +26,15 @@
 #define OUT_BUF		4096
 #define OUT_TAIL	4096	/* bytes of recent output kept per node */
 
+/*
+ * Every output is on actord's list and, while its node lives, on its
+ * node's (an incarnation's pipe may outlive it, draining): both doubly
+ * linked, so that a pipe closed at each death and a node freed cost O(1)
+ * whatever the number of workers.
+ */
 struct output {
-	struct output	*next;
+	struct output	*next, *prev;	/* ad->outputs */
+	struct output	*sib_next, *sib_prev;	/* node->outs */
 	struct actord	*ad;
 	struct node	*node;		/* NULL once the node went away */
 	struct ev	 ev;
@@ -48,6 +55,7 @@ static void	rotate(struct output *);
 static void	out_close(struct output *);
 static void	flush_lines(struct output *, bool);
 static void	tail_append(struct node *, const char *, size_t);
+static void	unlink_node(struct output *);
 
 /* Open the pipe for a new incarnation; *child_end goes to fds 1 and 2. */
 int
@@ -88,10 +96,36 @@ output_open(struct node *n, int *child_end)
 		return -1;
 	}
 	o->next = n->ad->outputs;
+	if (o->next != NULL)
+		o->next->prev = o;
 	n->ad->outputs = o;
+	o->sib_next = n->outs;
+	if (o->sib_next != NULL)
+		o->sib_next->sib_prev = o;
+	n->outs = o;
 	*child_end = p[1];
 	n->out = o;
 	return 0;
+}
+
+/* o no longer names its node (gone, or o closed). */
+static void
+unlink_node(struct output *o)
+{
+	struct node *n = o->node;
+
+	if (n == NULL)
+		return;
+	if (o->sib_prev != NULL)
+		o->sib_prev->sib_next = o->sib_next;
+	else
+		n->outs = o->sib_next;
+	if (o->sib_next != NULL)
+		o->sib_next->sib_prev = o->sib_prev;
+	o->sib_next = o->sib_prev = NULL;
+	if (n->out == o)
+		n->out = NULL;
+	o->node = NULL;
 }
 
 /* The prefix names the incarnation that wrote: set once forked. */
@@ -245,8 +279,6 @@ on_output(void *arg, uint32_t events)
 static void
 out_close(struct output *o)
 {
-	struct output **pp;
-
 	flush_lines(o, true);
 	if (o->dropped > 0)
 		log_warnx("%s: %llu bytes of output dropped", o->prefix,
@@ -255,13 +287,13 @@ out_close(struct output *o)
 	close(o->fd);
 	if (o->logfd != -1)
 		close(o->logfd);
-	if (o->node != NULL && o->node->out == o)
-		o->node->out = NULL;
-	for (pp = &o->ad->outputs; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == o) {
-			*pp = o->next;
-			break;
-		}
+	unlink_node(o);
+	if (o->prev != NULL)
+		o->prev->next = o->next;
+	else
+		o->ad->outputs = o->next;
+	if (o->next != NULL)
+		o->next->prev = o->prev;
 	/* Only its own handler or the exit path closes it: safe to free. */
 	free(o);
 }
@@ -272,16 +304,15 @@ output_node_gone(struct node *n)
 {
 	struct output *o;
 
-	for (o = n->ad->outputs; o != NULL; o = o->next)
-		if (o->node == n) {
-			set_prefix(o);
-			flush_lines(o, true);
-			if (o->logfd != -1) {
-				close(o->logfd);
-				o->logfd = -1;
-			}
-			o->node = NULL;
+	while ((o = n->outs) != NULL) {
+		set_prefix(o);
+		flush_lines(o, true);
+		if (o->logfd != -1) {
+			close(o->logfd);
+			o->logfd = -1;
 		}
+		unlink_node(o);
+	}
 	n->out = NULL;
 }
 

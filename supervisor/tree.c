@@ -60,7 +60,10 @@ node_alloc(struct actord *ad, struct node *parent, const char *name)
 	timer_init(&n->timer, NULL, n);
 	timer_init(&n->backoff, NULL, n);
 	timer_init(&n->op_timer, NULL, n);
+	n->prev_all = NULL;
 	n->next_all = ad->all;
+	if (ad->all != NULL)
+		ad->all->prev_all = n;
 	ad->all = n;
 	return n;
 }
@@ -203,14 +206,18 @@ node_unlink(struct node *n)
 static void
 all_remove(struct node *n)
 {
-	struct node **pp;
+	struct actord *ad = n->ad;
 
-	for (pp = &n->ad->all; *pp != NULL; pp = &(*pp)->next_all)
-		if (*pp == n) {
-			*pp = n->next_all;
-			break;
-		}
-	n->next_all = NULL;
+	/* O(1): a tree of N freed at once is O(N), not O(N^2). */
+	if (n->prev_all != NULL)
+		n->prev_all->next_all = n->next_all;
+	else if (ad->all == n)
+		ad->all = n->next_all;
+	else
+		return;			/* not in the list */
+	if (n->next_all != NULL)
+		n->next_all->prev_all = n->prev_all;
+	n->next_all = n->prev_all = NULL;
 }
 
 /* Release n and its subtree: descriptors and timers now, memory later. */
