@@ -319,6 +319,7 @@ static const struct key sup_keys[] = {
 	KU32("backoff_min", struct sup_spec, backoff_min, 0, MS_MAX, 0),
 	KU32("backoff_max", struct sup_spec, backoff_max, 0, MS_MAX, 0),
 	KU32("min_uptime", struct sup_spec, min_uptime, 0, MS_MAX, 0),
+	KENUM("start", struct sup_spec, start, start_names, 0),
 	KLATER("children"),
 	KEND
 };

@@ -96,6 +96,7 @@ spec_sup_init(struct sup_spec *sup)
 	sup->backoff_min = DEFAULT_BACKOFF_MIN;
 	sup->backoff_max = DEFAULT_BACKOFF_MAX;
 	sup->min_uptime = DEFAULT_MIN_UPTIME;
+	sup->start = START_ORDERED;
 }
 
 /* A mailbox with every default of actord.conf(5). */
@@ -336,7 +337,8 @@ sup_equal(const struct sup_spec *a, const struct sup_spec *b)
 	if (a->strategy != b->strategy || a->intensity != b->intensity ||
 	    a->period != b->period || a->backoff_min != b->backoff_min ||
 	    a->backoff_max != b->backoff_max ||
-	    a->min_uptime != b->min_uptime || a->nchildren != b->nchildren)
+	    a->min_uptime != b->min_uptime || a->start != b->start ||
+	    a->nchildren != b->nchildren)
 		return false;
 	for (i = 0; i < a->nchildren; i++)
 		if (!spec_child_equal(&a->children[i], &b->children[i]))

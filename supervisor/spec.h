@@ -35,7 +35,11 @@ enum ready_mode {
 	READY_ACTOR			/* the libactor worker says so */
 };
 
-/* How a group's instances start (instances > 0). */
+/*
+ * How a group's instances start (instances > 0), and a supervisor's
+ * children: a group's are parallel unless it says ordered, a
+ * supervisor's ordered (OTP) unless it says parallel.
+ */
 enum start_order {
 	START_PARALLEL,			/* all at once: independent siblings */
 	START_ORDERED			/* one at a time, each after the last is ready */
@@ -152,6 +156,7 @@ struct sup_spec {
 	uint32_t	 backoff_min;	/* ms */
 	uint32_t	 backoff_max;	/* ms */
 	uint32_t	 min_uptime;	/* ms */
+	enum start_order start;		/* its children's (and stops') */
 	struct child_spec *children;	/* in start order */
 	size_t		 nchildren;
 };

@@ -8,7 +8,11 @@
  * START_AT_ONCE at a time (unless the group says start = "ordered"), so a
  * group of N starts in about the time of its slowest instance, not N
  * times that.  A supervisor's own children start in order, each after the
- * one before is ready, as OTP's do: a child may depend on an earlier one.
+ * one before is ready, and stop last first, each after the one after it
+ * is down, as OTP's do: a child may depend on an earlier one.  A
+ * supervisor that says start = "parallel" has independent children: they
+ * start and stop as a group's instances do (sup_parallel), at its boot,
+ * in a set restart (one_for_all, rest_for_one) and when it stops.
  *
  * A supervisor decides as supervisor.erl does: when a child dies, fails
  * to start or the supervisor must stop, it computes at once the children
@@ -61,6 +65,7 @@ static void	schedule_restart(struct node *, struct node *);
 static void	on_backoff(void *);
 static void	on_op_timer(void *);
 static bool	stop_kind(enum plan_kind);
+static bool	sup_parallel(const struct node *);
 static bool	stop_asked(const struct node *, const struct node *);
 static void	after_stopped(struct node *, struct node *);
 static void	child_started(struct node *, struct node *, bool,
@@ -138,6 +143,19 @@ sup_decisions_in_period(struct node *s)
 	    loop_now(&s->ad->loop),
 	    (uint64_t)s->ss->period * 1000);
 	return s->ndecisions;
+}
+
+/*
+ * Are s's children independent siblings, started (and stopped) all at
+ * once?  A group's instances unless it says start = "ordered"; a
+ * supervisor's children if it says start = "parallel".
+ */
+static bool
+sup_parallel(const struct node *s)
+{
+	if (s->kind == NODE_GROUP)
+		return s->cs != NULL && s->cs->start == START_PARALLEL;
+	return s->ss != NULL && s->ss->start == START_PARALLEL;
 }
 
 static bool
@@ -562,9 +580,8 @@ sup_boot(struct node *s)
 	p->kind = PLAN_BOOT;
 	p->phase = PH_START;
 	p->report = true;
-	/* A group's instances are independent: all at once (top of file). */
-	p->parallel = s->kind == NODE_GROUP && s->cs != NULL &&
-	    s->cs->start == START_PARALLEL;
+	/* Independent children: all at once (top of file). */
+	p->parallel = sup_parallel(s);
 	for (i = 0; i < s->nkids; i++)
 		plan_add(&p->start, s->kids[i]);
 	log_debug("%s: starting %zu children", s->path, s->nkids);
@@ -600,7 +617,7 @@ plan_stop_all(struct node *s, enum plan_kind kind)
 	p->phase = PH_STOP;
 	plan_list_clear(&p->stop);
 	plan_list_clear(&p->start);
-	p->parallel = s->kind == NODE_GROUP;
+	p->parallel = s->kind == NODE_GROUP || sup_parallel(s);
 	for (i = s->nkids; i-- > 0;) {
 		c = s->kids[i];
 		end_restarting(c);
@@ -632,7 +649,7 @@ plan_restart(struct node *s, struct node *c, const char *cause)
 	/* A death during a boot: the boot ends with the restart. */
 	p->kind = PLAN_RESTART;
 	p->phase = PH_STOP;
-	p->parallel = false;
+	p->parallel = sup_parallel(s);
 	timer_cancel(&s->ad->loop, &s->op_timer);
 	for (i = from; i < s->nkids; i++) {
 		k = s->kids[i];

@@ -142,6 +142,9 @@ static const struct bad bad_configs[] = {
 	{ SUP("intensity = -1;"),
 	  "t.conf:2: supervisor.intensity: expected an integer from 0 to "
 	  "10000, got -1" },
+	{ SUP("start = \"sideways\";"),
+	  "t.conf:2: supervisor.start: expected parallel or ordered, got "
+	  "\"sideways\"" },
 	{ SUP("period = 0;"),
 	  "t.conf:2: supervisor.period: expected an integer from 1 to 86400, "
 	  "got 0" },
@@ -473,8 +476,26 @@ START_TEST(defaults)
 	ck_assert_uint_eq(spec->root.backoff_min, DEFAULT_BACKOFF_MIN);
 	ck_assert_uint_eq(spec->root.backoff_max, DEFAULT_BACKOFF_MAX);
 	ck_assert_uint_eq(spec->root.min_uptime, DEFAULT_MIN_UPTIME);
+	ck_assert_int_eq(spec->root.start, START_ORDERED);
 	ck_assert_uint_eq(spec->root.nchildren, 0);
 	ck_assert_ptr_null(spec->root.children);
+	spec_free(spec);
+}
+END_TEST
+
+/* A supervisor's start: ordered unless it says parallel, nested too. */
+START_TEST(supervisor_start)
+{
+	struct actord_spec *spec;
+
+	spec = parse_ok("supervisor = { start = \"parallel\"; children = (\n"
+	    "{ name = \"s\"; supervisor = { children = (\n"
+	    "{ name = \"w\"; exec = [\"/bin/true\"]; } ); }; },\n"
+	    "{ name = \"t\"; supervisor = { start = \"ordered\"; "
+	    "children = (); }; } ); };\n");
+	ck_assert_int_eq(spec->root.start, START_PARALLEL);
+	ck_assert_int_eq(spec->root.children[0].sup->start, START_ORDERED);
+	ck_assert_int_eq(spec->root.children[1].sup->start, START_ORDERED);
 	spec_free(spec);
 }
 END_TEST
@@ -1411,6 +1432,7 @@ config_suite(void)
 	tcase_set_timeout(tc, 10);
 	tcase_add_test(tc, defaults);
 	tcase_add_test(tc, worker_defaults);
+	tcase_add_test(tc, supervisor_start);
 	tcase_add_test(tc, full_example_fields);
 	tcase_add_test(tc, shutdown_limits_and_big_numbers);
 	tcase_add_test(tc, mailbox_keys);

@@ -1031,6 +1031,71 @@ START_TEST(group_starts_in_parallel)
 }
 END_TEST
 
+/*
+ * /a says it is ready only once /c has started as many times as /a has,
+ * its own start included: only a supervisor that starts its children
+ * together gets there (in order, /c waits for /a, which fails its start).
+ */
+static int
+fn_a_waits_for_c(void *arg)
+{
+	const char *path = getenv("ACTORD_PATH");
+	int i, mine;
+
+	(void)arg;
+	ts_record("start");
+	if (path != NULL && strcmp(path, "/a") == 0) {
+		mine = ts_record_count("start /a");
+		for (i = 0; i < 3000 && ts_record_count("start /c") < mine;
+		    i++)
+			usleep(10000);
+		if (i == 3000)
+			ts_record("alone");
+	}
+	ts_ready();
+	for (;;)
+		pause();
+	return 0;
+}
+
+/*
+ * A supervisor that says start = "parallel" starts its children together
+ * at its boot and again in a one_for_all restart, after stopping them.
+ */
+START_TEST(parallel_supervisor_restarts_its_set_together)
+{
+	struct actord_spec *spec = ts_spec();
+	struct actord *ad;
+	const char *k;
+	pid_t a;
+
+	spec->root.strategy = STRATEGY_ONE_FOR_ALL;
+	spec->root.start = START_PARALLEL;
+	for (k = "abc"; *k != '\0'; k++) {
+		char name[2] = { *k, '\0' };
+
+		ts_add_fn(&spec->root, name, fn_a_waits_for_c, NULL)->
+		    start_timeout = 60000;
+	}
+	ad = ts_actord(spec);
+	actord_boot(ad);
+	ck_assert_msg(ts_wait_state(ad, "/", NS_RUNNING, 40000),
+	    "root not running: %s", ad->message);
+	a = ts_pid(ad, "/a");
+	ck_assert_int_eq(kill(ts_pid(ad, "/b"), SIGKILL), 0);
+	ck_assert(ts_wait_new_pid(ad, "/a", a, WAIT));
+	ck_assert_msg(ts_wait_state(ad, "/", NS_RUNNING, 40000),
+	    "root not running: %s", ad->message);
+	ck_assert(ts_wait_state(ad, "/a", NS_RUNNING, 40000));
+	ck_assert_int_eq(ts_record_count("alone"), 0);
+	ck_assert_int_eq(ts_record_count("start /a"), 2);
+	ck_assert_int_eq(ts_record_count("start /b"), 2);
+	ck_assert_int_eq(ts_record_count("start /c"), 2);
+	ck_assert_uint_eq(sup_decisions_in_period(ad->root), 1);
+	actord_free(ad);
+}
+END_TEST
+
 /* start = "ordered": /g/k starts only once /g/k-1 said it is ready. */
 static int
 fn_check_order(void *arg)
@@ -1166,6 +1231,7 @@ suite(void)
 	tcase_add_test(tc, pid_index_follows_restarts);
 	tcase_add_test(tc, group_starts_in_parallel);
 	tcase_add_test(tc, group_ordered_start_waits_for_each);
+	tcase_add_test(tc, parallel_supervisor_restarts_its_set_together);
 	suite_add_tcase(s, tc);
 	return s;
 }
