@@ -32,7 +32,9 @@
  *          below tail it must hold a message of p (published, released,
  *          taken, or claimed by a live producer), or be consumed, or belong
  *          to the next lap already (others went on meanwhile); at or above
- *          tail it must be free for p.  A claim (seq == p) or a steal mark
+ *          tail it must be free for p (a cell on a page of the memfd never
+ *          written reads as free for its first lap: not read at all, see
+ *          unwritten).  A claim (seq == p) or a steal mark
  *          that no live producer's record names is released; a consumer's
  *          mark (it died handing over) is published again; any other
  *          state is impossible and is reset.  A queued message lost that
@@ -46,6 +48,7 @@
  * releases it fails.  The same holds for a steal mark, set by CAS after the
  * record.
  */
+#include <errno.h>
 #include <unistd.h>
 
 #include "shm/shm_impl.h"
@@ -64,6 +67,7 @@ struct lane_fix {
 	struct shm_lane_local *l;
 	struct shm_repair *r;
 	pid_t		 self;
+	uint64_t	 data_until;	/* positions below: on written pages */
 };
 
 static int	 fix_ends(struct lane_fix *);
@@ -79,6 +83,7 @@ static bool	 owned(struct lane_fix *, uint64_t, unsigned, unsigned);
 static void	 lose(struct lane_fix *, uint64_t, const struct shm_msg *);
 static bool	 cas_seq(struct lane_fix *, uint64_t, uint64_t, uint64_t);
 static void	 fix_limit(struct lane_fix *);
+static uint64_t	 unwritten(struct lane_fix *, uint64_t, uint64_t);
 
 static uint64_t
 seq_at(const struct shm_lane_local *l, uint64_t p)
@@ -311,19 +316,65 @@ static void
 fix_cells(struct lane_fix *f)
 {
 	struct shm_lane_ctl *ctl = f->l->ctl;
-	uint64_t	 h, t, p, seq, cap = f->l->cap;
+	uint64_t	 h, t, p, q, seq, cap = f->l->cap;
 
 	t = atomic_load(&ctl->tail);
 	h = atomic_load(&ctl->head);
 	if (h > t || t - h > cap || t >= POS_MAX)
 		return;			/* still moving: fix_ends gave up */
+	f->data_until = 0;
 	for (p = h; p < h + cap; p++) {
+		if (p >= t && p < cap && p >= f->data_until &&
+		    (q = unwritten(f, p, cap)) > p) {
+			p = q - 1;	/* free for their first lap, as fix_free */
+			continue;	/* would find them: nothing to read */
+		}
 		seq = seq_at(f->l, p);
 		if (p < t)
 			fix_queued(f, p, seq);
 		else
 			fix_free(f, p, seq);
 	}
+}
+
+/*
+ * Positions p (of the first lap: p < end <= capacity) whose cells lie in
+ * a hole of the arena's memfd: never written, they read as zero, which
+ * is free for p (the number is stored XOR the place, shm_impl.h).  Returns
+ * the first position from p whose number may have been written; a repair
+ * reads no cell before it.  So a repair after each death neither reads
+ * nor (a read of a hole of a memfd allocates it) makes resident the pages
+ * a mailbox never used: most of them, for an actor that hears little.
+ * Pages swapped out are data for SEEK_DATA, never holes.  Sets
+ * f->data_until to the end of the data found, so that one seek serves a
+ * run of written cells.  In doubt (a quarantine's mapping, no memfd, an
+ * error): p, every cell is read.
+ */
+static uint64_t
+unwritten(struct lane_fix *f, uint64_t p, uint64_t end)
+{
+	const struct shm_arena *a = f->a;
+	const unsigned char *c = f->l->cells + p * f->l->cell;
+	off_t o, d, e;
+	uint64_t k;
+
+	if (a->fd < 0 || c < a->base || c >= a->base + a->size)
+		return p;
+	o = (off_t)(c - a->base);
+	if ((d = lseek(a->fd, o, SEEK_DATA)) == -1)
+		return errno == ENXIO ? end : p;	/* holes to the end */
+	if (d <= o) {
+		/* Written: the cells up to the next hole are read. */
+		if ((e = lseek(a->fd, o, SEEK_HOLE)) > o)
+			f->data_until = p + ((uint64_t)(e - o) +
+			    f->l->cell - 1) / f->l->cell;
+		else
+			f->data_until = p + 1;
+		return p;
+	}
+	/* The cells whose number (the first 8 bytes) lies before d. */
+	k = ((uint64_t)(d - o) - sizeof(uint64_t)) / f->l->cell + 1;
+	return p + k < end ? p + k : end;
 }
 
 /*
