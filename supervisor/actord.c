@@ -34,8 +34,10 @@ static void	on_shutdown_timer(void *);
 static void	on_sweep_timer(void *);
 
 #define SWEEP_MS	20	/* a merged SIGCHLD's death is seen this late */
+#define SWEEP_PROBES	4	/* reap_workers per sweep, at most */
 static bool	reap_one(struct actord *, const siginfo_t *);
 static void	reap_pid(struct actord *, pid_t);
+static void	reap_workers(struct actord *);
 static void	notify_manager(const char *);
 static void	finish(struct actord *, int, const char *);
 
@@ -301,12 +303,56 @@ void
 actord_reap(struct actord *ad)
 {
 	siginfo_t si;
+	unsigned walks = 0, probes = 0;
 
 	ready_socket_drain(ad);
 	for (;;) {
 		memset(&si, 0, sizeof(si));
+		walks++;
 		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == -1 ||
-		    si.si_pid <= 0 || !reap_one(ad, &si))
+		    si.si_pid <= 0)
+			break;
+		/*
+		 * Each waitid(P_ALL) makes the kernel walk the children up
+		 * to a zombie.  A worker's zombie found this way is a death
+		 * whose SIGCHLD merged with another: when one merged, many
+		 * did (a group stopped at once), and finding each this way
+		 * would cost a walk of every child per death: O(N^2) for N
+		 * deaths.  So the workers are looked at each by its pid
+		 * instead (reap_workers, O(N)), a few times per sweep at
+		 * most; what P_ALL finds after that is an orphan, or a death
+		 * since.
+		 */
+		if (probes < SWEEP_PROBES && node_by_pid(ad, si.si_pid) !=
+		    NULL) {
+			probes++;
+			reap_workers(ad);
+			continue;
+		}
+		if (!reap_one(ad, &si))
+			break;
+	}
+	if (walks > ad->sweep_walks_max)
+		ad->sweep_walks_max = walks;
+}
+
+/* Every worker that is dead, by its pid: O(1) each. */
+static void
+reap_workers(struct actord *ad)
+{
+	struct node *n, *next;
+
+	for (n = ad->all; n != NULL; n = next) {
+		next = n->next_all;
+		if (n->kind == NODE_WORKER && n->pid > 0)
+			reap_pid(ad, n->pid);
+		/*
+		 * A reap may free nodes (a temporary child removed): they
+		 * leave the list, their memory stays until the turn ends
+		 * (tree_release).  If next went, the workers not looked at
+		 * are found by the sweep's waitid(P_ALL).
+		 */
+		if (next != NULL && next->gone)
 			break;
 	}
 }

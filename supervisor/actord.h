@@ -526,6 +526,7 @@ struct actord {
 	struct shm_arena *arena;	/* created before the first fork */
 	struct timer	 reap_timer;	/* shm_reap retries */
 	struct timer	 sweep_timer;	/* the full reap after SIGCHLDs (actord.c) */
+	unsigned	 sweep_walks_max;	/* most waitid(P_ALL) in a sweep */
 	struct reap_retry *reap_pending;
 	size_t		 nreap_pending;
 	size_t		 reap_cap;	/* > nreap_pending: room kept ahead */

@@ -1096,6 +1096,33 @@ START_TEST(parallel_supervisor_restarts_its_set_together)
 }
 END_TEST
 
+/*
+ * 300 instances stopped at once die together, their SIGCHLDs merged: the
+ * sweep that finds them looks at each worker by its pid, not with one
+ * waitid(P_ALL) per zombie (a walk of every child each: O(N^2)).
+ */
+START_TEST(mass_death_sweeps_in_few_walks)
+{
+	struct actord_spec *spec = ts_spec();
+	struct child_spec *c;
+	struct actord *ad;
+
+	c = ts_add_fn(&spec->root, "g", ts_fn_run, NULL);
+	c->instances = 300;
+	c->start_timeout = 60000;
+	ad = ts_actord(spec);
+	actord_boot(ad);
+	ck_assert_msg(ts_wait_state(ad, "/", NS_RUNNING, 40000),
+	    "root not running: %s", ad->message);
+	actord_shutdown(ad);
+	ck_assert(ts_wait_done(ad, 40000));
+	ck_assert_int_eq(record_count_prefix("stop /g/"), 300);
+	ck_assert_msg(ad->sweep_walks_max <= 8, "a sweep walked the children "
+	    "%u times", ad->sweep_walks_max);
+	actord_free(ad);
+}
+END_TEST
+
 /* start = "ordered": /g/k starts only once /g/k-1 said it is ready. */
 static int
 fn_check_order(void *arg)
@@ -1232,6 +1259,7 @@ suite(void)
 	tcase_add_test(tc, group_starts_in_parallel);
 	tcase_add_test(tc, group_ordered_start_waits_for_each);
 	tcase_add_test(tc, parallel_supervisor_restarts_its_set_together);
+	tcase_add_test(tc, mass_death_sweeps_in_few_walks);
 	suite_add_tcase(s, tc);
 	return s;
 }
