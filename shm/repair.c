@@ -422,8 +422,8 @@ shm_mailbox_repair(struct shm_arena *a, uint32_t idx, struct shm_repair *out)
 		if (fix_ends(&f))
 			fix_cells(&f);
 	}
-	/* Blocked senders' queue (turns.c): reset if it makes no sense. */
-	r.reset += (unsigned)shm_turns_repair(shm_mb(a, idx));
+	/* Blocked senders' queue (turns.c): reset, unless it is in use. */
+	r.reset += (unsigned)shm_turns_repair(a, idx);
 	if (r.ends + r.released + r.reset > 0)
 		shm_wake_senders_force(shm_mb(a, idx)->m);
 	if (out != NULL)

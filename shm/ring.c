@@ -526,7 +526,7 @@ claim(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 	struct shm_lane_local *l = &mb->lane[lane];
 	struct shm_slot	*slot = p->slot;
 	uint64_t	 intent = l->ring_id << 2 | REC_INTENT;
-	struct room_wait w = { 0, 0, 0, { 0, false, false, 0 } };
+	struct room_wait w = { 0 };
 	uint64_t	 pos, seq, again;
 	int64_t		 diff;
 	uint32_t	 lim;
@@ -696,11 +696,13 @@ wait_begin(struct shm_arena *a, struct shm_mbox_local *mb, int64_t timeout_ns,
 
 /*
  * The main lane has senders waiting their turn ("queued"): a sender of a
- * policy that blocks queues behind them, whether or not a cell is free,
- * so that it never takes the cell the oldest is being woken for.  1 when
- * its turn came (claim now), 0 if it need not queue (another policy, an
- * offer), or SHM_EFULL (with its dead letter) when its deadline passed
- * first.
+ * policy that blocks passes them if it may (turns.c, shm_turns_may_pass:
+ * one just let in sends on while no cell it takes is owed to a turn, any
+ * other only while the lane is less than half full), else it queues
+ * behind them.  A send that may not wait (an offer, timeout 0) never
+ * queues: it takes a free cell or fails.  1 when its turn came (claim
+ * now), 0 if it need not queue, or SHM_EFULL (with its dead letter) when
+ * its deadline passed first.
  */
 static int
 join_queue(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
@@ -709,11 +711,13 @@ join_queue(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 {
 	uint32_t pol;
 
-	if (lane != SHM_LANE_MAIN || timeout_ns == SHM_TIMEOUT_OFFER)
+	if (lane != SHM_LANE_MAIN || timeout_ns == SHM_TIMEOUT_OFFER ||
+	    timeout_ns == 0)
 		return 0;
 	pol = atomic_load_explicit(&mb->actor->cfg_overflow,
 	    memory_order_acquire);
-	if (pol != SHM_OVERFLOW_BLOCK && pol != SHM_OVERFLOW_COALESCE)
+	if ((pol != SHM_OVERFLOW_BLOCK && pol != SHM_OVERFLOW_COALESCE) ||
+	    shm_turns_may_pass(p, mb))
 		return 0;
 	wait_begin(p->a, mb, timeout_ns, w);
 	if (shm_turn_wait(p, mb, &w->turn, w->deadline) == 0)
@@ -757,16 +761,16 @@ wait_space(struct shm_producer *p, struct shm_mbox_local *mb,
 
 /*
  * After the consumer freed cells of the main lane (head now h): once the
- * lane is at most half full, senders queued for their turn get one per
- * free cell, oldest first (turns.c), and drop_oldest senders waiting for
- * a head cell look again.  Waking a sender for every freed cell makes a
- * convoy: each sleeps and wakes (two system calls, ~10 us) per message
- * while the lane stays full; woken by half a lane at a time, a sender
- * that is let in sends on while there is room.  Cells freed above the
- * mark are found by the front of the queue, which looks every
- * millisecond.  The fence orders the frees before the look at the queue
- * and the waiter count (a sender takes its ticket or raises the count,
- * then looks at the cells: Dekker, no lost wake-up).
+ * lane is at most half full, senders queued for their turn get a few
+ * turns, oldest first, each a free cell (turns.c; a sender let in sends
+ * on while there is room), and drop_oldest senders waiting for a head
+ * cell look again.  Letting them in only at half empty gives each a
+ * burst of room: let in for every freed cell, each would sleep and wake
+ * (two system calls, ~10 us) per message while the lane stays full.
+ * Cells freed above the mark are found by the front of the queue, which
+ * looks every millisecond.  The fence orders the frees before the look
+ * at the queue and the waiter count (a sender takes its ticket or raises
+ * the count, then looks at the cells: Dekker, no lost wake-up).
  */
 static void
 wake_blocked(struct shm_mbox_local *mb, struct shm_lane_local *l, uint64_t h)

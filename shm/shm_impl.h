@@ -215,9 +215,9 @@ struct shm_lane_ctl {
 	/*
 	 * Also on the producers' line, read by every claim of the main lane:
 	 * non-zero while blocked senders queue for their turn (turns.c), so
-	 * that a new sender queues behind them instead of taking the cell
-	 * the oldest is being woken for.  A hint: a wrong value costs a
-	 * sender a trip through the queue, or an old one its place.
+	 * that a new sender looks whether it may pass them (it may not take
+	 * a cell the oldest is being woken for).  A hint: a wrong value
+	 * costs a sender a look at head, or an old one its place.
 	 */
 	_Atomic uint32_t queued;
 	_Alignas(SHM_CL) _Atomic uint64_t head;	/* next position to consume */
@@ -317,7 +317,10 @@ struct shm_turn {
 	uint32_t	 ticket;
 	bool		 held;		/* ticket taken, turn not yet used */
 	bool		 tried;		/* granted, and a claim was tried */
+	bool		 expired;	/* out of line: one last look was had */
 	uint32_t	 stuck;		/* front polls that found room nobody got */
+	uint32_t	 seen_grant;	/* turn_grant when last seen to move */
+	int64_t		 seen_at;	/* and when (CLOCK_MONOTONIC ns) */
 };
 
 struct shm_mbox_local {
@@ -402,6 +405,12 @@ struct shm_producer {
 	void		*hook_arg;
 	void		(*steal_hook)(void *);	/* tests: inside a steal */
 	void		*steal_hook_arg;
+	/*
+	 * Let in from a line (turns.c): the mailbox (its index + 1) whose
+	 * free cells it may take for pass_left more sends, line or not.
+	 */
+	uint32_t	 pass_mbox;
+	uint32_t	 pass_left;
 };
 
 _Static_assert(sizeof(struct shm_hdr) % SHM_CL == 0, "hdr");
@@ -571,10 +580,11 @@ void	 shm_turn_done(struct shm_producer *, struct shm_mbox_local *,
 void	 shm_turn_leave(struct shm_producer *, struct shm_mbox_local *,
 	    struct shm_turn *);
 bool	 shm_turns_waiting(struct shm_mbox *);
+bool	 shm_turns_may_pass(struct shm_producer *, struct shm_mbox_local *);
 unsigned shm_turns_grant(struct shm_mbox_local *);
 void	 shm_turns_wake_all(struct shm_mbox *);
 void	 shm_turn_reaped(struct shm_arena *, struct shm_slot *);
-int	 shm_turns_repair(struct shm_mbox_local *);
+int	 shm_turns_repair(struct shm_arena *, uint32_t);
 
 /* wait.c */
 void	 shm_membarrier_init(struct shm_arena *);

@@ -1,32 +1,49 @@
 /*
  * turns.c: senders blocked on a full main lane (policies block and
- * coalesce) queue for their turn, and get it in the order they blocked,
- * one turn per free cell.
+ * coalesce) queue for their turn, and are let in in the order they
+ * blocked, at most one per free cell; a sender let in then sends on while
+ * there is room, so that a line costs a sleep and a wake-up per burst,
+ * not per message.
  *
  * Owns: a mailbox's queue (turn_next, turn_grant, turn_out and the futex
  * cells of struct shm_mbox), the "queued" hint on the main lane's
- * producers' line, and the turn noted in a producer slot.  Must never
- * make a system call for a send that does not block, never wake more
- * senders than there are free cells (but one: the next in line, told it
- * is next), never let a sender sleep past its deadline, and never let a
- * dead or lying party wedge the queue.
+ * producers' line, the turn noted in a producer slot, and a producer's
+ * pass (struct shm_producer).  Must never make a system call for a send
+ * that does not block, never wake more senders than there are free cells
+ * (but one: the next in line, told it is next), never let a sender sleep
+ * past its deadline, and never let a dead or lying party wedge the queue.
  *
  * The protocol (tickets are 32-bit, compared by signed difference):
  *
- *   sender, on a full lane (or "queued" set, so as not to pass those
- *   who wait): t := fetch_add(turn_next, 1); note (mailbox, t) in its
- *   slot; queued := 1; grant().  Then sleep on turn_cell[t % C] with bit
+ *   sender, on a full lane (or "queued" set and it may not pass, below):
+ *   t := fetch_add(turn_next, 1); note (mailbox, t) in its slot;
+ *   queued := 1; grant().  Then sleep on turn_cell[t % C] with bit
  *   (t / C) % 32 until turn_grant > t; the front of the queue (t ==
  *   turn_grant) sleeps 1 ms at a time and grants when it wakes.  Its
- *   turn come, it claims a cell as any sender; done, turn_out -= 1 and
- *   the note is cleared.
+ *   turn come, it claims a cell as any sender; done, turn_out -= 1, the
+ *   note is cleared, and it holds a pass for its next lim/2 sends.
  *
- *   grant() (the consumer after it freed cells, a sender after it took
- *   its ticket, the front's poll, a sender that leaves, a reaper):
- *       k := min(free cells - turn_out, turn_next - turn_grant)
+ *   grant() (the consumer once the lane is half empty, a sender after it
+ *   took its ticket, the front's poll, a sender that leaves, a reaper):
+ *       k := min(free cells - turn_out, TURN_BATCH - turn_out,
+ *                turn_next - turn_grant)
  *       CAS turn_grant g -> g + k; turn_out += k
  *       wake tickets g .. g + k - 1, and g + k (the new front) if any:
  *       one FUTEX_WAKE_BITSET per cell, each waking only its bits.
+ *
+ *   passing (shm_turns_may_pass, while "queued" is set): a sender with a
+ *   pass claims while more cells are free than turns are owed; any other
+ *   only while the lane is less than half full (turns owed besides).
+ *
+ * Why passes: with more senders in line than free cells, a sender let in
+ * for one message used to queue again behind the whole line for the
+ * next, one sleep and one wake-up per message (a lock convoy: 66,000
+ * messages/s from 1,000 senders into one mailbox).  Now the few let in
+ * (TURN_BATCH at a time) fill the lane in a burst, and sleep once it is
+ * full; the consumer lets in the next few when it is half empty.  The
+ * wake-ups stay in ticket order, at most one per free cell, and nobody
+ * starves: a sender without a pass cannot take the upper half of the
+ * lane, so the consumer always gets to half empty and lets the line in.
  *
  * No sender is left asleep by a consumer: a sender takes its ticket (a
  * seq_cst RMW) and then grants, which reads head and tail; the consumer
@@ -34,8 +51,7 @@
  * consumer sees the ticket or the sender sees the free cells (Dekker, as
  * in wait.c).  The consumer looks every WAKE_EVERY cells it frees, when
  * the lane is empty and before it sleeps (ring.c); cells it freed in
- * between are found by the front's poll.  So a sender waits for a free
- * cell at most 1 ms longer than the senders in front of it.
+ * between are found by the front's poll.
  *
  * Turns given up: a sender out of time whose turn was granted gives it
  * back (turn_out -= 1, grant(): the next one gets it).  One whose turn
@@ -46,17 +62,23 @@
  * producer.c).  Killed in the two instructions between its ticket and
  * its note, a ticket is lost: one turn granted to nobody, which the
  * front forgets after TURN_STUCK polls that found room nobody took.
+ * Out of time, a sender has one last look for a free cell outside the
+ * line before it fails; a send that may not wait (an offer, a timeout
+ * of 0) never queues at all.
  *
  * Hostile words (the read-once rule, shm.h): each word is read once into
  * a local and checked.  A queue longer than TURN_MAX (more than any
  * number of senders could make) is not trusted: nothing is granted from
  * it, and a sender whose ticket is that far from turn_grant claims as if
- * there were no queue.  turn_out is clamped to [-waiting, capacity], and
- * the front forgets it when it sees room nobody takes for TURN_STUCK
- * polls in a row.  The repair at a consumer's reap (repair.c) resets a
- * queue that makes no sense.  A lie costs fairness or a wait of a few
- * milliseconds, never a crash, and every sleep ends at the sender's
- * deadline.
+ * there were no queue.  turn_out is clamped to [-waiting, capacity] (to
+ * TURN_BATCH when passing), and the front forgets it when it sees room
+ * nobody takes for TURN_STUCK polls in a row.  A sender in line looks at
+ * least every TURN_LOST_NS: a line that has not moved that long while
+ * the lane has room (its front a ticket nobody holds) is left, to claim
+ * outside it.  The repair at a consumer's reap (repair.c) resets a queue
+ * nobody stands in, whatever its words say, and one that makes no sense.
+ * A lie costs fairness or a wait of at most TURN_LOST_NS, never a crash,
+ * and every sleep ends at the sender's deadline.
  */
 #include <stdint.h>
 
@@ -64,6 +86,8 @@
 
 #define TURN_MAX	(1u << 20)	/* more waiters than slots could make */
 #define TURN_SLICE_NS	1000000		/* the front looks every 1 ms */
+#define TURN_BATCH	4		/* turns out at once */
+#define TURN_LOST_NS	64000000	/* a line that has not moved: lost */
 #define TURN_STUCK	16		/* front polls with room nobody took */
 #define TURN_NOBODY	UINT64_MAX	/* grant(): no sender of our own */
 /* Turns granted at once: each waiter then has a cell and bit of its own. */
@@ -79,6 +103,8 @@ static void	 give_back(struct shm_mbox_local *, uint32_t);
 static void	 unqueue(struct shm_mbox_local *);
 static void	 front_stuck(struct shm_mbox_local *, struct shm_turn *);
 static uint64_t	 room(struct shm_mbox_local *);
+static bool	 line_lost(struct shm_mbox_local *, struct shm_turn *,
+		    uint32_t, int64_t);
 
 static inline _Atomic uint32_t *
 cell_of(struct shm_mbox *m, uint32_t t)
@@ -111,6 +137,41 @@ bool
 shm_turns_waiting(struct shm_mbox *m)
 {
 	return atomic_load(&m->turn_next) != atomic_load(&m->turn_grant);
+}
+
+/*
+ * A sender that is not in line, with senders in line (ring.c, join_queue):
+ * may it take a free cell now, passing them?  One just let in (its pass,
+ * see shm_turn_done) may, for the rest of its burst, while more cells are
+ * free than the turns granted and not yet used: it runs, and sends on
+ * instead of sleeping and waking once per message behind the line.  Any
+ * other only while the lane is less than half full (besides those turns):
+ * the consumer lets the line in as soon as it is half empty (ring.c,
+ * wake_blocked), so a line forms only when the lane is full and is let
+ * in before it fills again: nobody waits in line for ever behind senders
+ * that keep coming.  At most TURN_BATCH turns count: a larger turn_out is
+ * a lie, not a reason to wait.
+ */
+bool
+shm_turns_may_pass(struct shm_producer *p, struct shm_mbox_local *mb)
+{
+	int32_t	 out = (int32_t)atomic_load(&mb->m->turn_out);
+
+	if (out < 0)
+		out = 0;
+	if (out > TURN_BATCH)
+		out = TURN_BATCH;
+	if (p->pass_mbox == (uint32_t)(mb - p->a->mb) + 1 && p->pass_left > 0) {
+		/* Nothing owed: the claim finds a full lane itself. */
+		if (out == 0 || room(mb) > (uint64_t)out) {
+			p->pass_left--;
+			return true;
+		}
+		p->pass_left = 0;
+		return false;
+	}
+	return room(mb) > (uint64_t)out +
+	    shm_lane_limit(&mb->lane[SHM_LANE_MAIN]) / 2;
 }
 
 unsigned
@@ -188,6 +249,9 @@ grant_once(struct shm_mbox_local *mb, uint64_t self, bool *again)
 	if (out < -(int64_t)waiting)
 		out = -(int64_t)waiting;
 	budget = (int64_t)room(mb) - out;
+	/* A few out at once, who send on while there is room. */
+	if (budget > TURN_BATCH - out)
+		budget = TURN_BATCH - out;
 	for (k = 0; k < waiting && k < TURN_WAKE_MAX; k++) {
 		if (any && left(e, g + k))
 			continue;	/* costs no cell */
@@ -277,6 +341,9 @@ take(struct shm_producer *p, struct shm_mbox_local *mb, struct shm_turn *tu)
 	tu->held = true;
 	tu->tried = false;
 	tu->stuck = 0;
+	tu->seen_grant = atomic_load(&mb->m->turn_grant);
+	tu->seen_at = (int64_t)shm_now_ns();
+	p->pass_left = 0;
 	if (atomic_load_explicit(q, memory_order_relaxed) == 0)
 		atomic_store(q, 1);
 	(void)grant(mb, tu->ticket);
@@ -300,8 +367,15 @@ shm_turn_wait(struct shm_producer *p, struct shm_mbox_local *mb,
 	int64_t		 now, until;
 	bool		 slice, again;
 
-	if (!tu->held)
+	/* Out of time: the last look was had. */
+	if (tu->expired)
+		return SHM_ETIMEDOUT;
+	if (!tu->held) {
+		/* A send that may not wait takes no ticket. */
+		if ((int64_t)shm_now_ns() >= deadline)
+			return SHM_ETIMEDOUT;
 		take(p, mb, tu);
+	}
 	cell = cell_of(m, tu->ticket);
 	for (;;) {
 		v = atomic_load(cell);
@@ -325,15 +399,40 @@ shm_turn_wait(struct shm_producer *p, struct shm_mbox_local *mb,
 			slice = false;
 		now = (int64_t)shm_now_ns();
 		if (now >= deadline) {
+			/* Out of line, one last look for a free cell. */
 			shm_turn_leave(p, mb, tu);
-			return SHM_ETIMEDOUT;
+			tu->expired = true;
+			return 0;
 		}
-		until = slice && deadline - now > TURN_SLICE_NS ?
-		    now + TURN_SLICE_NS : deadline;
+		if (line_lost(mb, tu, g, now)) {
+			/* Out of line to claim; full, it queues again. */
+			shm_turn_leave(p, mb, tu);
+			return 0;
+		}
+		until = deadline - now > (slice ? TURN_SLICE_NS : TURN_LOST_NS) ?
+		    now + (slice ? TURN_SLICE_NS : TURN_LOST_NS) : deadline;
 		(void)shm_futex_wait_bits(cell, v, bit_of(tu->ticket), until);
 		if (again)
 			return 0;
 	}
+}
+
+/*
+ * The line has not moved for TURN_LOST_NS (turn_grant still g) although
+ * the lane has room: whoever should let it in is not there (a front that
+ * is a ticket nobody holds, turns owed to nobody, words a worker wrote).
+ * A sender in line looks at this every TURN_LOST_NS at least.
+ */
+static bool
+line_lost(struct shm_mbox_local *mb, struct shm_turn *tu, uint32_t g,
+    int64_t now)
+{
+	if (g != tu->seen_grant) {
+		tu->seen_grant = g;
+		tu->seen_at = now;
+		return false;
+	}
+	return now - tu->seen_at >= TURN_LOST_NS && room(mb) > 0;
 }
 
 /*
@@ -359,12 +458,23 @@ front_stuck(struct shm_mbox_local *mb, struct shm_turn *tu)
 		    0);
 }
 
-/* Our turn used: a cell claimed. */
+/*
+ * Our turn used: a cell claimed.  turn_out never goes below 0 this way
+ * (a repair may have forgotten our turn); a turn given back ahead and
+ * counted twice is a positive excess, which front_stuck forgets.
+ */
 void
 shm_turn_done(struct shm_producer *p, struct shm_mbox_local *mb,
     struct shm_turn *tu)
 {
-	atomic_fetch_sub(&mb->m->turn_out, 1);
+	uint32_t out = atomic_load(&mb->m->turn_out);
+
+	while ((int32_t)out > 0 && !atomic_compare_exchange_weak(
+	    &mb->m->turn_out, &out, out - 1))
+		;
+	/* Its next sends may follow this one while there is room. */
+	p->pass_mbox = (uint32_t)(mb - p->a->mb) + 1;
+	p->pass_left = (uint32_t)shm_lane_limit(&mb->lane[SHM_LANE_MAIN]) / 2;
 	atomic_store(&p->slot->turn_mbox, 0);
 	tu->held = false;
 	unqueue(mb);
@@ -468,28 +578,58 @@ shm_turn_reaped(struct shm_arena *a, struct shm_slot *s)
 	unqueue(mb);
 }
 
+/* Senders in line at mailbox w (its index + 1), as their slots say. */
+static unsigned
+in_line(struct shm_arena *a, uint32_t w)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < a->nslots; i++)
+		n += atomic_load_explicit(&a->slots[i].turn_mbox,
+		    memory_order_acquire) == w;
+	return n;
+}
+
 /*
- * A queue that makes no sense (repair.c, at its consumer's reap): every
- * ticket taken so far gets its turn, nothing is owed, and every sleeper
- * looks again.  1 if it was reset.
+ * The queue at its consumer's reap (repair.c).  With nobody in line (no
+ * slot notes a ticket here: the usual case, where this costs a look at
+ * each slot only if a word is not at rest), whatever the words say, the
+ * queue starts again empty: every ticket taken is granted, nothing is
+ * owed, nobody starved, the hint cleared.  Words a worker wrote may look
+ * sane (a line of thousands nobody stands in, every free cell owed) and
+ * would make the next senders wait behind nobody.  With senders in line,
+ * it is kept, unless it makes no sense: then every ticket gets its turn
+ * and every sleeper looks again (one loses its place, not its send).
+ * 1 if anything was reset.
  */
 int
-shm_turns_repair(struct shm_mbox_local *mb)
+shm_turns_repair(struct shm_arena *a, uint32_t idx)
 {
+	struct shm_mbox_local *mb = shm_mb(a, idx);
 	struct shm_mbox	*m = mb->m;
-	uint32_t	 n, g, o, waiting;
+	_Atomic uint32_t *q = &mb->lane[SHM_LANE_MAIN].ctl->queued;
+	uint32_t	 n, g, o, waiting, i, dirty = 0;
 	int64_t		 out;
 
 	n = atomic_load(&m->turn_next);
 	g = atomic_load(&m->turn_grant);
 	o = atomic_load(&m->turn_out);
+	for (i = 0; i < SHM_TURN_LEFT; i++)
+		dirty |= atomic_load(&m->turn_left[i]);
+	dirty |= (n ^ g) | o | atomic_load(q);
+	if (dirty == 0)
+		return 0;
 	waiting = n - g;
 	out = (int32_t)o;
-	if (waiting <= TURN_MAX && out >= -(int64_t)waiting &&
+	if (in_line(a, idx + 1) > 0 && waiting <= TURN_MAX &&
+	    out >= -(int64_t)waiting &&
 	    out <= (int64_t)mb->lane[SHM_LANE_MAIN].cap)
 		return 0;
 	(void)atomic_compare_exchange_strong(&m->turn_grant, &g, n);
 	(void)atomic_compare_exchange_strong(&m->turn_out, &o, 0);
+	for (i = 0; i < SHM_TURN_LEFT; i++)
+		atomic_store(&m->turn_left[i], 0);
+	unqueue(mb);
 	shm_turns_wake_all(m);
 	return 1;
 }

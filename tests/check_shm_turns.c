@@ -307,6 +307,135 @@ START_TEST(test_consumer_killed)
 }
 END_TEST
 
+/* The queue's words as a worker may write them: a lie that looks sane. */
+static void
+scribble_sane_lie(struct shm_arena *a)
+{
+	struct shm_mbox_local *mb = shm_mb(a, 0);
+
+	atomic_fetch_add(&mb->m->turn_next, 5000);	/* nobody in it */
+	atomic_store(&mb->m->turn_out, CAP);		/* every cell owed */
+	atomic_store(&mb->m->turn_left[3], 77);
+	atomic_store(&mb->lane[SHM_LANE_MAIN].ctl->queued, 1);
+}
+
+/*
+ * A line of 5,000 tickets nobody holds, every free cell owed to a turn:
+ * each word within its bounds, so the repair used to keep them, and the
+ * next sender waited behind nobody until its timeout ("mailbox full"
+ * after a worker scribbled and the mailbox was repaired).  With nobody in
+ * line (no slot notes a ticket), the repair resets the queue, and a send
+ * goes straight in, taking no ticket.
+ */
+START_TEST(test_repair_sane_lie)
+{
+	struct shm_arena *a = shm_test_arena(1, CAP, 128, SHM_OVERFLOW_BLOCK);
+	struct shm_mbox	*m = shm_mb(a, 0)->m;
+	struct shm_producer *p;
+	struct shm_repair r;
+	uint32_t	 next;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	scribble_sane_lie(a);
+	ck_assert_int_gt(shm_mailbox_repair(a, 0, &r), 0);
+	ck_assert_uint_eq(shm_test_queued(a, 0), 0);
+	ck_assert_uint_eq(atomic_load(&m->turn_out), 0);
+	ck_assert_uint_eq(atomic_load(&m->turn_left[3]), 0);
+	ck_assert_uint_eq(atomic_load(
+	    &shm_mb(a, 0)->lane[SHM_LANE_MAIN].ctl->queued), 0);
+	next = atomic_load(&m->turn_next);
+	send_fill(p, 1);
+	ck_assert_int_eq(shm_send(p, 0, SHM_LANE_MAIN, &(struct shm_msg){
+	    .tag = TAG_FILL }, NULL, 2000 * 1000000LL), 0);
+	ck_assert_uint_eq(atomic_load(&m->turn_next), next);
+	/* At rest, a repair changes nothing. */
+	ck_assert_int_eq(shm_mailbox_repair(a, 0, &r), 0);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
+/*
+ * The same lie, not repaired (the consumer lives): a send that may not
+ * wait (an offer, a timeout of 0) takes a free cell without a ticket, and
+ * one with a short timeout gets in too (a last look once out of time)
+ * rather than fail as full with cells free.
+ */
+START_TEST(test_no_wait_passes_lie)
+{
+	struct shm_arena *a = shm_test_arena(1, CAP, 128, SHM_OVERFLOW_BLOCK);
+	struct shm_mbox	*m = shm_mb(a, 0)->m;
+	struct shm_msg	 msg = { .tag = TAG_FILL };
+	struct shm_producer *p;
+	uint32_t	 next;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	scribble_sane_lie(a);
+	next = atomic_load(&m->turn_next);
+	ck_assert_int_eq(shm_offer(p, 0, SHM_LANE_MAIN, &msg, NULL), 0);
+	ck_assert_int_eq(shm_send(p, 0, SHM_LANE_MAIN, &msg, NULL, 0), 0);
+	ck_assert_uint_eq(atomic_load(&m->turn_next), next);
+	ck_assert_int_eq(shm_send(p, 0, SHM_LANE_MAIN, &msg, NULL,
+	    20 * 1000000LL), 0);
+	ck_assert_uint_eq(shm_dl_total(a), 0);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
+/*
+ * No convoy: K senders of M messages each wait in line behind a full
+ * lane, more of them than half its cells.  Then the consumer takes every
+ * message.  Each sender let in sends on while there is room, instead of
+ * queueing again behind the line for each of its messages: far fewer
+ * tickets taken than messages (about one per message when every send
+ * joined the line while it was not empty: a sleep and a wake-up each).
+ */
+START_TEST(test_no_convoy)
+{
+	enum { K = 40, M = 50, LANE = 64 };
+	struct shm_mailbox_layout mbox = shm_test_mbox(LANE, 128,
+	    SHM_OVERFLOW_BLOCK);
+	struct shm_layout l = { 1, &mbox, K + 8, 16 };
+	struct shm_producer *p;
+	struct shm_arena *a;
+	struct timespec	 nap = { 0, 50000 };
+	char		 err[SHM_ERRBUF];
+	pid_t		 pids[K];
+	unsigned	 i, got = 0;
+
+	ck_assert_msg(shm_create(&l, "check-turns", &a, err, sizeof(err)) == 0,
+	    "shm_create: %s", err);
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	for (i = 0; i < LANE; i++)
+		ck_assert_int_eq(shm_send(p, 0, SHM_LANE_MAIN, &(struct shm_msg){
+		    .tag = TAG_FILL }, NULL, 0), 0);
+	for (i = 0; i < K; i++) {
+		pids[i] = shm_test_spawn_sender_to(a, 0, i, M, SHM_NO_TIMEOUT);
+		ck_assert_msg(shm_test_waiting_senders(a, 0, i + 1, WAIT_MS),
+		    "sender %u never queued", i);
+	}
+	while (got < LANE + K * M) {
+		if (shm_recv(a, 0, SHM_LANES_INBOX, &(struct shm_msg){ 0 },
+		    NULL, 0, NULL) == 0) {
+			/* Slower than the senders: the line never empties. */
+			if (++got % 4 == 0)
+				nanosleep(&nap, NULL);
+			continue;
+		}
+		(void)shm_wait(a, 0, SHM_LANES_INBOX, SHM_WAIT_SLEEP, 0,
+		    WAIT_MS * 1000000LL);
+	}
+	for (i = 0; i < K; i++)
+		ck_assert_int_eq(shm_test_wait_exit(pids[i]), 0);
+	ck_assert_msg(atomic_load(&shm_mb(a, 0)->m->turn_next) < K * M / 5,
+	    "%u tickets for %u messages", atomic_load(&shm_mb(a,
+	    0)->m->turn_next), K * M);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
 /* A send that does not block takes no ticket and wakes nobody. */
 START_TEST(test_unblocked_send_no_turn)
 {
@@ -339,6 +468,9 @@ turns_suite(void)
 	tcase_add_test(tc, test_scribbled_turns);
 	tcase_add_test(tc, test_consumer_killed);
 	tcase_add_test(tc, test_unblocked_send_no_turn);
+	tcase_add_test(tc, test_repair_sane_lie);
+	tcase_add_test(tc, test_no_wait_passes_lie);
+	tcase_add_test(tc, test_no_convoy);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -21,7 +21,9 @@
  *			producers, actord), against the same schedule over
  *			one pipe per actor with each reader blocked in read
  *   fan-in		P = 1, 10, 100, 1,000 producer processes telling one
- *			actor as fast as they can: messages per second
+ *			actor as fast as they can: messages per second (each
+ *			forked and attached before the start, gone after the
+ *			end), and blocked senders woken per message
  *   one_for_all	a one_for_all supervisor of N actors: SIGKILL of one
  *			to all N running again, against the floor's N stops
  *			(SIGTERM, waitpid) and N starts; with the default
@@ -756,9 +758,40 @@ bench_send(struct bench *b, struct actord *ad, struct row *r)
 }
 
 /*
+ * A fan-in producer: its own slot, then on the start (go closed) per
+ * tells as fast as it can, then it waits for the stop (stop closed)
+ * before it lets its slot go and exits, so that neither its start-up
+ * nor its exit falls inside the time measured.
+ */
+static void __attribute__((noreturn))
+fanin_producer(struct actord *ad, struct actor_ref target, int per, int go,
+    int stop, int res)
+{
+	struct actor *cl;
+	char err[ACTOR_ERRBUF], payload[MSG_LEN], c;
+	int i, rc, failed = 0;
+
+	memset(payload, 'f', sizeof(payload));
+	rc = actor_open(ad->arena, -1, &cl, err, sizeof(err));
+	c = rc < 0 ? 'n' : 'y';
+	(void)!write(res, &c, 1);
+	if (rc < 0)
+		_exit(1);
+	(void)!read(go, &c, 1);
+	for (i = 0; i < per; i++)
+		if (actor_tell(cl, target, TAG_IGNORED, payload,
+		    sizeof(payload)) < 0)
+			failed++;
+	(void)!read(stop, &c, 1);
+	actor_close(cl);
+	_exit(failed > 0 ? 2 : 0);
+}
+
+/*
  * P producer processes, each with its own producer slot, tell one actor
  * FANIN_MSGS / P messages as fast as they can once a pipe closes; the
- * time until the actor has taken them all.
+ * time until the actor has taken them all.  Every producer is forked and
+ * attached before the start, and exits after the end.
  */
 static void
 bench_fanin(struct bench *b, struct actord *ad, struct row *r)
@@ -766,13 +799,12 @@ bench_fanin(struct bench *b, struct actord *ad, struct row *r)
 	struct shm_counters c0, c1;
 	struct actor_ref target;
 	struct actor *cl;
-	char err[ACTOR_ERRBUF], payload[MSG_LEN], key[64];
+	char err[ACTOR_ERRBUF], key[64];
 	uint64_t t0, deadline, want;
 	pid_t *pids;
-	int go[2], res[2], i, j, p, per, nopen, failed, rc;
+	int go[2], stop[2], res[2], i, j, p, per, nopen;
 	char c;
 
-	memset(payload, 'f', sizeof(payload));
 	if (actor_open(ad->arena, -1, &cl, err, sizeof(err)) < 0 ||
 	    actor_lookup(cl, "/w0/0", &target) < 0) {
 		fail(r, "fan-in: no client or no /w0/0");
@@ -783,29 +815,20 @@ bench_fanin(struct bench *b, struct actord *ad, struct row *r)
 	for (j = 0; j < 4; j++) {
 		p = fanin_p[j];
 		per = FANIN_MSGS / p;
-		if (pipe2(go, O_CLOEXEC) == -1 || pipe2(res, O_CLOEXEC) == -1)
+		if (pipe2(go, O_CLOEXEC) == -1 || pipe2(res, O_CLOEXEC) == -1 ||
+		    pipe2(stop, O_CLOEXEC) == -1)
 			break;
 		for (i = 0; i < p; i++) {
 			if ((pids[i] = fork()) != 0)
 				continue;
-			/* A producer: its own slot, then wait for the start. */
 			close(go[1]);
+			close(stop[1]);
 			close(res[0]);
-			rc = actor_open(ad->arena, -1, &cl, err, sizeof(err));
-			c = rc < 0 ? 'n' : 'y';
-			(void)!write(res[1], &c, 1);
-			if (rc < 0)
-				_exit(1);
-			(void)!read(go[0], &c, 1);
-			failed = 0;
-			for (i = 0; i < per; i++)
-				if (actor_tell(cl, target, TAG_IGNORED, payload,
-				    sizeof(payload)) < 0)
-					failed++;
-			actor_close(cl);
-			_exit(failed > 0 ? 2 : 0);
+			fanin_producer(ad, target, per, go[0], stop[0],
+			    res[1]);
 		}
 		close(go[0]);
+		close(stop[0]);
 		close(res[1]);
 		for (i = nopen = 0; i < p; i++)
 			if (read(res[0], &c, 1) == 1 && c == 'y')
@@ -823,6 +846,7 @@ bench_fanin(struct bench *b, struct actord *ad, struct row *r)
 		r->fanin[j] = nopen == p && c1.dequeued >= want ?
 		    (double)(c1.dequeued - c0.dequeued) /
 		    ((double)(now_ns() - t0) / 1e9) : -1;
+		close(stop[1]);		/* stop */
 		if (nopen < p)
 			fail(r, "fan-in P=%d: %d producers found no producer "
 			    "slot", p, p - nopen);
@@ -838,6 +862,11 @@ bench_fanin(struct bench *b, struct actord *ad, struct row *r)
 				actord_run_once(ad, 1);
 		snprintf(key, sizeof(key), "fanin_p%d_msg_per_s", p);
 		emit(b, r->n, key, r->fanin[j]);
+		/* Blocked senders woken for their turn, per message. */
+		snprintf(key, sizeof(key), "fanin_p%d_wakeups_per_msg", p);
+		emit(b, r->n, key, c1.dequeued > c0.dequeued ?
+		    (double)(c1.sender_wakeups - c0.sender_wakeups) /
+		    (double)(c1.dequeued - c0.dequeued) : -1);
 	}
 	emit(b, r->n, "fanin_p1000_vs_p10", r->fanin[3] > 0 &&
 	    r->fanin[1] > 0 ? r->fanin[3] / r->fanin[1] : -1);
