@@ -168,6 +168,8 @@ struct node {
 	struct ev	 exec_ev;
 	int		 notify_fd;	/* ACTORD_NOTIFY_FD pipe, read end, or -1 */
 	struct ev	 notify_ev;
+	int		 pidfd;		/* its death, one event (worker.c), or -1 */
+	struct ev	 pid_ev;
 	bool		 we_signalled;	/* actord sent the fatal signal */
 	bool		 start_failing;	/* killed for a failed start */
 	struct timer	 timer;		/* start timeout, then kill timeout */
@@ -279,6 +281,7 @@ typedef void (*sim_seen_fn)(struct node *, bool exited, bool ok, void *arg);
 
 void	 worker_event(struct node *, enum wev);
 void	 worker_drain(struct node *);
+void	 worker_unwatch(struct node *);
 void	 worker_kill_all(struct node *root);
 
 /* --- spawn.c: fork and exec done right ------------------------------------- */
@@ -527,6 +530,8 @@ struct actord {
 	struct timer	 reap_timer;	/* shm_reap retries */
 	struct timer	 sweep_timer;	/* the full reap after SIGCHLDs (actord.c) */
 	unsigned	 sweep_walks_max;	/* most waitid(P_ALL) in a sweep */
+	size_t		 nwatched;	/* workers with a pidfd (worker.c) */
+	bool		 no_pidfds;	/* tests: watch no death by pidfd */
 	struct reap_retry *reap_pending;
 	size_t		 nreap_pending;
 	size_t		 reap_cap;	/* > nreap_pending: room kept ahead */
@@ -577,6 +582,7 @@ int	 actord_run(struct actord *);
 int	 actord_run_once(struct actord *, int timeout_ms);
 void	 actord_shutdown(struct actord *);
 void	 actord_reap(struct actord *);
+void	 actord_reap_pid(struct actord *, pid_t);
 void	 actord_root_started(struct actord *, bool ok, const char *cause);
 void	 actord_root_stopped(struct actord *);
 void	 actord_root_exited(struct actord *, const char *cause);

@@ -54,9 +54,9 @@ node_alloc(struct actord *ad, struct node *parent, const char *name)
 	    name) >= (int)sizeof(n->path))
 		log_warnx("%s: path truncated", n->path);
 	n->state = NS_STOPPED;
-	n->exec_fd = n->notify_fd = -1;
+	n->exec_fd = n->notify_fd = n->pidfd = -1;
 	n->mbox = -1;
-	n->exec_ev.fd = n->notify_ev.fd = -1;
+	n->exec_ev.fd = n->notify_ev.fd = n->pid_ev.fd = -1;
 	timer_init(&n->timer, NULL, n);
 	timer_init(&n->backoff, NULL, n);
 	timer_init(&n->op_timer, NULL, n);
@@ -239,6 +239,7 @@ node_free(struct node *n)
 		n->exec_fd = -1;
 	}
 	ready_release(n);
+	worker_unwatch(n);
 	mailboxes_release(n);
 	output_node_gone(n);
 	cgroup_remove(n);

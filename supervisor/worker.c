@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,6 +43,8 @@ static void	group_kill(struct node *, int);
 static void	on_timer(void *);
 static void	close_exec(struct node *);
 static bool	timed_by_group(const struct node *);
+static void	watch_pid(struct node *, pid_t);
+static void	on_pidfd(void *, uint32_t);
 
 /*
  * The table.  Rows are states, columns events.  An event a state does not
@@ -182,6 +185,7 @@ a_spawn(struct node *n)
 		log_warnx("%s: pid %d not indexed (no memory): its reap "
 		    "walks every node", n->path, (int)pid);
 	warden_add(n->ad, pid);		/* its group, if actord dies first */
+	watch_pid(n, pid);
 	n->state = NS_STARTING;
 	output_forked(n);
 	mailboxes_state(n, NS_STARTING);
@@ -243,6 +247,69 @@ worker_drain(struct node *n)
 	if (n->exec_fd != -1)
 		on_exec(n, 0);
 	ready_drain(n);
+	worker_unwatch(n);	/* reaped: its pidfd has nothing more to say */
+}
+
+/*
+ * Its death as an event of its own: a pidfd (pidfd_open(2)), readable
+ * once the child is a zombie, reaped then in O(1) (actord_reap_pid).
+ * SIGCHLD alone loses deaths that come together (a standard signal
+ * pending is not queued again), and only a sweep of every child finds
+ * those: with every worker watched, the sweep is needed for orphans only,
+ * and comes late (actord.c, SWEEP_SLOW_MS).  A pidfd is one more
+ * descriptor per worker: taken only while the descriptor table is below
+ * half of its limit, so that pipes for starts never run out because of
+ * them; a worker not watched is found as before, by its SIGCHLD or the
+ * sweep, and so before Linux 5.3.
+ */
+static void
+watch_pid(struct node *n, pid_t pid)
+{
+	struct actord *ad = n->ad;
+	struct rlimit rl;
+	int fd;
+
+	worker_unwatch(n);
+	if (ad->no_pidfds ||
+	    (fd = (int)syscall(SYS_pidfd_open, pid, 0)) == -1)
+		return;
+	/* The lowest free number: how full the table is. */
+	if ((getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur !=
+	    RLIM_INFINITY && (rlim_t)fd >= rl.rlim_cur / 2) ||
+	    loop_add(&ad->loop, &n->pid_ev, fd, EPOLLIN, on_pidfd, n) == -1) {
+		close(fd);
+		return;
+	}
+	n->pidfd = fd;
+	ad->nwatched++;
+}
+
+static void
+on_pidfd(void *arg, uint32_t events)
+{
+	struct node *n = arg;
+	pid_t pid = n->pid;
+	int fd = n->pidfd;
+
+	(void)events;
+	actord_reap_pid(n->ad, pid);
+	/*
+	 * Not reaped (not dead after all?): SIGCHLD and the sweep will.  A
+	 * reap closed this watch, and a restart may have made the next one.
+	 */
+	if (n->pidfd == fd && n->pid == pid)
+		worker_unwatch(n);
+}
+
+void
+worker_unwatch(struct node *n)
+{
+	if (n->pidfd == -1)
+		return;
+	loop_del(&n->ad->loop, &n->pid_ev);
+	close(n->pidfd);
+	n->pidfd = -1;
+	n->ad->nwatched--;
 }
 
 static void
