@@ -36,8 +36,10 @@
  * after each event, SIM_LOG=1 the core's log on stderr); SIM_SEEDS=n
  * runs n seeds from SIM_FIRST (default 1), stopping after SIM_MAXFAIL
  * failures (default 3).  SIM_SCHEDULE=1 plays a seed as the schedules
- * did before reloads added nested supervisors and changed kinds (rnd2);
- * a crash prints its seed too.
+ * did before reloads added nested supervisors and changed kinds (rnd2),
+ * SIM_SCHEDULE=2 as they did before supervisors and groups drew their
+ * start order (start = "parallel" / "ordered", rnd3); a crash prints its
+ * seed too.
  * make check runs 2,000 seeds and the seeds of regressions[] (each once
  * failed: a new failure's seed goes there with its fix), make soak
  * 1,000,000.
@@ -59,7 +61,7 @@
 #include "tests/lib/tsup.h"
 
 #define SIM_EVENTS	160		/* events in one schedule */
-#define SIM_SCHEDULE	2		/* the schedules' version (rnd2) */
+#define SIM_SCHEDULE	3		/* the schedules' version (rnd2, rnd3) */
 #define SIM_IDS		4096		/* node ids one run may use */
 #define SIM_SETTLE_MS	600000		/* bound on settling, simulated ms */
 #define SIM_PID_BASE	0x40000000	/* fake pids: never a real process */
@@ -78,6 +80,7 @@ struct dnode {
 	unsigned	 intensity;
 	int		 shutdown;	/* a change of it is a changed child */
 	unsigned	 instances;
+	bool		 flip_start;	/* not its kind's default start order */
 	int		 kids[DESC_KIDS];
 	int		 nkids;
 };
@@ -123,7 +126,9 @@ struct sim {
 	uint64_t	 seed;
 	uint64_t	 rng;
 	uint64_t	 rng2;		/* reload's kinds: the seeds of before stay */
-	unsigned	 schedule;	/* 1: without what rnd2 draws; 2: all */
+	uint64_t	 rng3;		/* start orders: likewise */
+	unsigned	 schedule;	/* 1: without what rnd2 draws; 2: without
+					   what rnd3 draws; 3: all */
 	struct actord	*ad;
 	struct desc	 desc;
 	uint64_t	 next_pid;
@@ -167,6 +172,18 @@ rnd2(struct sim *sim, uint32_t n)
 	if (sim->schedule < 2)
 		return 1;	/* never 0: what it gates is not drawn */
 	return n == 0 ? 0 : rng_next(&sim->rng2) % n;
+}
+
+/*
+ * A third stream, for start = "parallel" / "ordered" (supervisors and
+ * groups): before schedule 3 every node keeps its default order.
+ */
+static bool
+rnd3_flip(struct sim *sim)
+{
+	if (sim->schedule < 3)
+		return false;
+	return rng_next(&sim->rng3) % 3 == 0;
 }
 
 static void
@@ -239,6 +256,7 @@ desc_new(struct sim *sim, enum dkind kind, int depth)
 	n->intensity = rnd(sim, 6);
 	n->shutdown = (int)rnd(sim, 3) * 100;
 	n->instances = 1 + rnd(sim, 3);
+	n->flip_start = rnd3_flip(sim);
 	if (kind == D_SUP) {
 		want = 1 + (int)rnd(sim, depth < 2 ? 4 : 2);
 		for (i = 0; i < want; i++) {
@@ -267,6 +285,7 @@ spec_from(struct sim *sim, struct sup_spec *ss, int k)
 	ss->backoff_min = 10;
 	ss->backoff_max = 200;
 	ss->min_uptime = 1000;
+	ss->start = n->flip_start ? START_PARALLEL : START_ORDERED;
 	for (i = 0; i < n->nkids; i++) {
 		c = &sim->desc.n[n->kids[i]];
 		if (c->kind == D_SUP) {
@@ -278,8 +297,11 @@ spec_from(struct sim *sim, struct sup_spec *ss, int k)
 		cs = ts_add_fn(ss, c->name, sim_fn, NULL);
 		cs->restart = c->restart;
 		cs->shutdown = c->shutdown;
-		if (c->kind == D_GROUP)
+		if (c->kind == D_GROUP) {
 			cs->instances = c->instances;
+			cs->start = c->flip_start ? START_ORDERED :
+			    START_PARALLEL;
+		}
 	}
 }
 
@@ -347,6 +369,9 @@ desc_mutate(struct sim *sim)
 				d->n[i].shutdown += 100;
 				d->n[i].instances = 1 + rnd(sim, 3);
 				d->n[i].restart = (enum restart_type)rnd(sim, 3);
+				if (rnd3_flip(sim))
+					d->n[i].flip_start =
+					    !d->n[i].flip_start;
 				/* Another kind under the same name. */
 				if (d->n[i].kind != D_SUP && rnd2(sim, 4) == 0)
 					d->n[i].kind = d->n[i].kind == D_GROUP ?
@@ -356,6 +381,8 @@ desc_mutate(struct sim *sim)
 		default:	/* the supervisor's own settings */
 			s->intensity = rnd(sim, 6);
 			s->strategy = (enum strategy)rnd(sim, 3);
+			if (rnd3_flip(sim))
+				s->flip_start = !s->flip_start;
 			break;
 		}
 	}
@@ -1265,6 +1292,7 @@ sim_run(uint64_t seed, unsigned schedule, bool verbose)
 	sim.seed = seed;
 	sim.rng = seed * 0x9e3779b97f4a7c15ULL + 1;
 	sim.rng2 = seed * 0xd1b54a32d192ed03ULL + 7;
+	sim.rng3 = seed * 0x9e3779b97f4a7c15ULL + 13;
 	sim.schedule = schedule;
 	sim.verbose = verbose;
 	desc_new(&sim, D_SUP, 0);
