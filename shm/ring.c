@@ -29,6 +29,36 @@
  *             hand it over, cell.seq := head + capacity, head++;
  *             then publish head once for the batch.
  *
+ * The cache lines a message touches (a 64-byte tell on a main lane of
+ * 128-byte cells, one producer P, a consumer C awake; "moves" counts the
+ * transfers between the two CPUs in a steady stream):
+ *
+ *   line                        written by          read by        moves
+ *   cell 1: seq, header,        P per message; C    C per message;    2
+ *     payload[0, 16)            frees it            P's claim
+ *   cell 2: payload[16, 64)     P per message       C per message     1
+ *   tail, limit, queued         P: CAS per message  P                 0
+ *   head, dequeued, depth_hwm   C per batch         P: limit only     0
+ *   claim record (P's slot)     P twice a message   a reaper          0
+ *   sleeping, fence_mode        C when it sleeps    P per message     0
+ *   actor entry (prepared)      actord              P per message     0
+ *   wait histogram              C per message       metrics           0
+ *   turn words, space_waiters   blocked senders     C, fenced, when   0
+ *                                                   it finds none
+ *   system lane head, cell      system senders      C per drain       0
+ *
+ * (cell 2 also costs P an invalidation, a lap later; tail moves between
+ * producers at every message when several send; sleeping moves once per
+ * sleep; "P: limit only": a lane with an effective capacity below its
+ * cells, large messages and coalesce read head too.)  So a message moves
+ * the lines the bare ring's moves (tools/bench/bench_ring.c: its cell is
+ * a sequence number and 64 bytes in 128, two lines as well).  What it
+ * costs more is measured there rung by rung (tput_ladder_*): the locked
+ * CAS on tail, which waits for the previous message's stores to reach the
+ * lines the consumer polls (the bare ring's producer runs ahead of its
+ * stores), the claim record, the header and its clock reading (RDTSC,
+ * some 20 ns on a host measured), and the instructions around them.
+ *
  * Why the claim record makes shm_reap() safe (producer.c does the release):
  * the record is written before the CAS on tail (release, then seq_cst RMW),
  * so whoever reads tail > P also sees the record; the owner's record stays
@@ -332,17 +362,23 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 		return send_large(p, mb, idx, lane, msg, payload, timeout_ns,
 		    started);
 	/*
-	 * Claim first, then read the clock: the claim's locked instruction
-	 * waits for every older store, so a reading taken before it and
-	 * stored (even spilled to the stack) would hold it up; taken after,
-	 * its latency overlaps the copy of the payload.  A send that had to
-	 * wait for room began when its wait did.
+	 * The clock is read before the claim: RDTSC takes some 20 ns on
+	 * hosts, and read after the claim, the store of enq_ns waits for it
+	 * and the next send's locked CAS waits for that store, so a stream
+	 * of sends paid it in full each (a send on one CPU: 54 ns, 42 ns
+	 * read here, 22 ns with no clock at all).  Read here, it overlaps the
+	 * claim.  A send that waited for room reads it again (enq_ns is when
+	 * the message went in), and began when its wait did.
 	 */
+	now = shm_clock(a);
 	if ((rc = claim(p, mb, lane, msg, payload, timeout_ns, &pos,
 	    &waited_from)) < 0)
 		return rc;
-	now = shm_clock(a);
-	*started = rc == 1 ? (uint64_t)waited_from : now;
+	if (__builtin_expect(rc == 1, 0)) {
+		now = shm_clock(a);
+		*started = (uint64_t)waited_from;
+	} else
+		*started = now;
 	/* Ask for the next cell's lines while this one is written. */
 	__builtin_prefetch(lane_cell(&mb->lane[lane], pos + 1), 1);
 	__builtin_prefetch((char *)lane_cell(&mb->lane[lane], pos + 1) + SHM_CL,

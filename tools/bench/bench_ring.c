@@ -9,6 +9,17 @@
  * futex sleep, two producers into one mailbox; pipe(2), a Unix stream
  * socket, ZeroMQ PUSH/PULL over ipc://.
  *
+ * The ladder (tput_ladder_*): from the bare ring to the mailbox, one of the
+ * mailbox's costs added per rung, each written here with the mailbox's
+ * cells (MB_CELL bytes: sequence number, 40-byte header, payload) and the
+ * bare ring's busy-polling consumer, so that the step between two rungs is
+ * the price of what the upper one adds: any producer (tail claimed by a
+ * CAS, the consumer publishing head once per batch), a claim record in the
+ * producer's own line, the header with a clock reading (the consumer
+ * copies and checks it and counts the wait in a histogram), the look at
+ * the consumer's sleeping word after publishing.  The mailbox in
+ * busy-poll mode is the rung above the last.
+ *
  * Round trip p50 and p99 (request in one mailbox, answer in the other
  * process's reply lane): the mailbox in spin-then-sleep and in pure futex
  * mode, the bare ring ping-pong, a pipe pair, a Unix socket pair, eventfd
@@ -19,8 +30,8 @@
  * Prints a table (absolute figures and ratios to the bare ring, ZeroMQ and
  * the pipe: value / baseline) and writes every case as JSON to $BENCH_JSON.
  * BENCH_QUICK=0.1 scales the counts down; BENCH_ONLY=tput runs only the
- * cases whose JSON name contains that string (rtt_sleep_group: the four
- * sleeping round trips).
+ * cases whose JSON name contains that string, or one of a comma-separated
+ * list (rtt_sleep_group: the four sleeping round trips).
  * The machine is shared and noisy: every case runs ROUNDS times, the cases
  * interleaved round by round, and the median is reported; the issue's
  * targets are checked on the medians of the per-round ratios.
@@ -57,8 +68,38 @@
 enum unit { UNIT_RATE, UNIT_LATENCY };
 
 /* Everything the two processes share besides the arena. */
+/*
+ * The ladder's rungs: what each adds to the one below (the bare ring's
+ * single producer and per-message free are the floor).
+ */
+#define LAD_MPSC	0x1u	/* tail claimed by CAS, head published per batch */
+#define LAD_REC		0x2u	/* a claim record before the CAS, cleared after */
+#define LAD_HDR		0x4u	/* header + clock; consumer checks, counts wait */
+#define LAD_WAKE	0x8u	/* producer looks at "sleeping" after publishing */
+#define LAD_CLK		0x10u	/* the clock read, by both sides */
+#define LAD_INL		(MB_CELL - SHM_CELL_HDR)
+
+struct lad_cell {
+	_Atomic uint64_t seq;
+	struct shm_msg	 msg;
+	unsigned char	 payload[LAD_INL];
+};
+
+/* A mailbox's lane as the ladder builds it, laid out as shm_impl.h's. */
+struct ladder {
+	_Alignas(64) _Atomic uint64_t tail;	/* the producers' line */
+	_Alignas(64) _Atomic uint64_t head;	/* the consumer's line */
+	_Alignas(64) _Atomic uint64_t rec_ring;	/* the producer's slot */
+	_Atomic uint64_t rec_pos;
+	_Alignas(64) _Atomic uint32_t sleeping;	/* the wake-up line */
+	_Atomic uint32_t fence_mode;
+	_Alignas(64) uint64_t hist[SHM_HIST_BUCKETS];	/* the consumer's */
+	_Alignas(64) struct lad_cell cells[MB_CAP];
+};
+
 struct shared {
 	struct bare_ring ring[2];
+	struct ladder	 lad;
 	_Alignas(64) _Atomic int ready;
 };
 
@@ -75,6 +116,7 @@ struct bench {
 	double		 bare_p99, zmq_p99, pipe_p99;
 	int		 fds[4];	/* the current fd case's, made before fork */
 	int		 sg[7];		/* the sleep group's (sleep_group_run) */
+	unsigned	 rung;		/* the current case's (the ladder's) */
 };
 
 struct result {
@@ -92,6 +134,7 @@ struct bcase {
 	side_fn		 parent;
 	int		 nchildren;
 	int		 baseline;	/* 1 bare, 2 zmq, 3 pipe */
+	unsigned	 rung;		/* the ladder's: LAD_* */
 };
 
 static uint64_t	 now_ns(void);
@@ -116,12 +159,17 @@ static int	 case_of(const char *);
 static double	 round_ratio(struct result (*)[ROUNDS], const char *,
 		    const char *);
 static void	 targets(struct result (*)[ROUNDS]);
+static int	 picked(const char *, const char *);
 
 /* bare ring */
 static void	 bare_prod(struct bench *, long, struct result *);
 static void	 bare_cons(struct bench *, long, struct result *);
 static void	 bare_pong(struct bench *, long, struct result *);
 static void	 bare_ping(struct bench *, long, struct result *);
+/* the ladder */
+static void	 lad_prod(struct bench *, long, struct result *);
+static void	 lad_cons(struct bench *, long, struct result *);
+static void	 lad_reset(struct ladder *);
 /* mailbox */
 static void	 mb_prod(struct bench *, long, struct result *);
 static void	 mb_cons(struct bench *, long, struct result *,
@@ -156,35 +204,46 @@ static void	 zmq_ping(struct bench *, long, struct result *);
 
 static const struct bcase cases[] = {
 	{ "bare ring, busy-poll (limit)", "tput_bare_ring", UNIT_RATE,
-	    2000000, bare_prod, bare_cons, 1, 1 },
+	    2000000, bare_prod, bare_cons, 1, 1, 0 },
 	{ "zeromq push/pull ipc", "tput_zmq_ipc", UNIT_RATE,
-	    600000, zmq_prod, zmq_cons, 1, 2 },
+	    600000, zmq_prod, zmq_cons, 1, 2, 0 },
 	{ "pipe", "tput_pipe", UNIT_RATE,
-	    150000, pipe_prod, pipe_cons, 1, 3 },
+	    150000, pipe_prod, pipe_cons, 1, 3, 0 },
+	{ "ladder: any producer (CAS on tail)", "tput_ladder_mpsc", UNIT_RATE,
+	    2000000, lad_prod, lad_cons, 1, 0, LAD_MPSC },
+	{ "ladder: + claim record", "tput_ladder_rec", UNIT_RATE,
+	    2000000, lad_prod, lad_cons, 1, 0, LAD_MPSC | LAD_REC },
+	{ "ladder: + header", "tput_ladder_hdr", UNIT_RATE,
+	    2000000, lad_prod, lad_cons, 1, 0, LAD_MPSC | LAD_REC | LAD_HDR },
+	{ "ladder: + clock", "tput_ladder_clk", UNIT_RATE,
+	    2000000, lad_prod, lad_cons, 1, 0, LAD_MPSC | LAD_REC | LAD_HDR | LAD_CLK },
+	{ "ladder: + wake check", "tput_ladder_wake", UNIT_RATE,
+	    2000000, lad_prod, lad_cons, 1, 0,
+	    LAD_MPSC | LAD_REC | LAD_HDR | LAD_CLK | LAD_WAKE },
 	{ "mailbox, busy-poll", "tput_mailbox_busy", UNIT_RATE,
-	    2000000, mb_prod, mb_cons_busy, 1, 0 },
+	    2000000, mb_prod, mb_cons_busy, 1, 0, 0 },
 	{ "mailbox, spin-then-sleep", "tput_mailbox_spin_sleep", UNIT_RATE,
-	    2000000, mb_prod, mb_cons_spin, 1, 0 },
+	    2000000, mb_prod, mb_cons_spin, 1, 0, 0 },
 	{ "mailbox, futex sleep", "tput_mailbox_sleep", UNIT_RATE,
-	    1000000, mb_prod, mb_cons_sleep, 1, 0 },
+	    1000000, mb_prod, mb_cons_sleep, 1, 0, 0 },
 	{ "mailbox, 2 producers", "tput_mailbox_2prod", UNIT_RATE,
-	    1000000, mb_prod, mb_cons_two, 2, 0 },
+	    1000000, mb_prod, mb_cons_two, 2, 0, 0 },
 	{ "unix stream socket", "tput_unix_stream", UNIT_RATE,
-	    100000, unix_prod, unix_cons, 1, 0 },
+	    100000, unix_prod, unix_cons, 1, 0, 0 },
 	{ "bare ring ping-pong (limit)", "rtt_bare_ring", UNIT_LATENCY,
-	    50000, bare_pong, bare_ping, 1, 1 },
+	    50000, bare_pong, bare_ping, 1, 1, 0 },
 	{ "zeromq req/rep ipc", "rtt_zmq_ipc", UNIT_LATENCY,
-	    3000, zmq_pong, zmq_ping, 1, 2 },
+	    3000, zmq_pong, zmq_ping, 1, 2, 0 },
 	{ "pipe pair", "rtt_pipe", UNIT_LATENCY,
-	    6000, NULL, NULL, 1, 3 },
+	    6000, NULL, NULL, 1, 3, 0 },
 	{ "mailbox, spin-then-sleep", "rtt_mailbox_spin_sleep", UNIT_LATENCY,
-	    50000, mb_pong_spin, mb_ping_spin, 1, 0 },
+	    50000, mb_pong_spin, mb_ping_spin, 1, 0, 0 },
 	{ "mailbox, futex sleep", "rtt_mailbox_sleep", UNIT_LATENCY,
-	    6000, NULL, NULL, 1, 0 },
+	    6000, NULL, NULL, 1, 0, 0 },
 	{ "unix socket pair", "rtt_unix_socketpair", UNIT_LATENCY,
-	    6000, NULL, NULL, 1, 0 },
+	    6000, NULL, NULL, 1, 0, 0 },
 	{ "eventfd ping-pong", "rtt_eventfd", UNIT_LATENCY,
-	    6000, NULL, NULL, 1, 0 },
+	    6000, NULL, NULL, 1, 0, 0 },
 };
 /*
  * The cases above without sides of their own (parent NULL) are the round
@@ -329,6 +388,214 @@ bare_ping(struct bench *b, long n, struct result *r)
 	}
 	percentiles(s, n, r);
 	free(s);
+}
+
+/* --- the ladder: the bare ring to the mailbox, a cost per rung ------------ */
+
+static void
+lad_reset(struct ladder *l)
+{
+	int	 i;
+
+	memset(l, 0, sizeof(*l));
+	for (i = 0; i < MB_CAP; i++)
+		atomic_store(&l->cells[i].seq, (uint64_t)i);
+}
+
+/* The arena clock's arithmetic: the TSC scaled by a 32.32 factor. */
+static inline uint64_t
+lad_clock(void)
+{
+	return (uint64_t)(((unsigned __int128)__builtin_ia32_rdtsc() *
+	    (3ULL << 31)) >> 32);
+}
+
+/* One message in, as the mailbox's send would with the costs of rung. */
+static inline __attribute__((always_inline)) void
+lad_put(struct ladder *l, unsigned rung, const struct shm_msg *m,
+    const unsigned char *p, uint64_t i)
+{
+	struct lad_cell	*c;
+	struct shm_msg	 hdr;
+	uint64_t	 pos = i, seq;
+
+	if (rung & LAD_MPSC)
+		pos = atomic_load_explicit(&l->tail, memory_order_relaxed);
+	for (;;) {
+		c = &l->cells[pos & (MB_CAP - 1)];
+		seq = atomic_load_explicit(&c->seq, memory_order_acquire);
+		if (seq == pos) {
+			if (!(rung & LAD_MPSC))
+				break;
+			if (rung & LAD_REC) {
+				atomic_store_explicit(&l->rec_pos, pos,
+				    memory_order_release);
+				atomic_store_explicit(&l->rec_ring, 5,
+				    memory_order_release);
+			}
+			if (atomic_compare_exchange_weak(&l->tail, &pos,
+			    pos + 1))
+				break;
+			continue;
+		}
+		__builtin_ia32_pause();		/* full */
+		if (rung & LAD_MPSC)
+			pos = atomic_load_explicit(&l->tail,
+			    memory_order_relaxed);
+	}
+	memcpy(c->payload, p, PAYLOAD);
+	if (rung & LAD_HDR) {
+		hdr = *m;
+		hdr.enq_ns = (rung & LAD_CLK) ? lad_clock() : i;
+		hdr.flags &= SHM_MSG_USER_MASK;
+		c->msg = hdr;
+	}
+	atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
+	if (rung & LAD_REC)
+		atomic_store_explicit(&l->rec_ring, 0, memory_order_release);
+	if (rung & LAD_WAKE) {
+		atomic_signal_fence(memory_order_seq_cst);
+		if (atomic_load_explicit(&l->fence_mode, memory_order_relaxed))
+			atomic_thread_fence(memory_order_seq_cst);
+		if (atomic_load_explicit(&l->sleeping, memory_order_relaxed))
+			abort();	/* nobody sleeps here */
+	}
+}
+
+static inline __attribute__((always_inline)) void
+lad_prod_rung(struct bench *b, long n, unsigned rung)
+{
+	struct shm_msg	 m;
+	unsigned char	 p[PAYLOAD] = { 0 };
+	long		 i;
+
+	memset(&m, 0, sizeof(m));
+	m.len = PAYLOAD;
+	m.tag = 1;
+	for (i = 0; i < n; i++) {
+		memcpy(p, &i, sizeof(i));
+		lad_put(&b->sh->lad, rung, &m, p, (uint64_t)i);
+	}
+}
+
+/* The wait of a message taken, in the histogram (shm's count_wait). */
+static inline void
+lad_count(struct ladder *l, uint64_t now, uint64_t enq)
+{
+	uint64_t d = now > enq ? now - enq : 0;
+	unsigned k = d == 0 ? 0 : 63 - (unsigned)__builtin_clzll(d);
+
+	if (k >= SHM_HIST_BUCKETS)
+		k = SHM_HIST_BUCKETS - 1;
+	l->hist[k]++;
+}
+
+/*
+ * Take everything published from h on (the bare ring's consumer takes one
+ * at a time and publishes nothing but the cell's number); the new head.
+ */
+static inline __attribute__((always_inline)) uint64_t
+lad_take(struct ladder *l, unsigned rung, uint64_t h, long *sum, long *bad)
+{
+	struct lad_cell	*c;
+	struct shm_msg	 m;
+	uint64_t	 h0 = h, now = 0;
+	long		 v;
+
+	for (;;) {
+		c = &l->cells[h & (MB_CAP - 1)];
+		if (atomic_load_explicit(&c->seq, memory_order_acquire) !=
+		    h + 1)
+			break;
+		if (rung & LAD_HDR) {
+			memcpy(&m, &c->msg, sizeof(m));
+			if (m.len > LAD_INL ||
+			    (m.flags & ~SHM_MSG_USER_MASK) != 0)
+				(*bad)++;
+			if (now == 0)
+				now = (rung & LAD_CLK) ? lad_clock() : h + 5;
+			lad_count(l, now, m.enq_ns);
+		}
+		memcpy(&v, c->payload, sizeof(v));
+		*bad += v != (long)h;
+		*sum += v;
+		atomic_store_explicit(&c->seq, h + MB_CAP,
+		    memory_order_release);
+		h++;
+		if (!(rung & LAD_MPSC))
+			return h;
+	}
+	if (h != h0 && (rung & LAD_MPSC))
+		atomic_store_explicit(&l->head, h, memory_order_release);
+	return h;
+}
+
+static inline __attribute__((always_inline)) void
+lad_cons_rung(struct bench *b, long n, struct result *r, unsigned rung)
+{
+	struct ladder	*l = &b->sh->lad;
+	uint64_t	 t0 = 0, h = 0, was;
+	long		 sum = 0, bad = 0;
+
+	while (h < (uint64_t)n) {
+		was = h;
+		h = lad_take(l, rung, h, &sum, &bad);
+		if (h == was)
+			__builtin_ia32_pause();
+		else if (was == 0)
+			t0 = now_ns();
+	}
+	r->v1 = (double)(n - 1) * 1e9 / (double)(now_ns() - t0);
+	if (bad)
+		fprintf(stderr, "bench_ring: ladder: %ld bad\n", bad);
+}
+
+/* The rungs, each its own loop (the costs are constants in each). */
+static void
+lad_prod(struct bench *b, long n, struct result *r)
+{
+	(void)r;
+	switch (b->rung) {
+	case LAD_MPSC:
+		lad_prod_rung(b, n, LAD_MPSC);
+		break;
+	case LAD_MPSC | LAD_REC:
+		lad_prod_rung(b, n, LAD_MPSC | LAD_REC);
+		break;
+	case LAD_MPSC | LAD_REC | LAD_HDR:
+		lad_prod_rung(b, n, LAD_MPSC | LAD_REC | LAD_HDR);
+		break;
+	case LAD_MPSC | LAD_REC | LAD_HDR | LAD_CLK:
+		lad_prod_rung(b, n, LAD_MPSC | LAD_REC | LAD_HDR | LAD_CLK);
+		break;
+	default:
+		lad_prod_rung(b, n, LAD_MPSC | LAD_REC | LAD_HDR | LAD_CLK |
+		    LAD_WAKE);
+		break;
+	}
+}
+
+static void
+lad_cons(struct bench *b, long n, struct result *r)
+{
+	switch (b->rung) {
+	case LAD_MPSC:
+		lad_cons_rung(b, n, r, LAD_MPSC);
+		break;
+	case LAD_MPSC | LAD_REC:
+		lad_cons_rung(b, n, r, LAD_MPSC | LAD_REC);
+		break;
+	case LAD_MPSC | LAD_REC | LAD_HDR:
+		lad_cons_rung(b, n, r, LAD_MPSC | LAD_REC | LAD_HDR);
+		break;
+	case LAD_MPSC | LAD_REC | LAD_HDR | LAD_CLK:
+		lad_cons_rung(b, n, r, LAD_MPSC | LAD_REC | LAD_HDR | LAD_CLK);
+		break;
+	default:
+		lad_cons_rung(b, n, r, LAD_MPSC | LAD_REC | LAD_HDR |
+		    LAD_CLK | LAD_WAKE);
+		break;
+	}
 }
 
 /* --- the mailbox ---------------------------------------------------------- */
@@ -838,6 +1105,8 @@ run_case(struct bench *b, const struct bcase *c, struct result *out)
 	if (n < 1000)
 		n = 1000;
 	memset(b->sh, 0, sizeof(*b->sh));
+	lad_reset(&b->sh->lad);
+	b->rung = c->rung;
 	for (i = 0; i < BARE_CAP; i++) {
 		atomic_store(&b->sh->ring[0].cells[i].seq, (uint64_t)i);
 		atomic_store(&b->sh->ring[1].cells[i].seq, (uint64_t)i);
@@ -1039,6 +1308,26 @@ sleep_round(struct bench *b, struct result (*rs)[ROUNDS], int round)
 		rs[case_of(sleep_keys[w])][round] = out[w];
 }
 
+/* Is the case key picked by BENCH_ONLY (NULL: all)? */
+static int
+picked(const char *only, const char *key)
+{
+	const char	*p, *e;
+	size_t		 len;
+
+	if (only == NULL)
+		return 1;
+	for (p = only; *p != '\0'; p = *e == ',' ? e + 1 : e) {
+		e = strchr(p, ',');
+		if (e == NULL)
+			e = p + strlen(p);
+		len = (size_t)(e - p);
+		if (len > 0 && memmem(key, strlen(key), p, len) != NULL)
+			return 1;
+	}
+	return 0;
+}
+
 int
 main(void)
 {
@@ -1077,19 +1366,18 @@ main(void)
 	    "vs zmq", "vs pipe");
 	for (round = 0; round < ROUNDS; round++) {
 		for (i = 0; i < NCASES; i++)
-			if (cases[i].parent != NULL && (only == NULL ||
-			    strstr(cases[i].key, only) != NULL))
+			if (cases[i].parent != NULL && picked(only,
+			    cases[i].key))
 				run_case(&b, &cases[i], &rs[i][round]);
-		if (only == NULL || strstr("rtt_sleep_group", only) != NULL)
+		if (picked(only, "rtt_sleep_group"))
 			sleep_round(&b, rs, round);
 		fprintf(stderr, "bench_ring: round %d of %d done\n",
 		    round + 1, ROUNDS);
 	}
 	baselines(&b, rs);
 	for (i = 0; i < NCASES; i++)
-		if (only == NULL || strstr(cases[i].key, only) != NULL ||
-		    (cases[i].parent == NULL &&
-		    strstr("rtt_sleep_group", only) != NULL))
+		if (picked(only, cases[i].key) || (cases[i].parent == NULL &&
+		    picked(only, "rtt_sleep_group")))
 			report(&b, &cases[i], rs[i], ROUNDS);
 	if (only == NULL)
 		targets(rs);
