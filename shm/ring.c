@@ -176,6 +176,7 @@ static inline void clock_before_copy(struct shm_arena *,
 		    struct shm_lane_local *, unsigned);
 static inline bool sleeps_on_futex(struct shm_mbox *, unsigned);
 static inline void prefetch_cell(struct shm_lane_local *, uint64_t);
+static inline void prefetch_ahead(struct shm_lane_local *, uint64_t);
 static inline void prefetch_answer(struct shm_arena *,
 		    const struct shm_msg *);
 static inline void nap_judged(struct shm_mbox_local *, uint64_t);
@@ -379,15 +380,12 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 		*started = (uint64_t)waited_from;
 	} else
 		*started = now;
-	/* Ask for the next cell's lines while this one is written. */
-	__builtin_prefetch(lane_cell(&mb->lane[lane], pos + 1), 1);
-	__builtin_prefetch((char *)lane_cell(&mb->lane[lane], pos + 1) + SHM_CL,
-	    1);
 	if (p->hook != NULL)
 		p->hook(p->hook_arg);		/* tests: die here */
 	publish(p, &mb->lane[lane], pos, msg, payload, now,
 	    lane_cell(&mb->lane[lane], pos)->payload);
 	wake_after_publish(p, mb, idx, lane);
+	prefetch_ahead(&mb->lane[lane], pos);
 	return 0;
 }
 
@@ -1195,6 +1193,26 @@ static inline void
 prefetch_cell(struct shm_lane_local *l, uint64_t h)
 {
 	__builtin_prefetch((const char *)lane_cell(l, h) + SHM_CL, 0);
+}
+
+/*
+ * After publishing pos: the lines of the cell two ahead, owned, for the
+ * claim that will write it.  The consumer freed that cell a lap ago, so
+ * its lines sit in the consumer's cache: a claim storing into them then
+ * waits for each to come over, and the next claim's locked CAS waits for
+ * those stores, so a stream of sends paid a transfer per message; asked
+ * for here, it overlaps the next send.  Two ahead, not one: a consumer
+ * that keeps up polls the next cell, and taking that line from it would
+ * cost both sides a transfer more.  After the publish, not before the
+ * copy: in a round trip the request would otherwise be held up behind it
+ * (rtt p50 1.24x -> 1.36x the bare ring's; a stream of 64-byte tells on
+ * this host: 2.5 -> 5 M msg/s).
+ */
+static inline void
+prefetch_ahead(struct shm_lane_local *l, uint64_t pos)
+{
+	prefetch_own(lane_cell(l, pos + 2));
+	prefetch_own((char *)lane_cell(l, pos + 2) + SHM_CL);
 }
 
 /*

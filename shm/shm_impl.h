@@ -518,6 +518,24 @@ cell_seq_cas(const struct shm_lane_local *l, uint64_t pos, uint64_t *expect,
 	return false;
 }
 
+/*
+ * Ask for a line to write: PREFETCHW where the CPU has it (a line another
+ * CPU holds then moves here owned, while this one works on), else
+ * nothing.  __builtin_prefetch(p, 1) is a plain read prefetch unless the
+ * build targets such a CPU, and a line fetched shared costs the same
+ * round trip again at the store.
+ */
+static inline void
+prefetch_own(const void *p)
+{
+#if defined(__x86_64__)
+	if (__builtin_cpu_supports("prfchw"))
+		__asm__ __volatile__("prefetchw %0" : : "m" (*(const char *)p));
+#else
+	__builtin_prefetch(p, 1);
+#endif
+}
+
 static inline void
 cpu_relax(void)
 {

@@ -14,10 +14,11 @@
  * cells (MB_CELL bytes: sequence number, 40-byte header, payload) and the
  * bare ring's busy-polling consumer, so that the step between two rungs is
  * the price of what the upper one adds: any producer (tail claimed by a
- * CAS, the consumer publishing head once per batch), a claim record in the
- * producer's own line, the header with a clock reading (the consumer
- * copies and checks it and counts the wait in a histogram), the look at
- * the consumer's sleeping word after publishing.  The mailbox in
+ * CAS, the consumer publishing head once per batch, the producer asking
+ * for the cell two ahead as the mailbox's does), a claim record in the
+ * producer's own line, the header, the clock reading in it (the consumer
+ * copies and checks the header and counts the wait in a histogram), the
+ * look at the consumer's sleeping word after publishing.  The mailbox in
  * busy-poll mode is the rung above the last.
  *
  * Round trip p50 and p99 (request in one mailbox, answer in the other
@@ -67,16 +68,15 @@
 
 enum unit { UNIT_RATE, UNIT_LATENCY };
 
-/* Everything the two processes share besides the arena. */
 /*
  * The ladder's rungs: what each adds to the one below (the bare ring's
  * single producer and per-message free are the floor).
  */
 #define LAD_MPSC	0x1u	/* tail claimed by CAS, head published per batch */
 #define LAD_REC		0x2u	/* a claim record before the CAS, cleared after */
-#define LAD_HDR		0x4u	/* header + clock; consumer checks, counts wait */
+#define LAD_HDR		0x4u	/* header; consumer checks it, counts its wait */
 #define LAD_WAKE	0x8u	/* producer looks at "sleeping" after publishing */
-#define LAD_CLK		0x10u	/* the clock read, by both sides */
+#define LAD_CLK		0x10u	/* enq_ns from the clock; consumer reads it too */
 #define LAD_INL		(MB_CELL - SHM_CELL_HDR)
 
 struct lad_cell {
@@ -97,6 +97,7 @@ struct ladder {
 	_Alignas(64) struct lad_cell cells[MB_CAP];
 };
 
+/* Everything the two processes share besides the arena. */
 struct shared {
 	struct bare_ring ring[2];
 	struct ladder	 lad;
@@ -410,6 +411,21 @@ lad_clock(void)
 	    (3ULL << 31)) >> 32);
 }
 
+/*
+ * What the mailbox's send does after publishing (ring.c, prefetch_ahead):
+ * the cell two ahead asked for owned, so that a claim's locked CAS does
+ * not wait for its stores to fetch lines from the consumer's cache.
+ */
+static inline void
+lad_prefetch(const struct lad_cell *c)
+{
+	if (__builtin_cpu_supports("prfchw")) {
+		__asm__ __volatile__("prefetchw %0" : : "m" (*(const char *)c));
+		__asm__ __volatile__("prefetchw %0" : :
+		    "m" (*((const char *)c + 64)));
+	}
+}
+
 /* One message in, as the mailbox's send would with the costs of rung. */
 static inline __attribute__((always_inline)) void
 lad_put(struct ladder *l, unsigned rung, const struct shm_msg *m,
@@ -460,6 +476,8 @@ lad_put(struct ladder *l, unsigned rung, const struct shm_msg *m,
 		if (atomic_load_explicit(&l->sleeping, memory_order_relaxed))
 			abort();	/* nobody sleeps here */
 	}
+	if (rung & LAD_MPSC)
+		lad_prefetch(&l->cells[(pos + 2) & (MB_CAP - 1)]);
 }
 
 static inline __attribute__((always_inline)) void
