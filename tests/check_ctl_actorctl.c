@@ -740,9 +740,11 @@ START_TEST(top_shows_an_earlier_give_up)
 
 	ctltest_start(&s, gave_up);
 	ctltest_pty_start(&t, s.sock, 200, top);
-	ctltest_top_until(&t, "specs:", 1, 20000);
-	ck_assert_msg(memmem(t.buf, t.len, want, strlen(want)) != NULL,
-	    "%.*s", (int)t.len, t.buf);
+	/*
+	 * The line itself, not the header: a loaded machine's pty hands the
+	 * first screen over in pieces, and the header comes first.
+	 */
+	ctltest_top_until(&t, want, 1, 20000);
 	ck_assert_int_eq(write(t.master, "q", 1), 1);
 	ck_assert_int_eq(ctltest_top_end(&t, 20000), 0);
 	ctltest_stop(&s);
