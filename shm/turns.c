@@ -86,7 +86,7 @@
 
 #define TURN_MAX	(1u << 20)	/* more waiters than slots could make */
 #define TURN_SLICE_NS	1000000		/* the front looks every 1 ms */
-#define TURN_BATCH	4		/* turns out at once */
+#define TURN_BATCH	2		/* turns out at once */
 #define TURN_LOST_NS	64000000	/* a line that has not moved: lost */
 #define TURN_STUCK	16		/* front polls with room nobody took */
 #define TURN_NOBODY	UINT64_MAX	/* grant(): no sender of our own */

@@ -757,16 +757,35 @@ bench_send(struct bench *b, struct actord *ad, struct row *r)
 		actord_run_once(ad, 10);
 }
 
+/* What one fan-in producer spent on its tells. */
+struct fanin_cost {
+	uint64_t	 cpu_us;	/* user + system CPU time */
+	uint64_t	 sleeps;	/* voluntary context switches */
+};
+
+/* CPU time (us) and voluntary switches of this process so far. */
+static struct fanin_cost
+fanin_cost_now(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (struct fanin_cost){ (uint64_t)(ru.ru_utime.tv_sec +
+	    ru.ru_stime.tv_sec) * 1000000 + (uint64_t)(ru.ru_utime.tv_usec +
+	    ru.ru_stime.tv_usec), (uint64_t)ru.ru_nvcsw };
+}
+
 /*
  * A fan-in producer: its own slot, then on the start (go closed) per
- * tells as fast as it can, then it waits for the stop (stop closed)
- * before it lets its slot go and exits, so that neither its start-up
- * nor its exit falls inside the time measured.
+ * tells as fast as it can, what they cost written to res, then it waits
+ * for the stop (stop closed) before it lets its slot go and exits, so
+ * that neither its start-up nor its exit falls inside the time measured.
  */
 static void __attribute__((noreturn))
 fanin_producer(struct actord *ad, struct actor_ref target, int per, int go,
     int stop, int res)
 {
+	struct fanin_cost c0, c1;
 	struct actor *cl;
 	char err[ACTOR_ERRBUF], payload[MSG_LEN], c;
 	int i, rc, failed = 0;
@@ -778,13 +797,41 @@ fanin_producer(struct actord *ad, struct actor_ref target, int per, int go,
 	if (rc < 0)
 		_exit(1);
 	(void)!read(go, &c, 1);
+	c0 = fanin_cost_now();
 	for (i = 0; i < per; i++)
 		if (actor_tell(cl, target, TAG_IGNORED, payload,
 		    sizeof(payload)) < 0)
 			failed++;
+	c1 = fanin_cost_now();
+	c1.cpu_us -= c0.cpu_us;
+	c1.sleeps -= c0.sleeps;
+	(void)!write(res, &c1, sizeof(c1));
 	(void)!read(stop, &c, 1);
 	actor_close(cl);
 	_exit(failed > 0 ? 2 : 0);
+}
+
+/*
+ * What P producers' tells cost (nopen records on fd), per message: CPU
+ * time and sleeps (the second figure is what a convoy multiplies).
+ */
+static void
+fanin_costs(struct bench *b, int n, int p, int fd, int nopen, uint64_t msgs)
+{
+	struct fanin_cost one, all = { 0, 0 };
+	char key[64];
+	int i;
+
+	for (i = 0; i < nopen; i++) {
+		if (read(fd, &one, sizeof(one)) != (ssize_t)sizeof(one))
+			return;
+		all.cpu_us += one.cpu_us;
+		all.sleeps += one.sleeps;
+	}
+	snprintf(key, sizeof(key), "fanin_p%d_sender_cpu_us_per_msg", p);
+	emit(b, n, key, (double)all.cpu_us / (double)msgs);
+	snprintf(key, sizeof(key), "fanin_p%d_sender_sleeps_per_msg", p);
+	emit(b, n, key, (double)all.sleeps / (double)msgs);
 }
 
 /*
@@ -833,7 +880,6 @@ bench_fanin(struct bench *b, struct actord *ad, struct row *r)
 		for (i = nopen = 0; i < p; i++)
 			if (read(res[0], &c, 1) == 1 && c == 'y')
 				nopen++;
-		close(res[0]);
 		shm_counters(ad->arena, target.index, &c0);
 		want = c0.dequeued + (uint64_t)nopen * (uint64_t)per;
 		t0 = now_ns();
@@ -846,6 +892,10 @@ bench_fanin(struct bench *b, struct actord *ad, struct row *r)
 		r->fanin[j] = nopen == p && c1.dequeued >= want ?
 		    (double)(c1.dequeued - c0.dequeued) /
 		    ((double)(now_ns() - t0) / 1e9) : -1;
+		if (c1.dequeued >= want)
+			fanin_costs(b, r->n, p, res[0], nopen,
+			    c1.dequeued - c0.dequeued);
+		close(res[0]);
 		close(stop[1]);		/* stop */
 		if (nopen < p)
 			fail(r, "fan-in P=%d: %d producers found no producer "
