@@ -218,30 +218,38 @@ place_header(struct shm_hdr *h)
 
 /*
  * One mailbox's offsets, from its sizes and where it starts (off, in the
- * data memfd): its control block, its lanes' cells, its in-hand cell and
- * its state region.  Returns where the next one starts.  The sizes are
- * bounded (mailbox_check) and off is below 2^62: no sum can wrap.
+ * data memfd, rounded up to a page): its control block, its state region,
+ * its in-hand slot, its lanes' cells and their large slots.  Returns where
+ * the next one starts.  The sizes are bounded (mailbox_check) and off is
+ * below 2^62: no sum can wrap.
+ *
+ * The order is that of a wake-up: an actor woken after a long sleep has
+ * its pages gone from the TLB and pays a page walk for each one it
+ * touches, so what every message touches (the control block, libactor's
+ * header at the start of the state region, the head of the in-hand slot)
+ * shares one page for the default sizes, and the cells follow.
  */
 static uint64_t
 place_mailbox(struct shm_desc *d, uint64_t off)
 {
 	uint32_t l;
 
+	off = SHM_ALIGN(off, SHM_PAGE);
 	d->ctl_off = off;
 	off += SHM_ALIGN(sizeof(struct shm_mbox), SHM_CL);
+	d->state_off = off;
+	off += SHM_ALIGN(d->state_size, SHM_CL);
+	place_big(d);
+	d->inhand_off = off;
+	off += d->inhand_size;
 	for (l = 0; l < SHM_NLANES; l++) {
 		d->cells_off[l] = off;
 		off += (uint64_t)d->capacity[l] * d->cell;
 	}
-	place_big(d);
 	for (l = 0; l < SHM_NLANES; l++) {
 		d->big_off[l] = off;
 		off += (uint64_t)d->big_count[l] * d->big_size;
 	}
-	d->inhand_off = off;
-	off += d->inhand_size;
-	d->state_off = off;
-	off += SHM_ALIGN(d->state_size, SHM_CL);
 	return off;
 }
 
@@ -605,6 +613,7 @@ localize(struct shm_arena *a, const struct shm_hdr *h, char *err,
 
 	a->id = h->arena_id;
 	shm_membarrier_init(a);
+	shm_cpu_init(a);
 	a->tsc_ok = h->tsc_ok;
 	a->tsc_base = h->tsc_base;
 	a->ns_base = h->ns_base;

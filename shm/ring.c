@@ -174,12 +174,15 @@ static int	 msg_sane(const struct shm_msg *, uint32_t);
 static void	 count_wait(struct shm_mbox *, uint64_t, uint64_t);
 static inline void clock_before_copy(struct shm_arena *,
 		    struct shm_lane_local *, unsigned);
-static inline bool sleeps_on_futex(struct shm_mbox *, unsigned);
+static inline bool sleeps_on_futex(const struct shm_arena *,
+		    struct shm_mbox *, unsigned);
 static inline void prefetch_cell(struct shm_lane_local *, uint64_t);
 static inline void prefetch_ahead(struct shm_lane_local *, uint64_t);
 static inline void prefetch_answer(struct shm_arena *,
 		    const struct shm_msg *);
 static inline void nap_judged(struct shm_mbox_local *, uint64_t);
+static inline bool sys_idle(const struct shm_lane_local *, unsigned,
+		    uint64_t);
 static inline void busy(struct shm_mbox_local *);
 static inline void time_taken(struct shm_arena *, struct shm_mbox_local *,
 		    struct shm_lane_local *, unsigned, const struct shm_msg *);
@@ -206,7 +209,7 @@ static inline void wake_after_publish(struct shm_producer *,
 		    struct shm_mbox_local *, uint32_t, unsigned);
 static int	 over_limit(const struct shm_lane_local *, uint32_t, uint64_t);
 static void	 wake_blocked(struct shm_mbox_local *, struct shm_lane_local *,
-		    uint64_t);
+		    uint64_t) SHM_HOT;
 static int	 big_room(struct shm_producer *, struct shm_mbox_local *,
 		    unsigned, uint64_t, const struct shm_msg *, const void *,
 		    int64_t);
@@ -347,7 +350,7 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	 * would cost it a whole extra round (test_doorbell).  Nor one that
 	 * sleeps on this CPU (sleeps_on_futex).
 	 */
-	if (sleeps_on_futex(mb->m, lane))
+	if (sleeps_on_futex(a, mb->m, lane))
 		shm_wake_consumer(a, idx, lane, &p->bellfd);
 	if (__builtin_expect((msg->flags & SHM_MSG_COALESCE) != 0, 0) &&
 	    lane == SHM_LANE_MAIN && (rc = coalesce(p, mb, msg, payload,
@@ -1059,6 +1062,22 @@ steal_head(struct shm_producer *p, struct shm_mbox_local *mb, bool any)
 
 /* --- receiving ---------------------------------------------------------- */
 
+/*
+ * Nothing claimed on the system lane: its tail, on the page of the
+ * control block, says so without a look at its cells, another page that
+ * a consumer woken cold would otherwise walk to on every message for the
+ * rare Stop or Terminated.  Claimed is not yet published: then the cell
+ * says, as for any lane.  In the sleep protocol (wait.c) the tail is as
+ * good as the cell: a producer claims before it publishes, so a consumer
+ * that finds the claim not visible after its barrier finds no publish
+ * either, and the producer then sees "sleeping".
+ */
+static inline bool
+sys_idle(const struct shm_lane_local *l, unsigned k, uint64_t h)
+{
+	return k == SHM_LANE_SYSTEM && atomic_load(&l->ctl->tail) == h;
+}
+
 bool
 shm_pending(struct shm_arena *a, uint32_t idx, unsigned lanes)
 {
@@ -1073,6 +1092,8 @@ shm_pending(struct shm_arena *a, uint32_t idx, unsigned lanes)
 			continue;
 		l = &shm_mb(a, idx)->lane[k];
 		h = atomic_load(&l->ctl->head);
+		if (sys_idle(l, k, h))
+			continue;
 		seq = cell_seq(l, h, memory_order_seq_cst);
 		if (seq == h)
 			continue;
@@ -1173,14 +1194,14 @@ clock_before_copy(struct shm_arena *a, struct shm_lane_local *l,
  * the overlap, never a wake-up (the look after the publish is made).
  */
 static inline bool
-sleeps_on_futex(struct shm_mbox *m, unsigned lane)
+sleeps_on_futex(const struct shm_arena *a, struct shm_mbox *m, unsigned lane)
 {
 	uint32_t s = atomic_load_explicit(&m->sleeping, memory_order_relaxed);
 
 	return (s & SHM_LANE_BIT(lane)) && !(s & SLEEP_DOORBELL) &&
 	    atomic_load_explicit(&m->fence_mode, memory_order_relaxed) &&
 	    atomic_load_explicit(&m->sleep_cpu, memory_order_relaxed) !=
-	    (uint32_t)(sched_getcpu() + 1);
+	    (uint32_t)(shm_cpu(a) + 1);
 }
 
 /*
@@ -1602,6 +1623,8 @@ shm_take_one(struct shm_arena *a, uint32_t idx, unsigned lanes,
 			continue;
 		l = &mb->lane[k];
 		h = atomic_load_explicit(&l->ctl->head, memory_order_relaxed);
+		if (sys_idle(l, k, h))
+			continue;
 		c = lane_cell(l, h);
 		inl = l->inl;
 		seq = cell_seq(l, h, memory_order_acquire);

@@ -72,6 +72,14 @@
 } while (0)
 
 /*
+ * On the path of every message, sent or taken (a declaration's mark):
+ * such functions are laid out together (.text.hot), so that a process
+ * woken after a long sleep, its code gone from the caches and the TLB,
+ * touches a few code pages rather than one per function.
+ */
+#define SHM_HOT	__attribute__((hot))
+
+/*
  * a + b, or UINT64_MAX where that would wrap: every sum of counters that a
  * worker can write (it may set any of them to 2^64 - 1) saturates instead.
  */
@@ -84,7 +92,7 @@ shm_sat_add(uint64_t a, uint64_t b)
 }
 
 #define SHM_MAGIC		0x4d52414452544341ULL	/* "ACTRDARM" */
-#define SHM_VERSION		6
+#define SHM_VERSION		7
 #define SHM_ENV_FD		"ACTORD_ARENA_FD"	/* decimal fd number */
 #define SHM_ENV_LAYOUT_FD	"ACTORD_LAYOUT_FD"	/* decimal fd number */
 #define SHM_PATH_MAX		256	/* actor path, NUL included */
@@ -448,7 +456,8 @@ void	 shm_producer_set_steal_hook(struct shm_producer *,
  * reject.  Every message not delivered is counted and dead-lettered.
  */
 int	 shm_send(struct shm_producer *, uint32_t idx, enum shm_lane,
-	    const struct shm_msg *, const void *payload, int64_t timeout_ns);
+	    const struct shm_msg *, const void *payload, int64_t timeout_ns)
+	    SHM_HOT;
 /*
  * The same, and *started_ns is when the send began in the arena clock:
  * the message's enq_ns, or if it had to wait for room, when it began to
@@ -457,7 +466,7 @@ int	 shm_send(struct shm_producer *, uint32_t idx, enum shm_lane,
  */
 int	 shm_send_stamped(struct shm_producer *, uint32_t idx, enum shm_lane,
 	    const struct shm_msg *, const void *payload, int64_t timeout_ns,
-	    uint64_t *started_ns);
+	    uint64_t *started_ns) SHM_HOT;
 int	 shm_send_default(struct shm_producer *, uint32_t idx,
 	    const struct shm_msg *, const void *payload);
 /*
@@ -480,13 +489,14 @@ int	 shm_recv(struct shm_arena *, uint32_t idx, unsigned lanes,
 	    struct shm_msg *, void *buf, size_t buflen, enum shm_lane *lane);
 int	 shm_drain(struct shm_arena *, uint32_t idx, unsigned lanes,
 	    unsigned max, shm_handler, void *arg);
-bool	 shm_pending(struct shm_arena *, uint32_t idx, unsigned lanes);
+bool	 shm_pending(struct shm_arena *, uint32_t idx, unsigned lanes)
+	    SHM_HOT;
 /*
  * shm_drain of one message (returns 1 or 0), for a consumer that takes one
  * per call: the same effects, with less bookkeeping per call.
  */
 int	 shm_take_one(struct shm_arena *, uint32_t idx, unsigned lanes,
-	    shm_handler, void *arg);
+	    shm_handler, void *arg) SHM_HOT;
 /*
  * Test hook: called inside the take of a message from a drop_oldest lane,
  * with SHM_HOOK_TAKEN once the cell is the consumer's and before the
@@ -540,7 +550,8 @@ bool	 shm_mailbox_prepared(const struct shm_arena *, uint32_t idx);
  * wakes the consumer and blocked senders of a mailbox (actord, shutdown).
  */
 int	 shm_wait(struct shm_arena *, uint32_t idx, unsigned lanes,
-	    enum shm_wait_mode, int64_t spin_ns, int64_t timeout_ns);
+	    enum shm_wait_mode, int64_t spin_ns, int64_t timeout_ns)
+	    SHM_HOT;
 int	 shm_recv_wait(struct shm_arena *, uint32_t idx, unsigned lanes,
 	    enum shm_wait_mode, int64_t spin_ns, int64_t timeout_ns,
 	    struct shm_msg *, void *buf, size_t buflen, enum shm_lane *lane);

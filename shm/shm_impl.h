@@ -11,6 +11,7 @@
 #ifndef ACTORD_SHM_IMPL_H
 #define ACTORD_SHM_IMPL_H
 
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -18,6 +19,7 @@
 #include "shm/shm.h"
 
 #define SHM_CL			64	/* cache line */
+#define SHM_PAGE		4096	/* where each mailbox begins */
 /* shm_send's timeout from shm_offer: no room, no wait, no dead letter. */
 #define SHM_TIMEOUT_OFFER	(-3)
 #define SHM_ALIGN(x, a)		(((x) + (a) - 1) & ~((uint64_t)(a) - 1))
@@ -382,6 +384,7 @@ struct shm_arena {
 	uint32_t	 dl_cap;
 	pid_t		*mine;		/* nslots: who opened each slot here */
 	int		 membarrier;	/* this process may use GLOBAL_EXPEDITED */
+	bool		 rdpid;		/* shm_cpu may use RDPID (wait.c) */
 	bool		 creator;	/* shm_create's: writes the layout */
 	uint32_t	 tsc_ok;
 	uint64_t	 tsc_base;
@@ -574,8 +577,29 @@ shm_clock(const struct shm_arena *a)
 	return shm_now_ns();
 }
 
+/*
+ * The CPU this thread runs on, for the early wake-up's hint (sleep_cpu):
+ * RDPID, where the CPU has it and it says what Linux keeps in TSC_AUX (the
+ * CPU in the low 12 bits: shm_cpu_init checks), reads it without touching
+ * memory or calling into libc, either of which costs a process woken cold
+ * a page walk; sched_getcpu elsewhere.  -1: unknown.
+ */
+static inline int
+shm_cpu(const struct shm_arena *a)
+{
+#if defined(__x86_64__)
+	uint64_t v;
+
+	if (a->rdpid) {
+		__asm__ __volatile__("rdpid %0" : "=r"(v));
+		return (int)(v & 0xfff);
+	}
+#endif
+	return sched_getcpu();
+}
+
 /* ring.c: before a consumer sleeps, the look for blocked senders it put off */
-void	 shm_settle(struct shm_arena *, uint32_t idx);
+void	 shm_settle(struct shm_arena *, uint32_t idx) SHM_HOT;
 
 /*
  * The effective capacity of a lane (shm_mailbox_configure): its limit
@@ -606,11 +630,13 @@ int	 shm_turns_repair(struct shm_arena *, uint32_t);
 
 /* wait.c */
 void	 shm_membarrier_init(struct shm_arena *);
+void	 shm_cpu_init(struct shm_arena *);
 int	 shm_membarrier_register(void);
-int	 shm_futex_wait(_Atomic uint32_t *, uint32_t, int64_t timeout_ns);
+int	 shm_futex_wait(_Atomic uint32_t *, uint32_t, int64_t timeout_ns)
+	    SHM_HOT;
 void	 shm_futex_wake(_Atomic uint32_t *, int n);
 void	 shm_wake_consumer(struct shm_arena *, uint32_t idx, unsigned lane,
-	    int *bellfd);
+	    int *bellfd) SHM_HOT;
 void	 shm_wake_senders(struct shm_mbox *);
 void	 shm_wake_space(struct shm_mbox *);
 void	 shm_wake_senders_force(struct shm_mbox *);

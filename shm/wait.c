@@ -65,6 +65,9 @@
 #include <linux/futex.h>
 #include <linux/membarrier.h>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
@@ -80,10 +83,13 @@
 static socklen_t bell_name(const struct shm_arena *, uint32_t,
 		    struct sockaddr_un *);
 static void	 ring_bell(struct shm_arena *, uint32_t, int *);
-static int	 spin(struct shm_arena *, uint32_t, unsigned, int64_t);
+static int	 spin(struct shm_arena *, uint32_t, unsigned, int64_t)
+	    SHM_HOT;
 static int	 barrier_all(struct shm_arena *);
-static int	 set_fence_mode(struct shm_arena *, struct shm_mbox *, uint32_t);
-static int	 nap(struct shm_arena *, uint32_t, unsigned, int, int64_t);
+static int	 set_fence_mode(struct shm_arena *, struct shm_mbox *, uint32_t)
+	    SHM_HOT;
+static int	 nap(struct shm_arena *, uint32_t, unsigned, int, int64_t)
+	    SHM_HOT;
 
 #define SLICE_NS		1000000	/* sleep slice without membarrier */
 
@@ -94,6 +100,31 @@ shm_membarrier_init(struct shm_arena *a)
 	long	 q = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
 
 	a->membarrier = q > 0 && (q & MEMBARRIER_CMD_GLOBAL_EXPEDITED) != 0;
+}
+
+/*
+ * May shm_cpu use RDPID?  The CPU must have it (CPUID leaf 7, ECX bit 22)
+ * and the kernel must keep the CPU number in TSC_AUX, which one reading
+ * against sched_getcpu shows (a migration in between only costs RDPID).
+ */
+void
+shm_cpu_init(struct shm_arena *a)
+{
+#if defined(__x86_64__)
+	unsigned eax, ebx, ecx, edx;
+	uint64_t v;
+	int	 cpu;
+
+	a->rdpid = false;
+	if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0 ||
+	    (ecx & (1u << 22)) == 0)
+		return;
+	cpu = sched_getcpu();
+	__asm__ __volatile__("rdpid %0" : "=r"(v));
+	a->rdpid = cpu >= 0 && (uint64_t)cpu == (v & 0xfff);
+#else
+	a->rdpid = false;
+#endif
 }
 
 /* Register this process for the consumers' barriers: 0, or -1. */
@@ -294,7 +325,7 @@ nap(struct shm_arena *a, uint32_t idx, unsigned lanes, int fenced,
 	int		 rc, sliced;
 
 	/* Where it sleeps, for the producers' early wake-up (ring.c). */
-	atomic_store_explicit(&m->sleep_cpu, (uint32_t)(sched_getcpu() + 1),
+	atomic_store_explicit(&m->sleep_cpu, (uint32_t)(shm_cpu(a) + 1),
 	    memory_order_relaxed);
 	for (;;) {
 		w = atomic_load(&m->wake_word);

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include <check.h>
+#include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -969,6 +970,71 @@ START_TEST(test_attach_costs_what_is_used)
 }
 END_TEST
 
+/*
+ * What a wake-up touches of its mailbox shares one page (arena.c,
+ * place_mailbox): the control block, libactor's header at the start of
+ * the state region and the head of the in-hand slot, for a mailbox of the
+ * defaults (1,024 cells of 256 bytes, max_message 65,536, libactor's
+ * region of the default watchers and asks), and each mailbox starts on a
+ * page of its own.
+ */
+START_TEST(test_wake_page)
+{
+	struct shm_mailbox_layout m[2];
+	struct shm_layout l = { 2, m, 16, 16 };
+	struct shm_mbox_local *mb;
+	struct shm_arena *a;
+	char	 err[SHM_ERRBUF];
+	uintptr_t page;
+	uint32_t i;
+
+	for (i = 0; i < 2; i++) {
+		m[i] = shm_test_mbox(1024, 256, SHM_OVERFLOW_BLOCK);
+		m[i].sys_capacity = 16;
+		m[i].reply_capacity = 64;
+		m[i].max_message = 65536;
+		m[i].state_size = (uint32_t)actor_region_size(0, 0, 0);
+	}
+	ck_assert_msg(shm_create(&l, "check-wake-page", &a, err,
+	    sizeof(err)) == 0, "shm_create: %s", err);
+	for (i = 0; i < 2; i++) {
+		mb = shm_mb(a, i);
+		page = (uintptr_t)mb->m;
+		ck_assert_uint_eq(page % SHM_PAGE, 0);
+		ck_assert_uint_eq((uintptr_t)mb->state / SHM_PAGE,
+		    page / SHM_PAGE);
+		/* The in-hand header and a 64-byte payload. */
+		ck_assert_uint_eq(((uintptr_t)mb->inhand + SHM_CELL_HDR + 64 -
+		    1) / SHM_PAGE, page / SHM_PAGE);
+		ck_assert_uint_gt((uintptr_t)mb->lane[SHM_LANE_MAIN].cells,
+		    (uintptr_t)mb->inhand);
+	}
+	shm_detach(a);
+}
+END_TEST
+
+/* shm_cpu (RDPID where it has it) says the CPU the thread is pinned to. */
+START_TEST(test_shm_cpu)
+{
+	struct shm_arena *a = shm_test_arena(1, 4, 64, SHM_OVERFLOW_REJECT);
+	cpu_set_t old, one;
+	int	 cpu, n = 0;
+
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(old), &old), 0);
+	for (cpu = 0; cpu < CPU_SETSIZE && n < 8; cpu++) {
+		if (!CPU_ISSET(cpu, &old))
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		ck_assert_int_eq(sched_setaffinity(0, sizeof(one), &one), 0);
+		ck_assert_int_eq(shm_cpu(a), cpu);
+		n++;
+	}
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(old), &old), 0);
+	shm_detach(a);
+}
+END_TEST
+
 START_TEST(test_actor_table)
 {
 	struct shm_arena *a = shm_test_arena(3, 4, 128, SHM_OVERFLOW_REJECT);
@@ -1467,6 +1533,8 @@ shm_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_layout_check);
+	tcase_add_test(tc, test_wake_page);
+	tcase_add_test(tc, test_shm_cpu);
 	tcase_add_test(tc, test_path_index);
 	tcase_add_test(tc, test_attach_costs_what_is_used);
 	tcase_add_test(tc, test_tsc_trusted);

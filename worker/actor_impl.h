@@ -113,6 +113,20 @@ struct ar_hdr {
 };
 
 /*
+ * A main-lane message addressed to another incarnation than live, the
+ * receiver's own: the receiver compares with the incarnation it was
+ * started as, not with the actor table's (the same while it lives, and
+ * a page the wake-up need not touch).
+ */
+static inline bool
+inc_stale(uint32_t live, uint64_t corr)
+{
+	uint32_t to = (uint32_t)(corr >> CORR_INC_SHIFT) & CORR_INC_MASK;
+
+	return to != 0 && to != (live & CORR_INC_MASK);
+}
+
+/*
  * A region's sizes, read once from its header and checked (ar_hdr): every
  * offset into the region and every loop bound comes from here, never from
  * the header again, which any worker can rewrite at any moment (the
@@ -153,31 +167,36 @@ struct shard_cache {
 };
 
 struct actor {
+	/*
+	 * What every message reads, first and together: a woken actor
+	 * finds them in two cache lines rather than spread past its name.
+	 */
 	struct shm_arena *arena;
-	bool		 own_arena;	/* attached by us: detach at close */
 	int32_t		 idx;		/* -1: a client without mailbox */
 	uint32_t	 incarnation;
-	char		 name[ACTOR_PATH_MAX];
 	struct shm_producer *prod;
 	struct ar_hdr	*hdr;		/* NULL without mailbox */
-	struct ar_caps	 caps;		/* hdr's sizes, read once at attach */
 	unsigned char	*inhand;	/* the in-hand slot */
 	size_t		 inhand_len;
-	unsigned char	*snapdata[2];
-	int		 notify_fd;	/* ACTORD_NOTIFY_FD, or -1 */
 	enum actor_wait	 wait;
-	int64_t		 spin_ns;
 	bool		 holding;	/* a message is in hand */
+	bool		 answers;	/* actor_recv returns answers too */
+	volatile sig_atomic_t stop;
 	uint32_t	 nrecv;
+	uint32_t	 npend;
+	int64_t		 spin_ns;
 	uint64_t	 recv_ns;	/* when the sampled message came, or 0 */
 	struct shm_msg	 cur;		/* its header (copy) */
-	volatile sig_atomic_t stop;
-	bool		 answers;	/* actor_recv returns answers too */
+	struct actor_owed *owed;	/* Terminated for our full system lane */
+	/* The rest. */
+	bool		 own_arena;	/* attached by us: detach at close */
+	struct ar_caps	 caps;		/* hdr's sizes, read once at attach */
+	unsigned char	*snapdata[2];
+	int		 notify_fd;	/* ACTORD_NOTIFY_FD, or -1 */
 	/* asks */
 	uint64_t	 corr_next;
 	struct pending	*pend;
 	uint32_t	 pend_cap;	/* a power of two */
-	uint32_t	 npend;
 	uint32_t	 reply_cap;	/* reply slots: asks in flight at most */
 	uint8_t		*slot_st;	/* SLOT_* of each reply slot */
 	uint32_t	 nslots;	/* slots not free */
@@ -186,13 +205,13 @@ struct actor {
 	unsigned char	*rbuf;		/* a reply being read */
 	size_t		 rbuf_len;
 	void		*last_reply;	/* data of the last answer returned */
-	struct actor_owed *owed;	/* Terminated for our full system lane */
 	/* snapshot */
 	int		 snap_latest;	/* -2: unknown, -1: none, 0 or 1 */
 	void		(*commit_hook)(void *);
 	void		*commit_arg;
 	struct shard_cache shard;
 	uint32_t	 defer_next;	/* where actor_defer looks first */
+	char		 name[ACTOR_PATH_MAX];
 };
 
 /*
@@ -236,7 +255,6 @@ _Atomic uint64_t *ar_asks(struct ar_hdr *,	/* ask_cap reply slots */
 		    const struct ar_caps *);
 struct ar_defer	*ar_defers(struct ar_hdr *,	/* ask_cap entries */
 		    const struct ar_caps *);
-bool	 ar_stale(struct shm_arena *, uint32_t idx, uint64_t corr);
 
 /* ask.c */
 void	 ask_drain(struct actor *);
@@ -266,9 +284,11 @@ int	 send_error_reply(struct shm_producer *, struct shm_arena *,
 	    const struct shm_msg *ask, int code, const char *text,
 	    struct actor_owed **);
 int	 send_raw(struct actor *, struct actor_ref, enum shm_lane,
-	    struct shm_msg *, const void *data, int64_t timeout_ns);
+	    struct shm_msg *, const void *data, int64_t timeout_ns)
+	    SHM_HOT;
 int	 send_tell(struct actor *, struct actor_ref to, struct actor_ref from,
-	    uint32_t tag, const void *data, size_t len, int64_t timeout_ns);
+	    uint32_t tag, const void *data, size_t len, int64_t timeout_ns)
+	    SHM_HOT;
 /* watch.c: a Terminated from another node, for the gateway */
 int	 watch_terminated_to(struct actor *, struct actor_ref watcher,
 	    const struct actor_terminated *);
@@ -276,6 +296,16 @@ int	 watch_terminated_to(struct actor *, struct actor_ref watcher,
 int	 send_stamped(struct actor *, struct actor_ref, enum shm_lane,
 	    struct shm_msg *, const void *, int64_t timeout_ns,
 	    unsigned flags, uint64_t *started);
+
+/* The message path of libactor's API (actor.h), kept together (SHM_HOT). */
+int	 actor_recv(struct actor *, struct actor_msg *, int64_t) SHM_HOT;
+void	 actor_done(struct actor *) SHM_HOT;
+int	 actor_run(struct actor *, actor_handler, actor_stop_fn, void *)
+	    SHM_HOT;
+int	 actor_tell(struct actor *, struct actor_ref, uint32_t, const void *,
+	    size_t) SHM_HOT;
+int	 actor_tell_timeout(struct actor *, struct actor_ref, uint32_t,
+	    const void *, size_t, int64_t) SHM_HOT;
 
 /* snapshot.c */
 int	 snap_latest(struct ar_hdr *, const struct ar_caps *,

@@ -33,13 +33,13 @@
 #define RUN_SLICE_NS	50000000LL	/* without a wake-up slot: poll SIGTERM */
 
 static int	 take_cb(void *, enum shm_lane, const struct shm_msg *,
-		    const void *);
-static int	 take_pending(struct actor *);
-static void	 fill(struct actor *, struct actor_msg *);
-static bool	 refuse_stale(struct actor *);
+		    const void *) SHM_HOT;
+static int	 take_pending(struct actor *) SHM_HOT;
+static void	 fill(struct actor *, struct actor_msg *) SHM_HOT;
+static bool	 refuse_stale(struct actor *) SHM_HOT;
 static void	 on_term(int);
 
-static bool	 stale_system(struct actor *);
+static bool	 stale_system(struct actor *) SHM_HOT;
 
 /*
  * The only global of libactor: a signal handler can reach nothing else.
@@ -162,8 +162,7 @@ refuse_stale(struct actor *a)
 	uint32_t lane;
 
 	memcpy(&lane, a->inhand + sizeof(struct shm_msg), sizeof(lane));
-	if (lane != SHM_LANE_MAIN || !ar_stale(a->arena, (uint32_t)a->idx,
-	    a->cur.corr))
+	if (lane != SHM_LANE_MAIN || !inc_stale(a->incarnation, a->cur.corr))
 		return false;
 	shm_dl_put(a->arena, (uint32_t)a->idx, SHM_LANE_MAIN,
 	    SHM_DL_STALE_REF, &a->cur, a->inhand + INHAND_PAYLOAD);

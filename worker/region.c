@@ -142,15 +142,6 @@ ar_snapdata(struct ar_hdr *h, const struct ar_caps *c, int slot)
 	    (size_t)slot * c->snap_cap;
 }
 
-/* A main-lane message addressed to an incarnation that is not the live one. */
-bool
-ar_stale(struct shm_arena *a, uint32_t idx, uint64_t corr)
-{
-	uint32_t to = (uint32_t)(corr >> CORR_INC_SHIFT) & CORR_INC_MASK;
-
-	return to != 0 && to != (shm_actor_incarnation(a, idx) & CORR_INC_MASK);
-}
-
 /*
  * The part of a region actord writes and workers only read, into h: the
  * policies of p (NULL: the defaults) and the sizes they and the region's

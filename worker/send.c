@@ -19,7 +19,7 @@
 #include "worker/remote.h"
 
 static int	 check_target(struct actor *, struct actor_ref, bool,
-		    unsigned, const struct shm_msg *, const void *);
+		    unsigned, const struct shm_msg *, const void *) SHM_HOT;
 static int	 reply_to(struct shm_producer *, struct shm_arena *,
 		    const struct shm_msg *, struct shm_msg *, const void *);
 
