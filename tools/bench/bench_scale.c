@@ -14,7 +14,8 @@
  *			(actord's core in this process, backoff 0)
  *   send		p50 of a tell by path and by reference to an idle
  *			actor chosen at random, one every 100 us, and of the
- *			lookup alone
+ *			lookup alone; the floor: a bare FUTEX_WAKE of one of
+ *			64 processes asleep, at random, at the same pace
  *   sparse		every actor receives 10 messages a second from 4
  *			producer processes for BENCH_SCALE_SPARSE_S seconds
  *			(default 10): the CPU time of every process (actors,
@@ -42,6 +43,7 @@
  * figures to $BENCH_JSON and a table to stdout.  Needs $BUILD/actord,
  * $BUILD/tests/progs/actor_echo and $BUILD/tests/progs/tworker.
  */
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -53,6 +55,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -76,6 +79,7 @@
 #define RESTART_ROUNDS	200	/* a p50 steady on a shared machine */
 #define SEND_ROUNDS	2000
 #define SEND_GAP_NS	100000	/* between sends: the target is asleep */
+#define FLOOR_SLEEPERS	64	/* processes asleep in FUTEX_WAIT: the floor */
 #define SPARSE_RATE	10	/* messages per actor per second */
 #define SPARSE_PRODUCERS 4
 #define FANIN_MSGS	200000
@@ -98,7 +102,7 @@ struct row {
 	int		 n;
 	double		 floor_start, floor_stop, start, mem_total_kb;
 	double		 mem_per_actor_kb, restart50, restart99;
-	double		 path50, ref50, lookup50;
+	double		 path50, ref50, lookup50, wake50;
 	double		 sparse_cpu, pipe_cpu;
 	double		 fanin[4];
 	double		 ofa, ofa_floor;
@@ -128,6 +132,8 @@ static void	 core_stop(struct actord *);
 static void	 bench_restart(struct bench *, struct actord *, struct row *);
 static void	 bench_send(struct bench *, struct actord *, struct row *);
 static void	 bench_fanin(struct bench *, struct actord *, struct row *);
+static uint64_t	 wakeups_apart(struct actord *);
+static void	 futex_floor(struct bench *, struct row *);
 static void	 bench_sparse(struct bench *, struct actord *, struct row *);
 static void	 bench_pipes(struct bench *, struct row *);
 static void	 wake_count(struct actord *, const struct actor_ref *, int,
@@ -675,7 +681,7 @@ bench_send(struct bench *b, struct actord *ad, struct row *r)
 	struct actor_ref *refs, ref;
 	struct rusage ru[3];
 	struct actor *c;
-	uint64_t t0, t1, next;
+	uint64_t t0, t1, next, w[3];
 	int i, k, rc, n = r->n, bad = 0;
 
 	memset(payload, 'x', sizeof(payload));
@@ -698,6 +704,7 @@ bench_send(struct bench *b, struct actord *ad, struct row *r)
 		lookup[i] = now_ns() - t0;
 		bad += rc < 0;
 	}
+	w[0] = wakeups_apart(ad);
 	next = now_ns();
 	getrusage(RUSAGE_SELF, &ru[0]);
 	for (i = 0; i < SEND_ROUNDS; i++) {
@@ -711,6 +718,8 @@ bench_send(struct bench *b, struct actord *ad, struct row *r)
 		next = t1 + SEND_GAP_NS;
 	}
 	getrusage(RUSAGE_SELF, &ru[1]);
+	w[1] = wakeups_apart(ad);
+	next = now_ns() + SEND_GAP_NS;
 	for (i = 0; i < SEND_ROUNDS; i++) {
 		spin_until(next);
 		t0 = now_ns();
@@ -722,6 +731,7 @@ bench_send(struct bench *b, struct actord *ad, struct row *r)
 		next = t1 + SEND_GAP_NS;
 	}
 	getrusage(RUSAGE_SELF, &ru[2]);
+	w[2] = wakeups_apart(ad);
 	if (bad > 0)
 		fail(r, "send: %d of %d lookups or tells failed", bad,
 		    3 * SEND_ROUNDS);
@@ -748,6 +758,11 @@ bench_send(struct bench *b, struct actord *ad, struct row *r)
 	    ru[0].ru_nivcsw) / SEND_ROUNDS);
 	emit(b, n, "send_ref_preempted_per_send", (double)(ru[2].ru_nivcsw -
 	    ru[1].ru_nivcsw) / SEND_ROUNDS);
+	/* FUTEX_WAKEs the sends made (2 if an early wake-up came too soon). */
+	emit(b, n, "send_path_wakeups_per_send", (double)(w[1] - w[0]) /
+	    SEND_ROUNDS);
+	emit(b, n, "send_ref_wakeups_per_send", (double)(w[2] - w[1]) /
+	    SEND_ROUNDS);
 	free(paths);
 	free(refs);
 	actor_close(c);
@@ -755,6 +770,100 @@ bench_send(struct bench *b, struct actord *ad, struct row *r)
 	t0 = now_ns();
 	while (now_ns() - t0 < 200000000)
 		actord_run_once(ad, 10);
+	futex_floor(b, r);
+}
+
+/*
+ * The wake-ups producers made to every mailbox, summed by a child: read
+ * here, the counters' pages would be mapped in the sender's process, and
+ * the sends timed after would not pay for their first touch.
+ */
+static uint64_t
+wakeups_apart(struct actord *ad)
+{
+	struct shm_counters c;
+	uint64_t sum = 0;
+	uint32_t i, n = shm_nmailboxes(ad->arena);
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) == -1)
+		return 0;
+	if ((pid = fork()) == 0) {
+		for (i = 0; i < n; i++)
+			if (shm_counters(ad->arena, i, &c) == 0)
+				sum += c.wakeups;
+		(void)!write(p[1], &sum, sizeof(sum));
+		_exit(0);
+	}
+	close(p[1]);
+	if (pid < 0 || read(p[0], &sum, sizeof(sum)) != (ssize_t)sizeof(sum))
+		sum = 0;
+	close(p[0]);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	return sum;
+}
+
+/*
+ * The floor of a send to an idle actor, in the same run: a bare
+ * FUTEX_WAKE of one of FLOOR_SLEEPERS processes asleep in FUTEX_WAIT,
+ * each on a word of its own in a shared mapping, one at random every
+ * SEND_GAP_NS, as bench_send tells.
+ */
+static void
+futex_floor(struct bench *b, struct row *r)
+{
+	static uint64_t t[SEND_ROUNDS];
+	_Atomic uint32_t *w;
+	struct rusage ru[2];
+	pid_t pids[FLOOR_SLEEPERS];
+	uint64_t t0, t1, next;
+	uint32_t v;
+	int i, k;
+
+	w = mmap(NULL, FLOOR_SLEEPERS * 64, PROT_READ | PROT_WRITE,
+	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (w == MAP_FAILED)
+		return;
+	for (i = 0; i < FLOOR_SLEEPERS; i++) {
+		if ((pids[i] = fork()) != 0)
+			continue;
+		for (;;) {
+			v = atomic_load(&w[i * 16]);
+			if (v == UINT32_MAX)
+				_exit(0);
+			syscall(SYS_futex, &w[i * 16], FUTEX_WAIT, v, NULL,
+			    NULL, 0);
+		}
+	}
+	usleep(100000);		/* all asleep */
+	srandom(2);
+	getrusage(RUSAGE_SELF, &ru[0]);
+	next = now_ns();
+	for (i = 0; i < SEND_ROUNDS; i++) {
+		k = (int)(random() % FLOOR_SLEEPERS);
+		spin_until(next);
+		t0 = now_ns();
+		atomic_fetch_add(&w[k * 16], 1);
+		syscall(SYS_futex, &w[k * 16], FUTEX_WAKE, 1, NULL, NULL, 0);
+		t1 = now_ns();
+		t[i] = t1 - t0;
+		next = t1 + SEND_GAP_NS;
+	}
+	getrusage(RUSAGE_SELF, &ru[1]);
+	for (i = 0; i < FLOOR_SLEEPERS; i++) {
+		atomic_store(&w[i * 16], UINT32_MAX);
+		syscall(SYS_futex, &w[i * 16], FUTEX_WAKE, 1, NULL, NULL, 0);
+	}
+	for (i = 0; i < FLOOR_SLEEPERS; i++)
+		if (pids[i] > 0)
+			waitpid(pids[i], NULL, 0);
+	munmap(w, FLOOR_SLEEPERS * 64);
+	r->wake50 = quantile_ns(t, SEND_ROUNDS, 0.5);
+	emit(b, r->n, "futex_wake_p50_us", r->wake50);
+	emit(b, r->n, "futex_wake_preempted_per_wake", (double)(ru[1].ru_nivcsw -
+	    ru[0].ru_nivcsw) / SEND_ROUNDS);
 }
 
 /* What one fan-in producer spent on its tells. */
@@ -1337,6 +1446,7 @@ print_table(struct row *rows, int nr)
 	    "<= 1 us; 10,000 <= 1.2x 100");
 	ROW("send by ref p50 us", r->ref50, " %10.2f", "10,000 <= 1.2x 100");
 	ROW("lookup by path p50 us", r->lookup50, " %10.2f", "");
+	ROW("  FUTEX_WAKE alone p50 us", r->wake50, " %10.2f", "the floor");
 	ROW("sparse CPU s, actors", r->sparse_cpu, " %10.3f", "");
 	ROW("sparse CPU s, pipes", r->pipe_cpu, " %10.3f", "");
 	ROW("  actors vs pipes", r->sparse_cpu > 0 && r->pipe_cpu > 0 ?
@@ -1444,7 +1554,7 @@ main(void)
 		r->floor_start = r->floor_stop = r->start = -1;
 		r->mem_total_kb = r->mem_per_actor_kb = -1;
 		r->restart50 = r->restart99 = r->path50 = r->ref50 = -1;
-		r->lookup50 = r->sparse_cpu = r->pipe_cpu = -1;
+		r->lookup50 = r->wake50 = r->sparse_cpu = r->pipe_cpu = -1;
 		r->ofa = r->ofa_floor = r->ofa_par = -1;
 		for (j = 0; j < 4; j++)
 			r->fanin[j] = -1;
