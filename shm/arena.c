@@ -78,6 +78,7 @@ static int	 localize(struct shm_arena *, const struct shm_hdr *, char *,
 static int	 check_fd(int, int, const char *, size_t *, char *, size_t);
 static int	 env_fd(const char *, int *, char *, size_t);
 static void	 init_arena(struct shm_arena *, const struct shm_layout *);
+static void	 view_policy(struct shm_mbox_local *);
 static uint64_t	 random_id(void);
 static int	 is_pow2(uint32_t);
 static uint32_t	 index_home(const struct shm_arena *, const char *, size_t);
@@ -490,6 +491,7 @@ init_arena(struct shm_arena *a, const struct shm_layout *layout)
 		    (uint32_t)mb->lay.overflow, memory_order_relaxed);
 		atomic_store_explicit(&mb->actor->cfg_timeout_ms,
 		    mb->lay.block_timeout_ms, memory_order_relaxed);
+		view_policy(mb);
 		if (!layout->mailboxes[i].lazy)
 			(void)shm_mailbox_prepare(a, i);
 	}
@@ -736,8 +738,20 @@ localize_desc(struct shm_arena *a, uint32_t i, const struct shm_desc *d,
 	}
 	mb->payload_max = mb->lane[SHM_LANE_MAIN].max;
 	mb->inhand_size = d->inhand_size;
+	view_policy(mb);
 	/* Last: m says the entry is made. */
 	mb->m = (struct shm_mbox *)(void *)(base + d->ctl_off);
+}
+
+/* What the view keeps of the actor table's policy (struct shm_mbox_local). */
+static void
+view_policy(struct shm_mbox_local *mb)
+{
+	uint32_t pol = atomic_load_explicit(&mb->actor->cfg_overflow,
+	    memory_order_relaxed);
+
+	mb->takes = pol == SHM_OVERFLOW_DROP_OLDEST ||
+	    pol == SHM_OVERFLOW_COALESCE;
 }
 
 /*
@@ -1143,6 +1157,7 @@ shm_mailbox_configure(struct shm_arena *a, uint32_t idx, uint32_t capacity,
 	    memory_order_release);
 	atomic_store_explicit(&mb->m->lane[SHM_LANE_MAIN].limit,
 	    capacity == phys ? 0 : capacity, memory_order_release);
+	view_policy(mb);
 	atomic_thread_fence(memory_order_seq_cst);
 	/* Senders that somehow wait look again under the new limit. */
 	shm_wake_senders_force(mb->m);

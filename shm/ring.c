@@ -181,6 +181,7 @@ static inline void prefetch_ahead(struct shm_lane_local *, uint64_t);
 static inline void prefetch_answer(struct shm_arena *,
 		    const struct shm_msg *);
 static inline void nap_judged(struct shm_mbox_local *, uint64_t);
+static inline unsigned lane_order(unsigned);
 static inline bool sys_idle(const struct shm_lane_local *, unsigned,
 		    uint64_t);
 static inline void busy(struct shm_mbox_local *);
@@ -216,9 +217,16 @@ static int	 big_room(struct shm_producer *, struct shm_mbox_local *,
 static inline bool big_free(struct shm_lane_local *, uint64_t, uint32_t);
 static int64_t	 send_deadline(struct shm_mbox_local *, int64_t);
 
-static const unsigned lane_order[SHM_NLANES] = {
-	SHM_LANE_SYSTEM, SHM_LANE_REPLY, SHM_LANE_MAIN
-};
+/*
+ * The order lanes are taken in: system, reply, main.  Computed, not a
+ * table: a table is one more page for a consumer woken cold.
+ */
+static inline unsigned
+lane_order(unsigned i)
+{
+	return i == 0 ? SHM_LANE_SYSTEM : i == 1 ? SHM_LANE_REPLY :
+	    SHM_LANE_MAIN;
+}
 
 /* A sender's wait for room, across the retries of one claim. */
 struct room_wait {
@@ -247,13 +255,7 @@ shm_now_ns(void)
 static int
 uses_take(const struct shm_mbox_local *mb, unsigned lane)
 {
-	uint32_t pol;
-
-	if (lane != SHM_LANE_MAIN)
-		return 0;
-	pol = atomic_load_explicit(&mb->actor->cfg_overflow,
-	    memory_order_relaxed);
-	return pol == SHM_OVERFLOW_DROP_OLDEST || pol == SHM_OVERFLOW_COALESCE;
+	return lane == SHM_LANE_MAIN && mb->takes;
 }
 
 /*
@@ -1138,7 +1140,7 @@ shm_drain(struct shm_arena *a, uint32_t idx, unsigned lanes, unsigned max,
 	if (fn == NULL)
 		return SHM_EINVAL;
 	for (i = 0; i < SHM_NLANES && !stop; i++) {
-		k = lane_order[i];
+		k = lane_order(i);
 		if ((lanes & SHM_LANE_BIT(k)) == 0)
 			continue;
 		left = max == 0 ? shm_mb(a, idx)->lane[k].cap : max - total;
@@ -1618,7 +1620,7 @@ shm_take_one(struct shm_arena *a, uint32_t idx, unsigned lanes,
 		return shm_drain(a, idx, lanes, 1, fn, arg);
 	mb = shm_mb(a, idx);
 	for (i = 0; i < SHM_NLANES; i++) {
-		k = lane_order[i];
+		k = lane_order(i);
 		if ((lanes & SHM_LANE_BIT(k)) == 0)
 			continue;
 		l = &mb->lane[k];

@@ -235,6 +235,12 @@ struct shm_mbox {
 	_Atomic uint32_t fence_mode;	/* 1: producers fence after publishing */
 	_Atomic uint32_t sleep_cpu;	/* 1 + the CPU it last slept on; 0: ? */
 	/*
+	 * FUTEX_WAKEs and doorbells sent: counted by the producer that woke
+	 * the consumer, on the line it just wrote "sleeping" on, not on a
+	 * line of its own (one cache miss more on every wake-up).
+	 */
+	_Atomic uint64_t wakeups;
+	/*
 	 * Blocked senders: drop_oldest's, which wait for a head cell to take
 	 * (space_word), and the queue of block and coalesce senders in
 	 * turns (turns.c): tickets below turn_grant may claim a cell, those
@@ -260,7 +266,6 @@ struct shm_mbox {
 	_Atomic uint64_t garbled;
 	_Atomic uint64_t released;
 	_Atomic uint64_t full;
-	_Atomic uint64_t wakeups;
 	_Atomic uint64_t replaced;	/* coalesce: replaced in place */
 	_Atomic uint64_t turn_wakes;	/* blocked senders woken for a turn */
 	/* Written by the consumer only. */
@@ -336,6 +341,15 @@ struct shm_mbox_local {
 	uint32_t	 inhand_size;
 	bool		 bad;		/* its descriptor failed: a quarantine */
 	/*
+	 * The main lane's consumer takes each cell by CAS (drop_oldest and
+	 * coalesce: ring.c, uses_take): the actor table's policy when the
+	 * view was made, or when its creator last configured it (arena.c,
+	 * view_policy), read here so that a take does not touch the table's
+	 * page.  Only actord configures, and only a mailbox whose consumer
+	 * has not started.
+	 */
+	bool		 takes;
+	/*
 	 * The consumer's own (wait.c): waits in a row where spinning did
 	 * not pay (it slept longer than it would have spun), messages taken
 	 * since it last slept, and whether its naps switched the mailbox to
@@ -358,6 +372,18 @@ struct shm_mbox_local {
 #define SHM_AWAKE_UNFENCE	4096
 
 struct shm_arena {
+	/* What every message reads, in its first line. */
+	struct shm_mbox_local *mb;	/* n + 1 entries, made on first use */
+	uint32_t	 n;
+	uint32_t	 tsc_ok;
+	uint64_t	 tsc_base;
+	uint64_t	 ns_base;
+	uint64_t	 tsc_mult;
+	struct shm_actor *actors;	/* in the layout: the actor table */
+	int		 membarrier;	/* this process may use GLOBAL_EXPEDITED */
+	bool		 rdpid;		/* shm_cpu may use RDPID (wait.c) */
+	bool		 creator;	/* shm_create's: writes the layout */
+	/* The rest. */
 	unsigned char	*base;		/* the data memfd, mapped writable */
 	size_t		 size;
 	int		 fd;
@@ -365,10 +391,7 @@ struct shm_arena {
 	size_t		 lsize;
 	int		 lfd;
 	uint64_t	 id;
-	uint32_t	 n;
-	struct shm_mbox_local *mb;	/* n + 1 entries, made on first use */
 	size_t		 mb_size;
-	struct shm_actor *actors;	/* in the layout: the actor table */
 	const struct shm_desc *desc;	/* in the layout: checked at first use */
 	uint64_t	 mbox_off;	/* the first mailbox's, from the header */
 	unsigned char	*quarantine;	/* private: bad descriptors' mailbox */
@@ -383,13 +406,6 @@ struct shm_arena {
 	struct shm_dl_entry *dl_entries;
 	uint32_t	 dl_cap;
 	pid_t		*mine;		/* nslots: who opened each slot here */
-	int		 membarrier;	/* this process may use GLOBAL_EXPEDITED */
-	bool		 rdpid;		/* shm_cpu may use RDPID (wait.c) */
-	bool		 creator;	/* shm_create's: writes the layout */
-	uint32_t	 tsc_ok;
-	uint64_t	 tsc_base;
-	uint64_t	 ns_base;
-	uint64_t	 tsc_mult;
 	/* ring.c, drain_take: a large payload's copy (malloc'd). */
 	unsigned char	*takebuf;
 	size_t		 takebuf_len;

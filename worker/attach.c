@@ -128,12 +128,18 @@ actor_attach(struct actor **out, char *err, size_t errlen)
 		    "with a mailbox", ACTOR_ENV_INDEX);
 		return ACTOR_EINVAL;
 	}
-	if ((rc = shm_attach_env(&arena, err, errlen)) < 0)
-		return rc;
+	/*
+	 * The handle before the arena: malloc then puts the arena's
+	 * process-local header right after it, on the same page, and a
+	 * woken actor reads both on every message.
+	 */
 	if ((a = calloc(1, sizeof(*a))) == NULL) {
 		snprintf(err, errlen, "calloc: %s", strerror(errno));
-		shm_detach(arena);
 		return ACTOR_ESYS;
+	}
+	if ((rc = shm_attach_env(&arena, err, errlen)) < 0) {
+		free(a);
+		return rc;
 	}
 	a->own_arena = true;
 	if ((rc = init(a, arena, (int32_t)idx, err, errlen)) < 0) {
