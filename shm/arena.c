@@ -738,6 +738,8 @@ localize_desc(struct shm_arena *a, uint32_t i, const struct shm_desc *d,
 	}
 	mb->payload_max = mb->lane[SHM_LANE_MAIN].max;
 	mb->inhand_size = d->inhand_size;
+	/* Its consumer starts as a sparse one (wait.c, shm_wait). */
+	mb->naps = SHM_NAPS_FENCE;
 	view_policy(mb);
 	/* Last: m says the entry is made. */
 	mb->m = (struct shm_mbox *)(void *)(base + d->ctl_off);

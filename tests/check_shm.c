@@ -804,10 +804,11 @@ START_TEST(test_tsc_trusted)
 END_TEST
 
 /*
- * A spin-then-sleep consumer whose spins never pay switches its mailbox to
- * fence_mode after SHM_NAPS_FENCE naps (then it sleeps with no membarrier
- * each time), and a busy spell of SHM_AWAKE_UNFENCE messages switches it
- * back (then producers fence no more).
+ * A spin-then-sleep consumer starts as a sparse one: its first wait sleeps
+ * at once, in fence_mode (no spin, one membarrier, none per sleep after).
+ * A busy spell of SHM_AWAKE_UNFENCE messages switches it back (then
+ * producers fence no more); then spins that never pay switch it to
+ * fence_mode again after SHM_NAPS_FENCE naps.
  */
 START_TEST(test_sleeper_fences)
 {
@@ -816,11 +817,6 @@ START_TEST(test_sleeper_fences)
 	struct shm_msg	 m;
 	int		 i;
 
-	for (i = 0; i < SHM_NAPS_FENCE; i++) {
-		ck_assert_int_eq(shm_wait(a, 0, SHM_LANES_INBOX,
-		    SHM_WAIT_SPIN_SLEEP, 1000, 2000000), SHM_ETIMEDOUT);
-		ck_assert_uint_eq(atomic_load(&shm_mb(a, 0)->m->fence_mode), 0);
-	}
 	ck_assert_int_eq(shm_wait(a, 0, SHM_LANES_INBOX, SHM_WAIT_SPIN_SLEEP,
 	    1000, 2000000), SHM_ETIMEDOUT);
 	ck_assert_uint_eq(atomic_load(&shm_mb(a, 0)->m->fence_mode), 1);
@@ -833,6 +829,14 @@ START_TEST(test_sleeper_fences)
 		    NULL), 0);
 	}
 	ck_assert_uint_eq(atomic_load(&shm_mb(a, 0)->m->fence_mode), 0);
+	for (i = 0; i < SHM_NAPS_FENCE; i++) {
+		ck_assert_int_eq(shm_wait(a, 0, SHM_LANES_INBOX,
+		    SHM_WAIT_SPIN_SLEEP, 1000, 2000000), SHM_ETIMEDOUT);
+		ck_assert_uint_eq(atomic_load(&shm_mb(a, 0)->m->fence_mode), 0);
+	}
+	ck_assert_int_eq(shm_wait(a, 0, SHM_LANES_INBOX, SHM_WAIT_SPIN_SLEEP,
+	    1000, 2000000), SHM_ETIMEDOUT);
+	ck_assert_uint_eq(atomic_load(&shm_mb(a, 0)->m->fence_mode), 1);
 	shm_producer_close(p);
 	shm_detach(a);
 }
