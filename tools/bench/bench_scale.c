@@ -132,7 +132,6 @@ static void	 core_stop(struct actord *);
 static void	 bench_restart(struct bench *, struct actord *, struct row *);
 static void	 bench_send(struct bench *, struct actord *, struct row *);
 static void	 bench_fanin(struct bench *, struct actord *, struct row *);
-static uint64_t	 wakeups_apart(struct actord *);
 static void	 futex_floor(struct bench *, struct row *);
 static void	 bench_sparse(struct bench *, struct actord *, struct row *);
 static void	 bench_pipes(struct bench *, struct row *);
@@ -681,7 +680,7 @@ bench_send(struct bench *b, struct actord *ad, struct row *r)
 	struct actor_ref *refs, ref;
 	struct rusage ru[3];
 	struct actor *c;
-	uint64_t t0, t1, next, w[3];
+	uint64_t t0, t1, next;
 	int i, k, rc, n = r->n, bad = 0;
 
 	memset(payload, 'x', sizeof(payload));
@@ -704,7 +703,6 @@ bench_send(struct bench *b, struct actord *ad, struct row *r)
 		lookup[i] = now_ns() - t0;
 		bad += rc < 0;
 	}
-	w[0] = wakeups_apart(ad);
 	next = now_ns();
 	getrusage(RUSAGE_SELF, &ru[0]);
 	for (i = 0; i < SEND_ROUNDS; i++) {
@@ -718,7 +716,6 @@ bench_send(struct bench *b, struct actord *ad, struct row *r)
 		next = t1 + SEND_GAP_NS;
 	}
 	getrusage(RUSAGE_SELF, &ru[1]);
-	w[1] = wakeups_apart(ad);
 	next = now_ns() + SEND_GAP_NS;
 	for (i = 0; i < SEND_ROUNDS; i++) {
 		spin_until(next);
@@ -731,7 +728,6 @@ bench_send(struct bench *b, struct actord *ad, struct row *r)
 		next = t1 + SEND_GAP_NS;
 	}
 	getrusage(RUSAGE_SELF, &ru[2]);
-	w[2] = wakeups_apart(ad);
 	if (bad > 0)
 		fail(r, "send: %d of %d lookups or tells failed", bad,
 		    3 * SEND_ROUNDS);
@@ -758,11 +754,6 @@ bench_send(struct bench *b, struct actord *ad, struct row *r)
 	    ru[0].ru_nivcsw) / SEND_ROUNDS);
 	emit(b, n, "send_ref_preempted_per_send", (double)(ru[2].ru_nivcsw -
 	    ru[1].ru_nivcsw) / SEND_ROUNDS);
-	/* FUTEX_WAKEs the sends made (2 if an early wake-up came too soon). */
-	emit(b, n, "send_path_wakeups_per_send", (double)(w[1] - w[0]) /
-	    SEND_ROUNDS);
-	emit(b, n, "send_ref_wakeups_per_send", (double)(w[2] - w[1]) /
-	    SEND_ROUNDS);
 	free(paths);
 	free(refs);
 	actor_close(c);
@@ -771,38 +762,6 @@ bench_send(struct bench *b, struct actord *ad, struct row *r)
 	while (now_ns() - t0 < 200000000)
 		actord_run_once(ad, 10);
 	futex_floor(b, r);
-}
-
-/*
- * The wake-ups producers made to every mailbox, summed by a child: read
- * here, the counters' pages would be mapped in the sender's process, and
- * the sends timed after would not pay for their first touch.
- */
-static uint64_t
-wakeups_apart(struct actord *ad)
-{
-	struct shm_counters c;
-	uint64_t sum = 0;
-	uint32_t i, n = shm_nmailboxes(ad->arena);
-	int p[2];
-	pid_t pid;
-
-	if (pipe2(p, O_CLOEXEC) == -1)
-		return 0;
-	if ((pid = fork()) == 0) {
-		for (i = 0; i < n; i++)
-			if (shm_counters(ad->arena, i, &c) == 0)
-				sum += c.wakeups;
-		(void)!write(p[1], &sum, sizeof(sum));
-		_exit(0);
-	}
-	close(p[1]);
-	if (pid < 0 || read(p[0], &sum, sizeof(sum)) != (ssize_t)sizeof(sum))
-		sum = 0;
-	close(p[0]);
-	if (pid > 0)
-		waitpid(pid, NULL, 0);
-	return sum;
 }
 
 /*
