@@ -997,21 +997,31 @@ record_count_prefix(const char *prefix)
 }
 
 /*
- * Instance 0 of the group says it is ready only once instance 2 has
- * started: only a group that starts its instances in parallel gets
- * there (one at a time, /g/2 waits for /g/0, which fails its start).
+ * A child that waits for another: the one named first (arg, "first
+ * then") says it is ready only once the one named second has started as
+ * many times as it has, its own start included.  Only a supervisor that
+ * starts its children together gets there; one at a time, the second
+ * waits for the first, which fails its start ("alone").
  */
-static int
-fn_wait_for_last(void *arg)
-{
-	const char *path = getenv("ACTORD_PATH");
-	int i;
+struct wait_for {
+	const char	*first;
+	const char	*then;
+};
 
-	(void)arg;
+static int
+fn_wait_for(void *arg)
+{
+	const struct wait_for *w = arg;
+	const char *path = getenv("ACTORD_PATH");
+	char mine[64], theirs[64];
+	int i, n;
+
 	ts_record("start");
-	if (path != NULL && strcmp(path, "/g/0") == 0) {
-		for (i = 0; i < 3000 && strstr(ts_record_read(),
-		    "start /g/2") == NULL; i++)
+	if (path != NULL && strcmp(path, w->first) == 0) {
+		snprintf(mine, sizeof(mine), "start %s", w->first);
+		snprintf(theirs, sizeof(theirs), "start %s", w->then);
+		n = ts_record_count(mine);
+		for (i = 0; i < 3000 && ts_record_count(theirs) < n; i++)
 			usleep(10000);
 		if (i == 3000)
 			ts_record("alone");
@@ -1022,13 +1032,17 @@ fn_wait_for_last(void *arg)
 	return 0;
 }
 
+/* Instance 0 of the group waits for instance 2. */
+static const struct wait_for g0_waits = { "/g/0", "/g/2" };
+
 START_TEST(group_starts_in_parallel)
 {
 	struct actord_spec *spec = ts_spec();
 	struct child_spec *c;
 	struct actord *ad;
 
-	c = ts_add_fn(&spec->root, "g", fn_wait_for_last, NULL);
+	c = ts_add_fn(&spec->root, "g", fn_wait_for,
+	    (void *)(uintptr_t)&g0_waits);
 	c->instances = 3;
 	c->start_timeout = 60000;
 	ad = ts_actord(spec);
@@ -1041,32 +1055,8 @@ START_TEST(group_starts_in_parallel)
 }
 END_TEST
 
-/*
- * /a says it is ready only once /c has started as many times as /a has,
- * its own start included: only a supervisor that starts its children
- * together gets there (in order, /c waits for /a, which fails its start).
- */
-static int
-fn_a_waits_for_c(void *arg)
-{
-	const char *path = getenv("ACTORD_PATH");
-	int i, mine;
-
-	(void)arg;
-	ts_record("start");
-	if (path != NULL && strcmp(path, "/a") == 0) {
-		mine = ts_record_count("start /a");
-		for (i = 0; i < 3000 && ts_record_count("start /c") < mine;
-		    i++)
-			usleep(10000);
-		if (i == 3000)
-			ts_record("alone");
-	}
-	ts_ready();
-	for (;;)
-		pause();
-	return 0;
-}
+/* /a waits for /c. */
+static const struct wait_for a_waits = { "/a", "/c" };
 
 /*
  * A supervisor that says start = "parallel" starts its children together
@@ -1084,8 +1074,8 @@ START_TEST(parallel_supervisor_restarts_its_set_together)
 	for (k = "abc"; *k != '\0'; k++) {
 		char name[2] = { *k, '\0' };
 
-		ts_add_fn(&spec->root, name, fn_a_waits_for_c, NULL)->
-		    start_timeout = 60000;
+		ts_add_fn(&spec->root, name, fn_wait_for,
+		    (void *)(uintptr_t)&a_waits)->start_timeout = 60000;
 	}
 	ad = ts_actord(spec);
 	actord_boot(ad);
