@@ -537,15 +537,19 @@ on_signal(void *arg, uint32_t events)
 	sweep_after(ad, all_watched ? SWEEP_SLOW_MS : SWEEP_MS);
 }
 
-/* The most descriptors a process may have, for root to raise to; 0: ours. */
+/*
+ * The most descriptors a process may have, for root to raise to; 0: ours.
+ * Only with close_range(2) (Linux 5.9): a child without it closes every
+ * number up to the limit (spawn.c, child_fds), a million of them.
+ */
 static rlim_t
 nr_open(void)
 {
 	unsigned long long v = 0;
 	FILE *f;
 
-	if (geteuid() != 0 || (f = fopen("/proc/sys/fs/nr_open", "re")) ==
-	    NULL)
+	if (geteuid() != 0 || close_range(~0U, ~0U, 0) == -1 ||
+	    (f = fopen("/proc/sys/fs/nr_open", "re")) == NULL)
 		return 0;
 	if (fscanf(f, "%llu", &v) != 1)
 		v = 0;
