@@ -416,7 +416,8 @@ reap_one(struct actord *ad, const siginfo_t *si)
  * The child a SIGCHLD or its pidfd named, if it is dead: O(1), where the
  * sweep's waitid(P_ALL) makes the kernel look at every child (issue 13:
  * at 10,000 workers, most of a one_for_all restart's stops).  Returns
- * whether it was a worker with a pidfd (worker.c), reaped or not yet.
+ * whether its death is accounted for without a sweep: a worker with a
+ * pidfd (worker.c), or a pid reaped already (by its pidfd, first).
  */
 static bool
 reap_pid(struct actord *ad, pid_t pid)
@@ -430,8 +431,9 @@ reap_pid(struct actord *ad, pid_t pid)
 	n = node_by_pid(ad, pid);
 	watched = n != NULL && n->pidfd != -1;
 	memset(&si, 0, sizeof(si));
-	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-	    si.si_pid == pid)
+	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == -1)
+		return errno == ECHILD;	/* reaped already: its pidfd came first */
+	if (si.si_pid == pid)
 		(void)reap_one(ad, &si);
 	return watched;
 }

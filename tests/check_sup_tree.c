@@ -1128,6 +1128,36 @@ START_TEST(mass_death_sweeps_in_few_walks)
 }
 END_TEST
 
+/*
+ * A worker's death, watched by its pidfd, needs no sweep of every child
+ * soon after (a walk of all of them per death): whichever came first,
+ * its pidfd or its SIGCHLD, the sweep stays a second away.
+ */
+START_TEST(watched_death_sweeps_late)
+{
+	struct actord_spec *spec = ts_spec();
+	struct child_spec *c;
+	struct actord *ad;
+	pid_t pid;
+	int i;
+
+	c = ts_add_fn(&spec->root, "g", ts_fn_run, NULL);
+	c->instances = 4;
+	ad = boot(spec);
+	ck_assert_uint_eq(ad->nwatched, 4);
+	for (i = 0; i < 8; i++) {
+		pid = ts_pid(ad, "/g/1");
+		ck_assert_int_eq(kill(pid, SIGKILL), 0);
+		ck_assert(ts_wait_new_pid(ad, "/g/1", pid, WAIT));
+		ck_assert_msg(!timer_pending(&ad->sweep_timer) ||
+		    ad->sweep_timer.when >= loop_now(&ad->loop) + 200,
+		    "a sweep due in %lld ms", (long long)(ad->sweep_timer.when -
+		    loop_now(&ad->loop)));
+	}
+	actord_free(ad);
+}
+END_TEST
+
 /* start = "ordered": /g/k starts only once /g/k-1 said it is ready. */
 static int
 fn_check_order(void *arg)
@@ -1265,6 +1295,7 @@ suite(void)
 	tcase_add_test(tc, group_ordered_start_waits_for_each);
 	tcase_add_test(tc, parallel_supervisor_restarts_its_set_together);
 	tcase_add_loop_test(tc, mass_death_sweeps_in_few_walks, 0, 2);
+	tcase_add_test(tc, watched_death_sweeps_late);
 	suite_add_tcase(s, tc);
 	return s;
 }
