@@ -36,6 +36,7 @@ static void	on_sweep_timer(void *);
 #define SWEEP_MS	20	/* a merged SIGCHLD's death is seen this late */
 #define SWEEP_PROBES	4	/* reap_workers per sweep, at most */
 #define SWEEP_SLOW_MS	1000	/* the same when every worker has a pidfd */
+#define SWEEP_SHARE	100	/* a sweep comes no sooner than 100x its cost */
 static bool	reap_one(struct actord *, const siginfo_t *);
 static bool	reap_pid(struct actord *, pid_t);
 static void	reap_workers(struct actord *);
@@ -313,13 +314,20 @@ actord_reap(struct actord *ad)
 	siginfo_t si;
 	unsigned walks = 0, probes = 0;
 	struct node *n;
+	struct timespec t0, t1;
+	int rc;
 
 	ready_socket_drain(ad);
 	for (;;) {
 		memset(&si, 0, sizeof(si));
 		walks++;
-		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == -1 ||
-		    si.si_pid <= 0)
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		rc = waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		/* A walk that found nothing: what a sweep costs (sweep_after). */
+		ad->sweep_us = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000 +
+		    (t1.tv_nsec - t0.tv_nsec) / 1000);
+		if (rc == -1 || si.si_pid <= 0)
 			break;
 		/*
 		 * A worker with a pidfd (worker.c): its death is an event of
@@ -444,11 +452,21 @@ actord_reap_pid(struct actord *ad, pid_t pid)
 	(void)reap_pid(ad, pid);
 }
 
-/* The sweep in ms at the latest (sooner if it was due sooner). */
+/*
+ * The sweep in ms at the latest (sooner if it was due sooner), but no
+ * sooner than SWEEP_SHARE times what the last one cost: a sweep walks
+ * every child (a millisecond at 10,000 workers), and deaths that come
+ * one after the other must not each pay for one.  A death whose SIGCHLD
+ * merged is found that much later.
+ */
 static void
 sweep_after(struct actord *ad, uint64_t ms)
 {
-	uint64_t when = loop_now(&ad->loop) + ms;
+	uint64_t when, least = ad->sweep_us * SWEEP_SHARE / 1000;
+
+	if (ms < least)
+		ms = least < SWEEP_SLOW_MS ? least : SWEEP_SLOW_MS;
+	when = loop_now(&ad->loop) + ms;
 
 	if (!timer_pending(&ad->sweep_timer) || ad->sweep_timer.when > when)
 		timer_at(&ad->loop, &ad->sweep_timer, when);

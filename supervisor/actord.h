@@ -530,6 +530,7 @@ struct actord {
 	struct timer	 reap_timer;	/* shm_reap retries */
 	struct timer	 sweep_timer;	/* the full reap after SIGCHLDs (actord.c) */
 	unsigned	 sweep_walks_max;	/* most waitid(P_ALL) in a sweep */
+	uint64_t	 sweep_us;	/* what a walk of every child cost */
 	size_t		 nwatched;	/* workers with a pidfd (worker.c) */
 	bool		 no_pidfds;	/* tests: watch no death by pidfd */
 	struct reap_retry *reap_pending;

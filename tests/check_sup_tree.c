@@ -1158,6 +1158,37 @@ START_TEST(watched_death_sweeps_late)
 }
 END_TEST
 
+/*
+ * Without pidfds, each death arms a sweep of every child; deaths one
+ * after the other must not each pay for one: the sweep comes no sooner
+ * than 100 times what a walk cost (here said to be 5 ms).
+ */
+START_TEST(sweeps_pace_themselves)
+{
+	struct actord_spec *spec = ts_spec();
+	struct child_spec *c;
+	struct actord *ad;
+	pid_t pid;
+
+	c = ts_add_fn(&spec->root, "g", ts_fn_run, NULL);
+	c->instances = 2;
+	ad = ts_actord(spec);
+	ad->no_pidfds = true;
+	actord_boot(ad);
+	ck_assert(ts_wait_state(ad, "/", NS_RUNNING, WAIT));
+	ts_run_for(ad, 100);
+	ad->sweep_us = 5000;
+	pid = ts_pid(ad, "/g/1");
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	ck_assert(ts_wait_new_pid(ad, "/g/1", pid, WAIT));
+	ck_assert(timer_pending(&ad->sweep_timer));
+	ck_assert_msg(ad->sweep_timer.when >= loop_now(&ad->loop) + 300,
+	    "a sweep due in %lld ms", (long long)(ad->sweep_timer.when -
+	    loop_now(&ad->loop)));
+	actord_free(ad);
+}
+END_TEST
+
 /* start = "ordered": /g/k starts only once /g/k-1 said it is ready. */
 static int
 fn_check_order(void *arg)
@@ -1296,6 +1327,7 @@ suite(void)
 	tcase_add_test(tc, parallel_supervisor_restarts_its_set_together);
 	tcase_add_loop_test(tc, mass_death_sweeps_in_few_walks, 0, 2);
 	tcase_add_test(tc, watched_death_sweeps_late);
+	tcase_add_test(tc, sweeps_pace_themselves);
 	suite_add_tcase(s, tc);
 	return s;
 }
