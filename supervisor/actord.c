@@ -35,10 +35,10 @@ static void	on_sweep_timer(void *);
 
 #define SWEEP_MS	20	/* a merged SIGCHLD's death is seen this late */
 #define SWEEP_PROBES	4	/* reap_workers per sweep, at most */
-#define SWEEP_SLOW_MS	1000	/* the same when every worker has a pidfd */
+#define SWEEP_MAX_MS	1000	/* ... and no later than this */
 #define SWEEP_SHARE	100	/* a sweep comes no sooner than 100x its cost */
 static bool	reap_one(struct actord *, const siginfo_t *);
-static bool	reap_pid(struct actord *, pid_t);
+static void	reap_pid(struct actord *, pid_t);
 static void	reap_workers(struct actord *);
 static void	sweep_after(struct actord *, uint64_t);
 static void	notify_manager(const char *);
@@ -423,33 +423,24 @@ reap_one(struct actord *ad, const siginfo_t *si)
 /*
  * The child a SIGCHLD or its pidfd named, if it is dead: O(1), where the
  * sweep's waitid(P_ALL) makes the kernel look at every child (issue 13:
- * at 10,000 workers, most of a one_for_all restart's stops).  Returns
- * whether its death is accounted for without a sweep: a worker with a
- * pidfd (worker.c), or a pid reaped already (by its pidfd, first).
+ * at 10,000 workers, most of a one_for_all restart's stops).  Named by
+ * both, it is reaped by the first; the second finds no such child.
  */
-static bool
+static void
 reap_pid(struct actord *ad, pid_t pid)
 {
 	siginfo_t si;
-	struct node *n;
-	bool watched;
 
-	if (pid <= 0)
-		return false;
-	n = node_by_pid(ad, pid);
-	watched = n != NULL && n->pidfd != -1;
 	memset(&si, 0, sizeof(si));
-	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == -1)
-		return errno == ECHILD;	/* reaped already: its pidfd came first */
-	if (si.si_pid == pid)
+	if (pid > 0 && waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG |
+	    WNOWAIT) == 0 && si.si_pid == pid)
 		(void)reap_one(ad, &si);
-	return watched;
 }
 
 void
 actord_reap_pid(struct actord *ad, pid_t pid)
 {
-	(void)reap_pid(ad, pid);
+	reap_pid(ad, pid);
 }
 
 /*
@@ -465,7 +456,7 @@ sweep_after(struct actord *ad, uint64_t ms)
 	uint64_t when, least = ad->sweep_us * SWEEP_SHARE / 1000;
 
 	if (ms < least)
-		ms = least < SWEEP_SLOW_MS ? least : SWEEP_SLOW_MS;
+		ms = least < SWEEP_MAX_MS ? least : SWEEP_MAX_MS;
 	when = loop_now(&ad->loop) + ms;
 
 	if (!timer_pending(&ad->sweep_timer) || ad->sweep_timer.when > when)
@@ -511,7 +502,7 @@ on_signal(void *arg, uint32_t events)
 	struct signalfd_siginfo si;
 	pid_t pids[64];
 	size_t npids = 0, i;
-	bool chld = false, lost = false, all_watched;
+	bool chld = false;
 
 	(void)events;
 	while (read(ad->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
@@ -520,8 +511,6 @@ on_signal(void *arg, uint32_t events)
 			chld = true;
 			if (npids < sizeof(pids) / sizeof(pids[0]))
 				pids[npids++] = (pid_t)si.ssi_pid;
-			else
-				lost = true;
 			break;
 		case SIGTERM:
 		case SIGINT:
@@ -543,18 +532,9 @@ on_signal(void *arg, uint32_t events)
 	 * for every burst of signals, not one per death.
 	 */
 	ready_socket_drain(ad);
-	all_watched = !lost && ad->nwatched == ad->npids;
 	for (i = 0; i < npids; i++)
-		if (!reap_pid(ad, pids[i]))
-			all_watched = false;
-	/*
-	 * Every death named was a watched worker's, and every worker is
-	 * watched: a death whose SIGCHLD merged is a worker's, and its
-	 * pidfd says so, or an orphan's, which can wait.  Each sweep costs
-	 * a walk of every child: at 10,000 workers, a millisecond after
-	 * each death when it came 20 ms later.
-	 */
-	sweep_after(ad, all_watched ? SWEEP_SLOW_MS : SWEEP_MS);
+		reap_pid(ad, pids[i]);
+	sweep_after(ad, SWEEP_MS);	/* paced by its cost: sweep_after */
 }
 
 /*

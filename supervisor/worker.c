@@ -255,8 +255,8 @@ worker_drain(struct node *n)
  * once the child is a zombie, reaped then in O(1) (actord_reap_pid).
  * SIGCHLD alone loses deaths that come together (a standard signal
  * pending is not queued again), and only a sweep of every child finds
- * those: with every worker watched, the sweep is needed for orphans only,
- * and comes late (actord.c, SWEEP_SLOW_MS).  A pidfd is one more
+ * those, a walk of every child each (actord.c, paced by its cost): a
+ * watched worker's death never waits for one.  A pidfd is one more
  * descriptor per worker: taken only while the descriptor table is below
  * half of its limit, so that pipes for starts never run out because of
  * them; a worker not watched is found as before, by its SIGCHLD or the

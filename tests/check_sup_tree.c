@@ -1129,36 +1129,6 @@ START_TEST(mass_death_sweeps_in_few_walks)
 END_TEST
 
 /*
- * A worker's death, watched by its pidfd, needs no sweep of every child
- * soon after (a walk of all of them per death): whichever came first,
- * its pidfd or its SIGCHLD, the sweep stays a second away.
- */
-START_TEST(watched_death_sweeps_late)
-{
-	struct actord_spec *spec = ts_spec();
-	struct child_spec *c;
-	struct actord *ad;
-	pid_t pid;
-	int i;
-
-	c = ts_add_fn(&spec->root, "g", ts_fn_run, NULL);
-	c->instances = 4;
-	ad = boot(spec);
-	ck_assert_uint_eq(ad->nwatched, 4);
-	for (i = 0; i < 8; i++) {
-		pid = ts_pid(ad, "/g/1");
-		ck_assert_int_eq(kill(pid, SIGKILL), 0);
-		ck_assert(ts_wait_new_pid(ad, "/g/1", pid, WAIT));
-		ck_assert_msg(!timer_pending(&ad->sweep_timer) ||
-		    ad->sweep_timer.when >= loop_now(&ad->loop) + 200,
-		    "a sweep due in %lld ms", (long long)(ad->sweep_timer.when -
-		    loop_now(&ad->loop)));
-	}
-	actord_free(ad);
-}
-END_TEST
-
-/*
  * Without pidfds, each death arms a sweep of every child; deaths one
  * after the other must not each pay for one: the sweep comes no sooner
  * than 100 times what a walk cost (here said to be 5 ms).
@@ -1326,7 +1296,6 @@ suite(void)
 	tcase_add_test(tc, group_ordered_start_waits_for_each);
 	tcase_add_test(tc, parallel_supervisor_restarts_its_set_together);
 	tcase_add_loop_test(tc, mass_death_sweeps_in_few_walks, 0, 2);
-	tcase_add_test(tc, watched_death_sweeps_late);
 	tcase_add_test(tc, sweeps_pace_themselves);
 	suite_add_tcase(s, tc);
 	return s;
