@@ -725,13 +725,9 @@ wait_begin(struct shm_arena *a, struct shm_mbox_local *mb, int64_t timeout_ns,
 {
 	if (w->deadline != 0)
 		return;
-	if (timeout_ns == SHM_TIMEOUT_DEFAULT)
-		timeout_ns = (int64_t)atomic_load_explicit(
-		    &mb->actor->cfg_timeout_ms, memory_order_relaxed) * 1000000;
 	/* For shm_send_stamped, in the arena clock like enq_ns. */
 	w->since = (int64_t)shm_clock(a);
-	w->deadline = timeout_ns < 0 ? INT64_MAX :
-	    (int64_t)shm_now_ns() + timeout_ns;
+	w->deadline = send_deadline(mb, timeout_ns);
 }
 
 /*
