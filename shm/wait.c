@@ -238,11 +238,21 @@ shm_wake_consumer(struct shm_arena *a, uint32_t idx, unsigned lane,
 	while (s & SHM_LANE_BIT(lane)) {
 		if (!atomic_compare_exchange_weak(&m->sleeping, &s, 0))
 			continue;
+		/*
+		 * One waiter, not every one: only the consumer's thread
+		 * sleeps on wake_word (one thread at a time waits on a
+		 * mailbox), and FUTEX_WAKE walks its hash bucket until it has
+		 * woken as many as asked.  Asked for INT_MAX it walks the
+		 * whole chain, each entry another sleeper's kernel stack,
+		 * cold: with 10,000 actors asleep and 512 buckets (a host of
+		 * 2 CPUs) some 20 of them, which was most of a sparse
+		 * sender's CPU (bench-scale, sparse).
+		 */
 		if (s & SLEEP_DOORBELL) {
 			ring_bell(a, idx, bellfd);
 		} else {
 			atomic_fetch_add(&m->wake_word, 1);
-			shm_futex_wake(&m->wake_word, INT_MAX);
+			shm_futex_wake(&m->wake_word, 1);
 		}
 		/* Counted after the wake, on the line of "sleeping". */
 		atomic_fetch_add_explicit(&m->wakeups, 1, memory_order_relaxed);

@@ -923,6 +923,91 @@ START_TEST(test_sleeper_fences_drop_oldest)
 }
 END_TEST
 
+/* A process's state letter in /proc ('S': asleep), or '?'. */
+static char
+proc_state(pid_t pid)
+{
+	char	 path[64], buf[256], *p;
+	FILE	*f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return '?';
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	if (p == NULL || (p = strrchr(buf, ')')) == NULL || p[1] == '\0')
+		return '?';
+	return p[2];
+}
+
+/* Until pid sleeps (and, if w is given, *w is non-zero): bounded. */
+static void
+until_asleep(pid_t pid, _Atomic uint32_t *w)
+{
+	int	 i;
+
+	for (i = 0; i < 5000; i++) {
+		if ((w == NULL || atomic_load(w) != 0) &&
+		    proc_state(pid) == 'S')
+			return;
+		usleep(1000);
+	}
+	ck_abort_msg("process %d never slept", (int)pid);
+}
+
+/*
+ * A wake-up wakes one sleeper of the mailbox's futex word, the consumer,
+ * not every process queued on it: FUTEX_WAKE walks the kernel's hash
+ * chain until it has woken as many as asked, and the chain holds other
+ * mailboxes' sleepers (20 a chain at 10,000 actors on 2 CPUs), so asked
+ * for all it walked them all, at every message.  A bystander asleep on
+ * the same word after the consumer stays asleep through a send.  Both
+ * sides run on one CPU, so that the sender makes no early wake-up
+ * (ring.c, sleeps_on_futex), which would queue the consumer again
+ * behind the bystander.
+ */
+START_TEST(test_wake_one)
+{
+	struct shm_arena *a = shm_test_arena(1, 64, 128, SHM_OVERFLOW_REJECT);
+	struct shm_producer *p;
+	struct shm_mbox	*mb = shm_mb(a, 0)->m;
+	struct shm_msg	 m;
+	cpu_set_t	 one;
+	pid_t		 consumer, bystander;
+	uint32_t	 w;
+	int		 st, cpu = sched_getcpu();
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu < 0 ? 0 : cpu, &one);
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(one), &one), 0);
+	consumer = fork();
+	ck_assert_int_ge(consumer, 0);
+	if (consumer == 0)
+		_exit(shm_wait(a, 0, SHM_LANES_INBOX, SHM_WAIT_SLEEP, 0,
+		    5000000000LL) == 0 ? 0 : 1);
+	until_asleep(consumer, &mb->sleeping);
+	bystander = fork();
+	ck_assert_int_ge(bystander, 0);
+	if (bystander == 0) {
+		w = atomic_load(&mb->wake_word);
+		_exit(shm_futex_wait(&mb->wake_word, w, 300000000) ==
+		    -ETIMEDOUT ? 0 : 1);
+	}
+	until_asleep(bystander, NULL);
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	memset(&m, 0, sizeof(m));
+	ck_assert_int_eq(shm_send(p, 0, SHM_LANE_MAIN, &m, NULL, 0), 0);
+	ck_assert_int_eq(waitpid(consumer, &st, 0), consumer);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	    "the consumer was not woken");
+	ck_assert_int_eq(waitpid(bystander, &st, 0), bystander);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	    "the bystander was woken too");
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
 /*
  * A process that attaches to an arena of 20,000 mailboxes and sends to
  * two of them pays private memory for those two, not for all: its view
@@ -1538,6 +1623,7 @@ shm_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_layout_check);
 	tcase_add_test(tc, test_wake_page);
+	tcase_add_test(tc, test_wake_one);
 	tcase_add_test(tc, test_shm_cpu);
 	tcase_add_test(tc, test_path_index);
 	tcase_add_test(tc, test_attach_costs_what_is_used);
