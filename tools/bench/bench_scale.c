@@ -20,7 +20,12 @@
  *			producer processes for BENCH_SCALE_SPARSE_S seconds
  *			(default 10): the CPU time of every process (actors,
  *			producers, actord), against the same schedule over
- *			one pipe per actor with each reader blocked in read
+ *			one pipe per actor with each reader blocked in read,
+ *			and over bare futex mailboxes, the floor of any
+ *			design in shared memory: a word per receiver, laid
+ *			out a mailbox apart as in the arena, each receiver
+ *			a process in FUTEX_WAIT on it; then a FUTEX_WAKE
+ *			of one of those N sleepers, timed as send's floor
  *   fan-in		P = 1, 10, 100, 1,000 producer processes telling one
  *			actor as fast as they can: messages per second (each
  *			forked and attached before the start, gone after the
@@ -59,6 +64,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -105,6 +111,9 @@ struct row {
 	double		 restart_cpu;		/* actord's, per restart, us */
 	double		 path50, ref50, lookup50, wake50;
 	double		 sparse_cpu, pipe_cpu;
+	double		 futex_cpu;		/* bare futex mailboxes */
+	double		 wake_n50;		/* FUTEX_WAKE among N asleep */
+	size_t		 mb_stride;		/* the arena's, between mailboxes */
 	double		 fanin[4];
 	double		 ofa, ofa_floor;
 	double		 ofa_par;		/* start = "parallel" */
@@ -136,6 +145,10 @@ static void	 bench_fanin(struct bench *, struct actord *, struct row *);
 static void	 futex_floor(struct bench *, struct row *);
 static void	 bench_sparse(struct bench *, struct actord *, struct row *);
 static void	 bench_pipes(struct bench *, struct row *);
+static void	 bench_futex(struct bench *, struct row *);
+static void	 sparse_window(struct bench *, int, void *,
+		    int (*)(void *, int), const pid_t *, uint64_t *,
+		    uint64_t *);
 static void	 wake_count(struct actord *, const struct actor_ref *, int,
 		    uint64_t *, uint64_t *);
 static void	 bench_ofa(struct bench *, struct row *, bool);
@@ -1126,6 +1139,20 @@ wake_count(struct actord *ad, const struct actor_ref *refs, int n,
 		}
 }
 
+/* The arena's distance between two mailboxes, in whole pages. */
+static size_t
+mailbox_stride(struct shm_arena *arena)
+{
+	unsigned char *m0, *m1;
+	size_t len;
+
+	if (shm_nmailboxes(arena) < 2 ||
+	    (m0 = shm_inhand(arena, 0, &len)) == NULL ||
+	    (m1 = shm_inhand(arena, 1, &len)) == NULL || m1 <= m0)
+		return 4096;
+	return ((size_t)(m1 - m0) + 4095) & ~(size_t)4095;
+}
+
 /*
  * The window: the receivers' CPU (schedstat) read before t0 and after
  * the producers' end, plus each producer's own CPU from the start of its
@@ -1156,6 +1183,7 @@ bench_sparse(struct bench *b, struct actord *ad, struct row *r)
 		(void)actor_lookup(s.c, path, &s.refs[i]);
 	}
 	actor_close(s.c);
+	r->mb_stride = mailbox_stride(ad->arena);
 	if (pipe2(res, O_CLOEXEC) == -1)
 		goto out;
 	t0 = now_ns() + 1000000000ULL + (uint64_t)n * 20000;
@@ -1211,14 +1239,56 @@ out:
 	free(s.refs);
 }
 
+/*
+ * The schedule of sparse_run from SPARSE_PRODUCERS processes, each
+ * sending with send(arg, a): the receivers' CPU (schedstat) from before
+ * the start to after the end, and the producers' own, ns.  -1 if a
+ * producer did not report.
+ */
+static void
+sparse_window(struct bench *b, int n, void *arg, int (*send)(void *, int),
+    const pid_t *readers, uint64_t *rcpu, uint64_t *pcpu)
+{
+	pid_t prod[SPARSE_PRODUCERS];
+	uint64_t t0, c0, v;
+	int i, res[2];
+
+	*rcpu = *pcpu = 0;
+	if (pipe2(res, O_CLOEXEC) == -1)
+		return;
+	t0 = now_ns() + 1000000000ULL + (uint64_t)n * 20000;
+	for (i = 0; i < SPARSE_PRODUCERS; i++) {
+		if ((prod[i] = fork()) != 0)
+			continue;
+		close(res[0]);
+		spin_until(t0 - 1000000);
+		v = self_cpu_ns();
+		sparse_run(i, n, t0, b->sparse_s, arg, send);
+		v = self_cpu_ns() - v;
+		(void)!write(res[1], &v, sizeof(v));
+		_exit(0);
+	}
+	close(res[1]);
+	c0 = sum_cpu(readers, n);
+	for (i = 0; i < SPARSE_PRODUCERS; i++) {
+		if (read(res[0], &v, sizeof(v)) == (ssize_t)sizeof(v))
+			*pcpu += v;
+	}
+	*rcpu = sum_cpu(readers, n) - c0;
+	close(res[0]);
+	for (i = 0; i < SPARSE_PRODUCERS; i++)
+		if (prod[i] > 0)
+			waitpid(prod[i], NULL, 0);
+}
+
 /* The same schedule over one pipe per actor, each reader blocked in read. */
 static void
 bench_pipes(struct bench *b, struct row *r)
 {
 	struct pipe_sender s;
-	pid_t *readers, prod[SPARSE_PRODUCERS];
-	uint64_t t0, c0, c1, pcpu = 0, v;
-	int i, p[2], res[2], n = r->n;
+	pid_t *readers;
+	uint64_t rcpu, pcpu;
+	int i, p[2], n = r->n;
 	char buf[MSG_LEN];
 
 	readers = calloc((size_t)n, sizeof(*readers));
@@ -1244,37 +1314,13 @@ bench_pipes(struct bench *b, struct row *r)
 		close(p[0]);
 		s.fds[i] = p[1];
 	}
-	if (pipe2(res, O_CLOEXEC) == -1)
-		goto out;
-	t0 = now_ns() + 1000000000ULL + (uint64_t)n * 20000;
-	for (i = 0; i < SPARSE_PRODUCERS; i++) {
-		if ((prod[i] = fork()) != 0)
-			continue;
-		close(res[0]);
-		spin_until(t0 - 1000000);
-		v = self_cpu_ns();
-		sparse_run(i, n, t0, b->sparse_s, &s, send_pipe);
-		v = self_cpu_ns() - v;
-		(void)!write(res[1], &v, sizeof(v));
-		_exit(s.failed > 0 ? 2 : 0);
-	}
-	close(res[1]);
-	c0 = sum_cpu(readers, n);
-	for (i = 0; i < SPARSE_PRODUCERS; i++) {
-		if (read(res[0], &v, sizeof(v)) == (ssize_t)sizeof(v))
-			pcpu += v;
-	}
-	c1 = sum_cpu(readers, n);
-	close(res[0]);
-	for (i = 0; i < SPARSE_PRODUCERS; i++)
-		waitpid(prod[i], NULL, 0);
-	r->pipe_cpu = (double)(c1 - c0 + pcpu) / 1e9;
+	sparse_window(b, n, &s, send_pipe, readers, &rcpu, &pcpu);
+	r->pipe_cpu = (double)(rcpu + pcpu) / 1e9;
 	emit(b, r->n, "sparse_pipes_cpu_s", r->pipe_cpu);
-	emit(b, r->n, "sparse_pipes_receivers_cpu_s", (double)(c1 - c0) / 1e9);
+	emit(b, r->n, "sparse_pipes_receivers_cpu_s", (double)rcpu / 1e9);
 	emit(b, r->n, "sparse_pipes_producers_cpu_s", (double)pcpu / 1e9);
 	emit(b, r->n, "sparse_actors_vs_pipes", r->sparse_cpu > 0 &&
 	    r->pipe_cpu > 0 ? r->sparse_cpu / r->pipe_cpu : -1);
-out:
 	for (i = 0; i < n; i++)
 		close(s.fds[i]);	/* EOF: the readers exit */
 	for (i = 0; i < n; i++)
@@ -1282,6 +1328,151 @@ out:
 			waitpid(readers[i], NULL, 0);
 	free(readers);
 	free(s.fds);
+}
+
+/*
+ * A bare futex mailbox: the message counter the receiver sleeps on and
+ * its "asleep" word, on one line as the arena's wake line, that line at
+ * FUTEX_LINE in a mailbox's first page (after three lanes' control lines).
+ */
+#define FUTEX_LINE	384
+#define FUTEX_END	UINT32_MAX	/* the counter's value: exit */
+
+struct futex_box {
+	_Atomic uint32_t count;
+	_Atomic uint32_t asleep;
+};
+
+struct futex_sender {
+	unsigned char	*base;
+	size_t		 stride;
+};
+
+static struct futex_box *
+futex_box(const struct futex_sender *s, int a)
+{
+	return (struct futex_box *)(void *)(s->base + (size_t)a * s->stride +
+	    FUTEX_LINE);
+}
+
+/* A message: the counter bumped; a FUTEX_WAKE only if it said it sleeps. */
+static int
+send_futex(void *arg, int a)
+{
+	struct futex_box *f = futex_box(arg, a);
+
+	atomic_fetch_add_explicit(&f->count, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&f->asleep, memory_order_relaxed) &&
+	    atomic_exchange(&f->asleep, 0))
+		syscall(SYS_futex, &f->count, FUTEX_WAKE, 1, NULL, NULL, 0);
+	return 0;
+}
+
+/* A receiver: takes each message (the counter moved) and sleeps. */
+static void __attribute__((noreturn))
+futex_receiver(struct futex_box *f)
+{
+	uint32_t seen = 0, v;
+
+	for (;;) {
+		v = atomic_load(&f->count);
+		if (v == FUTEX_END)
+			_exit(0);
+		if (v != seen) {
+			seen = v;
+			continue;
+		}
+		atomic_store_explicit(&f->asleep, 1, memory_order_relaxed);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (atomic_load(&f->count) != seen) {
+			atomic_store(&f->asleep, 0);
+			continue;
+		}
+		syscall(SYS_futex, &f->count, FUTEX_WAIT, seen, NULL, NULL, 0);
+	}
+}
+
+/*
+ * FUTEX_WAKE of one of the n receivers asleep, at random, one every
+ * SEND_GAP_NS, as bench_send tells: send's floor with N sleepers in the
+ * kernel's futex table, which bench_send's 64 do not show.
+ */
+static void
+futex_wake_n(struct bench *b, struct row *r, struct futex_sender *s, int n)
+{
+	static uint64_t t[SEND_ROUNDS];
+	uint64_t t0, next;
+	int i;
+
+	srandom(3);
+	next = now_ns() + SEND_GAP_NS;
+	for (i = 0; i < SEND_ROUNDS; i++) {
+		spin_until(next);
+		t0 = now_ns();
+		(void)send_futex(s, (int)(random() % n));
+		next = now_ns();
+		t[i] = next - t0;
+		next += SEND_GAP_NS;
+	}
+	r->wake_n50 = quantile_ns(t, SEND_ROUNDS, 0.5);
+	emit(b, r->n, "futex_wake_n_p50_us", r->wake_n50);
+}
+
+/*
+ * The same schedule over bare futex mailboxes: N receiver processes, each
+ * in FUTEX_WAIT on its own word of a shared memfd, the words a mailbox
+ * apart (the arena's distance), and nothing else: the floor of a design
+ * in shared memory.
+ */
+static void
+bench_futex(struct bench *b, struct row *r)
+{
+	struct futex_sender s;
+	pid_t *readers;
+	uint64_t rcpu, pcpu;
+	size_t size;
+	int i, fd, n = r->n;
+
+	s.stride = r->mb_stride > 4096 ? r->mb_stride : 4096;
+	size = (size_t)n * s.stride;
+	if ((fd = memfd_create("bench-futex", MFD_CLOEXEC)) == -1 ||
+	    ftruncate(fd, (off_t)size) == -1 ||
+	    (s.base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
+	    fd, 0)) == MAP_FAILED) {
+		fail(r, "futex floor: memfd: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	close(fd);
+	readers = calloc((size_t)n, sizeof(*readers));
+	for (i = 0; i < n; i++) {
+		if ((readers[i] = fork()) == 0) {
+			syscall(SYS_close_range, 3U, ~0U, 0);
+			futex_receiver(futex_box(&s, i));
+		}
+	}
+	sparse_window(b, n, &s, send_futex, readers, &rcpu, &pcpu);
+	r->futex_cpu = (double)(rcpu + pcpu) / 1e9;
+	emit(b, n, "sparse_futex_cpu_s", r->futex_cpu);
+	emit(b, n, "sparse_futex_receivers_cpu_s", (double)rcpu / 1e9);
+	emit(b, n, "sparse_futex_producers_cpu_s", (double)pcpu / 1e9);
+	emit(b, n, "sparse_actors_vs_futex", r->sparse_cpu > 0 &&
+	    r->futex_cpu > 0 ? r->sparse_cpu / r->futex_cpu : -1);
+	emit(b, n, "sparse_futex_vs_pipes", r->pipe_cpu > 0 &&
+	    r->futex_cpu > 0 ? r->futex_cpu / r->pipe_cpu : -1);
+	futex_wake_n(b, r, &s, n);
+	for (i = 0; i < n; i++) {
+		atomic_store(&futex_box(&s, i)->count, FUTEX_END);
+		syscall(SYS_futex, &futex_box(&s, i)->count, FUTEX_WAKE, 1,
+		    NULL, NULL, 0);
+	}
+	for (i = 0; i < n; i++)
+		if (readers[i] > 0)
+			waitpid(readers[i], NULL, 0);
+	munmap(s.base, size);
+	free(readers);
 }
 
 /* --- one_for_all -------------------------------------------------------- */
@@ -1418,10 +1609,17 @@ print_table(struct row *rows, int nr)
 	ROW("send by ref p50 us", r->ref50, " %10.2f", "10,000 <= 1.2x 100");
 	ROW("lookup by path p50 us", r->lookup50, " %10.2f", "");
 	ROW("  FUTEX_WAKE alone p50 us", r->wake50, " %10.2f", "the floor");
+	ROW("  FUTEX_WAKE, N asleep p50 us", r->wake_n50, " %10.2f",
+	    "the floor at N");
 	ROW("sparse CPU s, actors", r->sparse_cpu, " %10.3f", "");
 	ROW("sparse CPU s, pipes", r->pipe_cpu, " %10.3f", "");
+	ROW("sparse CPU s, futex floor", r->futex_cpu, " %10.3f", "");
 	ROW("  actors vs pipes", r->sparse_cpu > 0 && r->pipe_cpu > 0 ?
 	    r->sparse_cpu / r->pipe_cpu : -1, " %9.2fx", "<= 1.0x");
+	ROW("  actors vs futex floor", r->sparse_cpu > 0 && r->futex_cpu > 0 ?
+	    r->sparse_cpu / r->futex_cpu : -1, " %9.2fx", "");
+	ROW("  futex floor vs pipes", r->futex_cpu > 0 && r->pipe_cpu > 0 ?
+	    r->futex_cpu / r->pipe_cpu : -1, " %9.2fx", "");
 	for (j = 0; j < 4; j++) {
 		char label[40];
 
@@ -1527,6 +1725,7 @@ main(void)
 		r->restart50 = r->restart99 = r->path50 = r->ref50 = -1;
 		r->restart_cpu = -1;
 		r->lookup50 = r->wake50 = r->sparse_cpu = r->pipe_cpu = -1;
+		r->futex_cpu = r->wake_n50 = -1;
 		r->ofa = r->ofa_floor = r->ofa_par = -1;
 		for (j = 0; j < 4; j++)
 			r->fanin[j] = -1;
@@ -1560,8 +1759,10 @@ main(void)
 			}
 			core_stop(ad);
 		}
-		if (r->sparse_cpu > 0)
+		if (r->sparse_cpu > 0) {
 			bench_pipes(&b, r);
+			bench_futex(&b, r);
+		}
 		if (phase(phases, "ofa"))
 			bench_ofa(&b, r, false);
 		if (phase(phases, "ofa"))
