@@ -29,7 +29,10 @@
  *   fan-in		P = 1, 10, 100, 1,000 producer processes telling one
  *			actor as fast as they can: messages per second (each
  *			forked and attached before the start, gone after the
- *			end), and blocked senders woken per message
+ *			end), and blocked senders woken per message; the
+ *			floor: the bare MPSC ring with P = 10 and 1,000 of the
+ *			same producers, asleep on a futex while it is full,
+ *			woken all at once or one at a time (floor_put)
  *   one_for_all	a one_for_all supervisor of N actors: SIGKILL of one
  *			to all N running again, against the floor's N stops
  *			(SIGTERM, waitpid) and N starts; with the default
@@ -44,8 +47,9 @@
  * BENCH_SCALE_N overrides the list of N ("1 100 1000 10000");
  * BENCH_SCALE_PHASES runs only the phases named ("floor start core ofa";
  * core is "restart send fanin sparse", each of which may be named alone;
- * the pipes follow sparse), to look at one with a profiler.  Writes its
- * figures to $BENCH_JSON and a table to stdout.  Needs $BUILD/actord,
+ * the pipes follow sparse), to look at one with a profiler, and
+ * BENCH_SCALE_FANIN_P only the fan-in P named ("1 10 100 1000").  Writes
+ * its figures to $BENCH_JSON and a table to stdout.  Needs $BUILD/actord,
  * $BUILD/tests/progs/actor_echo and $BUILD/tests/progs/tworker.
  */
 #include <sys/mman.h>
@@ -89,6 +93,7 @@
 #define SPARSE_RATE	10	/* messages per actor per second */
 #define SPARSE_PRODUCERS 4
 #define FANIN_MSGS	200000
+#define FANIN_P_MAX	1000	/* the largest of fanin_p */
 #define MSG_LEN		64
 #define TAG_IGNORED	99	/* actor_echo ignores it */
 #define NO_PROGRESS_MS	20000	/* a start that stalls this long failed */
@@ -115,6 +120,7 @@ struct row {
 	double		 wake_n50;		/* FUTEX_WAKE among N asleep */
 	size_t		 mb_stride;		/* the arena's, between mailboxes */
 	double		 fanin[4];
+	double		 fanin_floor[2][2];	/* bare ring: all/one, P = 10/1000 */
 	double		 ofa, ofa_floor;
 	double		 ofa_par;		/* start = "parallel" */
 	char		 why[256];		/* the first failure */
@@ -143,6 +149,7 @@ static void	 bench_restart(struct bench *, struct actord *, struct row *);
 static void	 bench_send(struct bench *, struct actord *, struct row *);
 static void	 bench_fanin(struct bench *, struct actord *, struct row *);
 static void	 futex_floor(struct bench *, struct row *);
+static bool	 fanin_p_wanted(int);
 static void	 bench_sparse(struct bench *, struct actord *, struct row *);
 static void	 bench_pipes(struct bench *, struct row *);
 static void	 bench_futex(struct bench *, struct row *);
@@ -855,6 +862,159 @@ struct fanin_cost {
 	uint64_t	 sleeps;	/* voluntary context switches */
 };
 
+/*
+ * The floor of fan-in: the bare MPSC ring of bench_ring's ladder (tail
+ * claimed by CAS, a sequence number per cell, head published per batch;
+ * DEFAULT_MAILBOX_CAPACITY cells of 128 bytes, as the actor's main lane)
+ * with the simplest blocking that is correct.  A producer that finds the
+ * ring full counts itself a waiter and sleeps on space_word; once the
+ * ring is half empty after a batch (hysteresis, as a mailbox lets its
+ * blocked senders in), the consumer wakes every waiter (wake_one clear)
+ * or one (set: the fewest wake-ups, each woken producer finding half a
+ * ring of room), and a woken producer tries again.  The consumer spins
+ * FLOOR_SPIN_NS when the ring is empty, then sleeps on wake_word, which
+ * a producer that finds it asleep after publishing bumps (fences on both
+ * sides: Dekker).  No tickets, no order, no repair, no deadline: what
+ * blocking costs at its cheapest.
+ */
+#define FLOOR_CAP	DEFAULT_MAILBOX_CAPACITY
+#define FLOOR_SPIN_NS	20000		/* the consumer's spin, as ours */
+
+struct floor_cell {
+	_Alignas(128) _Atomic uint64_t seq;
+	unsigned char	 payload[MSG_LEN];
+};
+
+struct floor_ring {
+	_Alignas(64) _Atomic uint64_t tail;	/* the producers' line */
+	_Alignas(64) _Atomic uint64_t head;	/* the consumer's line */
+	_Atomic uint64_t taken;
+	_Atomic uint32_t stop;
+	_Alignas(64) _Atomic uint32_t sleeping;	/* the consumer's futex */
+	_Atomic uint32_t wake_word;
+	_Alignas(64) _Atomic uint32_t space_word;	/* full producers' */
+	_Atomic uint32_t waiters;
+	uint32_t	 wake_one;	/* else every waiter at once */
+	struct floor_cell cells[FLOOR_CAP];
+};
+
+/* Where a fan-in producer sends: an actor, or the floor's ring. */
+struct fanin_src {
+	struct actord	*ad;
+	struct actor_ref target;
+	struct floor_ring *ring;
+};
+
+static long
+floor_futex(_Atomic uint32_t *w, int op, uint32_t val)
+{
+	struct timespec ts = { 0, 1000000 };	/* the consumer's stop */
+
+	return syscall(SYS_futex, w, op, val, op == FUTEX_WAIT ? &ts : NULL,
+	    NULL, 0);
+}
+
+/* One message into the floor's ring, asleep while it is full. */
+static void
+floor_put(struct floor_ring *f, const unsigned char *payload)
+{
+	struct floor_cell *c;
+	uint64_t pos, seq;
+	uint32_t w;
+
+	pos = atomic_load_explicit(&f->tail, memory_order_relaxed);
+	for (;;) {
+		c = &f->cells[pos % FLOOR_CAP];
+		seq = atomic_load_explicit(&c->seq, memory_order_acquire);
+		if (seq == pos) {
+			if (atomic_compare_exchange_weak(&f->tail, &pos,
+			    pos + 1))
+				break;
+			continue;
+		}
+		if ((int64_t)(seq - pos) > 0) {
+			pos = atomic_load_explicit(&f->tail,
+			    memory_order_relaxed);
+			continue;
+		}
+		/* Full: a waiter, then one more look, then asleep. */
+		w = atomic_load(&f->space_word);
+		atomic_fetch_add(&f->waiters, 1);
+		if ((int64_t)(atomic_load(&c->seq) - pos) < 0 &&
+		    atomic_load(&f->tail) == pos)
+			(void)syscall(SYS_futex, &f->space_word, FUTEX_WAIT, w,
+			    NULL, NULL, 0);
+		atomic_fetch_sub(&f->waiters, 1);
+		pos = atomic_load_explicit(&f->tail, memory_order_relaxed);
+	}
+	memcpy(c->payload, payload, MSG_LEN);
+	atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&f->sleeping, memory_order_relaxed) != 0 &&
+	    atomic_exchange(&f->sleeping, 0) != 0) {
+		atomic_fetch_add(&f->wake_word, 1);
+		(void)floor_futex(&f->wake_word, FUTEX_WAKE, 1);
+	}
+}
+
+/* After a batch up to h: the full producers' turn, half empty. */
+static void
+floor_wake_producers(struct floor_ring *f, uint64_t h)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load(&f->waiters) == 0 ||
+	    atomic_load(&f->tail) - h > FLOOR_CAP / 2)
+		return;
+	atomic_fetch_add(&f->space_word, 1);
+	(void)floor_futex(&f->space_word, FUTEX_WAKE, f->wake_one ? 1 :
+	    INT_MAX);
+}
+
+/* The floor's consumer: takes until told to stop, then exits. */
+static void __attribute__((noreturn))
+floor_consumer(struct floor_ring *f)
+{
+	struct floor_cell *c;
+	unsigned char buf[MSG_LEN] = { 0 };
+	uint64_t h = 0, h0, spun = 0;
+	uint32_t w;
+
+	while (atomic_load_explicit(&f->stop, memory_order_relaxed) == 0) {
+		for (h0 = h;; h++) {
+			c = &f->cells[h % FLOOR_CAP];
+			if (atomic_load_explicit(&c->seq,
+			    memory_order_acquire) != h + 1)
+				break;
+			memcpy(buf, c->payload, sizeof(buf));
+			atomic_store_explicit(&c->seq, h + FLOOR_CAP,
+			    memory_order_release);
+		}
+		if (h != h0) {
+			atomic_store_explicit(&f->head, h,
+			    memory_order_release);
+			atomic_store_explicit(&f->taken, h,
+			    memory_order_relaxed);
+			floor_wake_producers(f, h);
+			spun = 0;
+			continue;
+		}
+		if (spun == 0)
+			spun = now_ns();
+		if (now_ns() - spun < FLOOR_SPIN_NS) {
+			__builtin_ia32_pause();
+			continue;
+		}
+		w = atomic_load(&f->wake_word);
+		atomic_store(&f->sleeping, 1);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (atomic_load(&c->seq) != h + 1)
+			(void)floor_futex(&f->wake_word, FUTEX_WAIT, w);
+		atomic_store(&f->sleeping, 0);
+		spun = 0;
+	}
+	_exit(h == 0 || buf[0] == 'f' ? 0 : 1);
+}
+
 /* CPU time (us) and voluntary switches of this process so far. */
 static struct fanin_cost
 fanin_cost_now(void)
@@ -868,47 +1028,55 @@ fanin_cost_now(void)
 }
 
 /*
- * A fan-in producer: its own slot, then on the start (go closed) per
- * tells as fast as it can, what they cost written to res, then it waits
- * for the stop (stop closed) before it lets its slot go and exits, so
- * that neither its start-up nor its exit falls inside the time measured.
+ * A fan-in producer: its own slot (none for the floor), then on the
+ * start (go closed) per tells as fast as it can, what they cost written
+ * to res, then it waits for the stop (stop closed) before it lets its
+ * slot go and exits, so that neither its start-up nor its exit falls
+ * inside the time measured.
  */
 static void __attribute__((noreturn))
-fanin_producer(struct actord *ad, struct actor_ref target, int per, int go,
-    int stop, int res)
+fanin_producer(const struct fanin_src *s, int per, int go, int stop, int res)
 {
 	struct fanin_cost c0, c1;
-	struct actor *cl;
-	char err[ACTOR_ERRBUF], payload[MSG_LEN], c;
-	int i, rc, failed = 0;
+	struct actor *cl = NULL;
+	char err[ACTOR_ERRBUF], c;
+	unsigned char payload[MSG_LEN];
+	int i, rc = 0, failed = 0;
 
 	memset(payload, 'f', sizeof(payload));
-	rc = actor_open(ad->arena, -1, &cl, err, sizeof(err));
+	if (s->ring == NULL)
+		rc = actor_open(s->ad->arena, -1, &cl, err, sizeof(err));
 	c = rc < 0 ? 'n' : 'y';
 	(void)!write(res, &c, 1);
 	if (rc < 0)
 		_exit(1);
 	(void)!read(go, &c, 1);
 	c0 = fanin_cost_now();
-	for (i = 0; i < per; i++)
-		if (actor_tell(cl, target, TAG_IGNORED, payload,
+	for (i = 0; i < per; i++) {
+		if (s->ring != NULL)
+			floor_put(s->ring, payload);
+		else if (actor_tell(cl, s->target, TAG_IGNORED, payload,
 		    sizeof(payload)) < 0)
 			failed++;
+	}
 	c1 = fanin_cost_now();
 	c1.cpu_us -= c0.cpu_us;
 	c1.sleeps -= c0.sleeps;
 	(void)!write(res, &c1, sizeof(c1));
 	(void)!read(stop, &c, 1);
-	actor_close(cl);
+	if (cl != NULL)
+		actor_close(cl);
 	_exit(failed > 0 ? 2 : 0);
 }
 
 /*
  * What P producers' tells cost (nopen records on fd), per message: CPU
  * time and sleeps (the second figure is what a convoy multiplies).
+ * prefix: "fanin" or "fanin_floor".
  */
 static void
-fanin_costs(struct bench *b, int n, int p, int fd, int nopen, uint64_t msgs)
+fanin_costs(struct bench *b, int n, const char *prefix, int p, int fd,
+    int nopen, uint64_t msgs)
 {
 	struct fanin_cost one, all = { 0, 0 };
 	char key[64];
@@ -920,78 +1088,220 @@ fanin_costs(struct bench *b, int n, int p, int fd, int nopen, uint64_t msgs)
 		all.cpu_us += one.cpu_us;
 		all.sleeps += one.sleeps;
 	}
-	snprintf(key, sizeof(key), "fanin_p%d_sender_cpu_us_per_msg", p);
+	snprintf(key, sizeof(key), "%s_p%d_sender_cpu_us_per_msg", prefix, p);
 	emit(b, n, key, (double)all.cpu_us / (double)msgs);
-	snprintf(key, sizeof(key), "fanin_p%d_sender_sleeps_per_msg", p);
+	snprintf(key, sizeof(key), "%s_p%d_sender_sleeps_per_msg", prefix, p);
 	emit(b, n, key, (double)all.sleeps / (double)msgs);
+}
+
+/* P producers forked, each opened (or not), none started yet. */
+struct fanin_run {
+	pid_t		 pids[FANIN_P_MAX];	/* 0: its fork failed */
+	int		 go[2], stop[2], res[2];
+	int		 p, per, nopen;
+};
+
+/* Fork P producers to s and wait until each has opened: false on error. */
+static bool
+fanin_fork(struct fanin_run *fr, const struct fanin_src *s, int p)
+{
+	int i, nforked;
+	char c;
+
+	fr->p = p;
+	fr->per = FANIN_MSGS / p;
+	if (pipe2(fr->go, O_CLOEXEC) == -1)
+		return false;
+	if (pipe2(fr->res, O_CLOEXEC) == -1) {
+		close(fr->go[0]);
+		close(fr->go[1]);
+		return false;
+	}
+	if (pipe2(fr->stop, O_CLOEXEC) == -1) {
+		close(fr->go[0]);
+		close(fr->go[1]);
+		close(fr->res[0]);
+		close(fr->res[1]);
+		return false;
+	}
+	for (i = nforked = 0; i < p; i++) {
+		if ((fr->pids[i] = fork()) < 0)
+			fr->pids[i] = 0;	/* not opened, not waited for */
+		if (fr->pids[i] != 0) {
+			nforked += fr->pids[i] > 0;
+			continue;
+		}
+		close(fr->go[1]);
+		close(fr->stop[1]);
+		close(fr->res[0]);
+		fanin_producer(s, fr->per, fr->go[0], fr->stop[0],
+		    fr->res[1]);
+	}
+	close(fr->go[0]);
+	close(fr->stop[0]);
+	close(fr->res[1]);
+	for (i = fr->nopen = 0; i < nforked; i++)
+		if (read(fr->res[0], &c, 1) == 1 && c == 'y')
+			fr->nopen++;
+	return true;
+}
+
+/*
+ * One run of the floor: P producers into a fresh ring taken by a process
+ * of its own, with the same start, count and costs as ours.  Its rate,
+ * or -1.
+ */
+static double
+floor_run(struct bench *b, struct row *r, struct fanin_run *fr,
+    struct floor_ring *f, bool one, int p)
+{
+	struct fanin_src s = { .ring = f };
+	uint64_t t0, deadline, want;
+	double rate;
+	char prefix[32];
+	pid_t cons;
+	int i, st;
+
+	memset(f, 0, sizeof(*f));
+	for (i = 0; i < FLOOR_CAP; i++)
+		atomic_store(&f->cells[i].seq, (uint64_t)i);
+	f->wake_one = one;
+	if ((cons = fork()) == 0)
+		floor_consumer(f);
+	if (cons < 0)
+		return -1;
+	if (!fanin_fork(fr, &s, p)) {
+		atomic_store(&f->stop, 1);
+		(void)waitpid(cons, &st, 0);
+		return -1;
+	}
+	want = (uint64_t)fr->nopen * (uint64_t)fr->per;
+	t0 = now_ns();
+	close(fr->go[1]);		/* go */
+	deadline = t0 + 120000000000ULL;
+	while (atomic_load(&f->taken) < want && now_ns() < deadline)
+		usleep(1000);
+	rate = atomic_load(&f->taken) >= want && fr->nopen == p ?
+	    (double)want / ((double)(now_ns() - t0) / 1e9) : -1;
+	snprintf(prefix, sizeof(prefix), "fanin_floor_%s", one ? "one" : "all");
+	if (rate > 0)
+		fanin_costs(b, r->n, prefix, p, fr->res[0], fr->nopen, want);
+	close(fr->res[0]);
+	close(fr->stop[1]);		/* stop */
+	atomic_store(&f->stop, 1);
+	for (i = 0; i < p; i++) {
+		if (fr->pids[i] <= 0)
+			continue;
+		if (rate < 0)		/* may sleep in the ring for ever */
+			(void)kill(fr->pids[i], SIGKILL);
+		(void)waitpid(fr->pids[i], &st, 0);
+	}
+	(void)waitpid(cons, &st, 0);
+	return rate;
+}
+
+/*
+ * The bare ring's fan-in at P = 10 and 1,000 (see floor_put), its
+ * producers woken all at once and one at a time: rates and ratios beside
+ * ours.
+ */
+static void
+fanin_floor(struct bench *b, struct row *r)
+{
+	static const int ps[2] = { 10, 1000 };
+	struct floor_ring *f;
+	struct fanin_run *fr;
+	double *v;
+	char key[64];
+	int i, j;
+
+	fr = calloc(1, sizeof(*fr));
+	f = mmap(NULL, sizeof(*f), PROT_READ | PROT_WRITE,
+	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (fr == NULL || f == MAP_FAILED) {
+		free(fr);
+		return;
+	}
+	for (i = 0; i < 2; i++) {
+		v = r->fanin_floor[i];
+		for (j = 0; j < 2; j++) {
+			if (!fanin_p_wanted(ps[j]))
+				continue;
+			v[j] = floor_run(b, r, fr, f, i == 1, ps[j]);
+			snprintf(key, sizeof(key), "fanin_floor_%s_p%d_msg_per_s",
+			    i == 1 ? "one" : "all", ps[j]);
+			emit(b, r->n, key, v[j]);
+		}
+		snprintf(key, sizeof(key), "fanin_floor_%s_p1000_vs_p10",
+		    i == 1 ? "one" : "all");
+		emit(b, r->n, key, v[1] > 0 && v[0] > 0 ? v[1] / v[0] : -1);
+	}
+	munmap(f, sizeof(*f));
+	free(fr);
+}
+
+/* Is fan-in at P to be run ($BENCH_SCALE_FANIN_P; unset: every P)? */
+static bool
+fanin_p_wanted(int p)
+{
+	const char *list = getenv("BENCH_SCALE_FANIN_P");
+	char name[16];
+
+	snprintf(name, sizeof(name), "%d", p);
+	return phase(list, name);
 }
 
 /*
  * P producer processes, each with its own producer slot, tell one actor
  * FANIN_MSGS / P messages as fast as they can once a pipe closes; the
  * time until the actor has taken them all.  Every producer is forked and
- * attached before the start, and exits after the end.
+ * attached before the start, and exits after the end.  Then the floor.
  */
 static void
 bench_fanin(struct bench *b, struct actord *ad, struct row *r)
 {
 	struct shm_counters c0, c1;
-	struct actor_ref target;
+	struct fanin_src s = { .ad = ad };
+	struct fanin_run *fr;
 	struct actor *cl;
 	char err[ACTOR_ERRBUF], key[64];
 	uint64_t t0, deadline, want;
-	pid_t *pids;
-	int go[2], stop[2], res[2], i, j, p, per, nopen;
-	char c;
+	int i, j, p;
 
 	if (actor_open(ad->arena, -1, &cl, err, sizeof(err)) < 0 ||
-	    actor_lookup(cl, "/w0/0", &target) < 0) {
+	    actor_lookup(cl, "/w0/0", &s.target) < 0) {
 		fail(r, "fan-in: no client or no /w0/0");
 		return;
 	}
 	actor_close(cl);
-	pids = calloc(1000, sizeof(*pids));
+	if ((fr = calloc(1, sizeof(*fr))) == NULL)
+		return;
 	for (j = 0; j < 4; j++) {
 		p = fanin_p[j];
-		per = FANIN_MSGS / p;
-		if (pipe2(go, O_CLOEXEC) == -1 || pipe2(res, O_CLOEXEC) == -1 ||
-		    pipe2(stop, O_CLOEXEC) == -1)
+		if (!fanin_p_wanted(p))
+			continue;
+		if (!fanin_fork(fr, &s, p))
 			break;
-		for (i = 0; i < p; i++) {
-			if ((pids[i] = fork()) != 0)
-				continue;
-			close(go[1]);
-			close(stop[1]);
-			close(res[0]);
-			fanin_producer(ad, target, per, go[0], stop[0],
-			    res[1]);
-		}
-		close(go[0]);
-		close(stop[0]);
-		close(res[1]);
-		for (i = nopen = 0; i < p; i++)
-			if (read(res[0], &c, 1) == 1 && c == 'y')
-				nopen++;
-		shm_counters(ad->arena, target.index, &c0);
-		want = c0.dequeued + (uint64_t)nopen * (uint64_t)per;
+		shm_counters(ad->arena, s.target.index, &c0);
+		want = c0.dequeued + (uint64_t)fr->nopen * (uint64_t)fr->per;
 		t0 = now_ns();
-		close(go[1]);		/* go */
+		close(fr->go[1]);		/* go */
 		deadline = t0 + 120000000000ULL;
 		do {
 			actord_run_once(ad, 1);
-			shm_counters(ad->arena, target.index, &c1);
+			shm_counters(ad->arena, s.target.index, &c1);
 		} while (c1.dequeued < want && now_ns() < deadline);
-		r->fanin[j] = nopen == p && c1.dequeued >= want ?
+		r->fanin[j] = fr->nopen == p && c1.dequeued >= want ?
 		    (double)(c1.dequeued - c0.dequeued) /
 		    ((double)(now_ns() - t0) / 1e9) : -1;
 		if (c1.dequeued >= want)
-			fanin_costs(b, r->n, p, res[0], nopen,
+			fanin_costs(b, r->n, "fanin", p, fr->res[0], fr->nopen,
 			    c1.dequeued - c0.dequeued);
-		close(res[0]);
-		close(stop[1]);		/* stop */
-		if (nopen < p)
+		close(fr->res[0]);
+		close(fr->stop[1]);		/* stop */
+		if (fr->nopen < p)
 			fail(r, "fan-in P=%d: %d producers found no producer "
-			    "slot", p, p - nopen);
+			    "slot", p, p - fr->nopen);
 		else if (c1.dequeued < want)
 			fail(r, "fan-in P=%d: %llu of %llu messages taken in "
 			    "120 s", p, (unsigned long long)(c1.dequeued -
@@ -1000,7 +1310,8 @@ bench_fanin(struct bench *b, struct actord *ad, struct row *r)
 		/* actord's loop reaps them (orphans to it): wait for that. */
 		deadline = now_ns() + 30000000000ULL;
 		for (i = 0; i < p; i++)
-			while (kill(pids[i], 0) == 0 && now_ns() < deadline)
+			while (fr->pids[i] > 0 && kill(fr->pids[i], 0) == 0 &&
+			    now_ns() < deadline)
 				actord_run_once(ad, 1);
 		snprintf(key, sizeof(key), "fanin_p%d_msg_per_s", p);
 		emit(b, r->n, key, r->fanin[j]);
@@ -1012,7 +1323,8 @@ bench_fanin(struct bench *b, struct actord *ad, struct row *r)
 	}
 	emit(b, r->n, "fanin_p1000_vs_p10", r->fanin[3] > 0 &&
 	    r->fanin[1] > 0 ? r->fanin[3] / r->fanin[1] : -1);
-	free(pids);
+	free(fr);
+	fanin_floor(b, r);
 }
 
 /* --- sparse traffic: actors against pipes ----------------------------- */
@@ -1630,6 +1942,22 @@ print_table(struct row *rows, int nr)
 	}
 	ROW("  P=1000 vs P=10", r->fanin[3] > 0 && r->fanin[1] > 0 ?
 	    r->fanin[3] / r->fanin[1] : -1, " %9.2fx", ">= 0.8x");
+	for (j = 0; j < 2; j++) {
+		char label[40];
+
+		snprintf(label, sizeof(label), "  bare ring, wake %s: P=10",
+		    j == 1 ? "one" : "all");
+		ROW(label, r->fanin_floor[j][0] < 0 ? -1 :
+		    r->fanin_floor[j][0] / 1e6, " %10.3f", "the floor");
+		ROW("    P=1000 Mmsg/s", r->fanin_floor[j][1] < 0 ? -1 :
+		    r->fanin_floor[j][1] / 1e6, " %10.3f", "");
+		ROW("    P=1000 vs P=10", r->fanin_floor[j][1] > 0 &&
+		    r->fanin_floor[j][0] > 0 ? r->fanin_floor[j][1] /
+		    r->fanin_floor[j][0] : -1, " %9.2fx", "");
+		ROW("    ours P=1000 vs it", r->fanin[3] > 0 &&
+		    r->fanin_floor[j][1] > 0 ? r->fanin[3] /
+		    r->fanin_floor[j][1] : -1, " %9.2fx", "");
+	}
 	ROW("one_for_all restart ms", r->ofa, " %10.1f", "");
 	ROW("  floor N stops + N starts ms", r->ofa_floor, " %10.1f", "");
 	ROW("  vs floor", r->ofa > 0 && r->ofa_floor > 0 ?
@@ -1729,6 +2057,8 @@ main(void)
 		r->ofa = r->ofa_floor = r->ofa_par = -1;
 		for (j = 0; j < 4; j++)
 			r->fanin[j] = -1;
+		r->fanin_floor[0][0] = r->fanin_floor[0][1] = -1;
+		r->fanin_floor[1][0] = r->fanin_floor[1][1] = -1;
 		printf("== N = %d\n", r->n);
 		if (phase(phases, "floor"))
 			bench_floor(&b, r);
