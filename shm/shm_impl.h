@@ -65,9 +65,13 @@
 /*
  * Blocked senders' queue (turns.c): futex cells per mailbox, ticket t on
  * cell t % SHM_TURN_CELLS with bit (t / SHM_TURN_CELLS) % 32, so that
- * SHM_TURN_CELLS * 32 waiters each have a cell and bit of their own.
+ * SHM_TURN_CELLS * 32 waiters each have a cell and bit of their own: a
+ * wake-up for one turn wakes no other sender in a line of up to 1,024
+ * (with 8 cells, a line of 1,000 woke some 4 senders per turn, 3 of
+ * which slept again: two thirds of the blocked senders' sleeps).
  */
-#define SHM_TURN_CELLS		8
+#define SHM_TURN_CELLS		32
+#define SHM_TURN_WAITERS	(SHM_TURN_CELLS * 32)
 #define SHM_TURN_LEFT		16	/* senders gone from the line at once */
 
 /* The consumer's "sleeping" word: lane bits, plus how to wake it. */
@@ -643,6 +647,19 @@ unsigned shm_turns_grant(struct shm_mbox_local *);
 void	 shm_turns_wake_all(struct shm_mbox *);
 void	 shm_turn_reaped(struct shm_arena *, struct shm_slot *);
 int	 shm_turns_repair(struct shm_arena *, uint32_t);
+
+/* Where ticket t sleeps: its futex cell, and its bit there. */
+static inline _Atomic uint32_t *
+shm_turn_cell(struct shm_mbox *m, uint32_t t)
+{
+	return &m->turn_cell[t % SHM_TURN_CELLS];
+}
+
+static inline uint32_t
+shm_turn_bit(uint32_t t)
+{
+	return 1u << ((t / SHM_TURN_CELLS) % 32);
+}
 
 /* wait.c */
 void	 shm_membarrier_init(struct shm_arena *);

@@ -28,8 +28,10 @@
  *       k := min(free cells - turn_out, TURN_BATCH - turn_out,
  *                turn_next - turn_grant)
  *       CAS turn_grant g -> g + k; turn_out += k
- *       wake tickets g .. g + k - 1, and g + k (the new front) if any:
- *       one FUTEX_WAKE_BITSET per cell, each waking only its bits.
+ *       wake tickets g .. g + k - 1, and g + k (the new front) if any
+ *       and the free cells bounded k (not TURN_BATCH): one
+ *       FUTEX_WAKE_BITSET per cell, each waking only its bits (a line
+ *       of up to SHM_TURN_WAITERS has a cell and bit per ticket).
  *
  *   passing (shm_turns_may_pass, while "queued" is set): a sender with a
  *   pass claims while more cells are free than turns are owed; any other
@@ -90,8 +92,6 @@
 #define TURN_LOST_NS	64000000	/* a line that has not moved: lost */
 #define TURN_STUCK	16		/* front polls with room nobody took */
 #define TURN_NOBODY	UINT64_MAX	/* grant(): no sender of our own */
-/* Turns granted at once: each waiter then has a cell and bit of its own. */
-#define TURN_WAKE_MAX	(SHM_TURN_CELLS * 32)
 
 static unsigned	 grant(struct shm_mbox_local *, uint64_t);
 static unsigned	 grant_once(struct shm_mbox_local *, uint64_t, bool *);
@@ -105,18 +105,6 @@ static void	 front_stuck(struct shm_mbox_local *, struct shm_turn *);
 static uint64_t	 room(struct shm_mbox_local *);
 static bool	 line_lost(struct shm_mbox_local *, struct shm_turn *,
 		    uint32_t, int64_t);
-
-static inline _Atomic uint32_t *
-cell_of(struct shm_mbox *m, uint32_t t)
-{
-	return &m->turn_cell[t % SHM_TURN_CELLS];
-}
-
-static inline uint32_t
-bit_of(uint32_t t)
-{
-	return 1u << ((t / SHM_TURN_CELLS) % 32);
-}
 
 /* Free cells of the main lane now (0 if head and tail make no sense). */
 static uint64_t
@@ -227,7 +215,7 @@ grant_once(struct shm_mbox_local *mb, uint64_t self, bool *again)
 	uint32_t	 e[SHM_TURN_LEFT];
 	uint32_t	 g, n, waiting, k, t, i, ngone = 0, v;
 	int64_t		 out, budget;
-	bool		 lie = false, any = false;
+	bool		 lie = false, any = false, batch;
 
 	*again = false;
 	g = atomic_load(&m->turn_grant);
@@ -250,9 +238,9 @@ grant_once(struct shm_mbox_local *mb, uint64_t self, bool *again)
 		out = -(int64_t)waiting;
 	budget = (int64_t)room(mb) - out;
 	/* A few out at once, who send on while there is room. */
-	if (budget > TURN_BATCH - out)
+	if ((batch = budget > TURN_BATCH - out))
 		budget = TURN_BATCH - out;
-	for (k = 0; k < waiting && k < TURN_WAKE_MAX; k++) {
+	for (k = 0; k < waiting && k < SHM_TURN_WAITERS; k++) {
 		if (any && left(e, g + k))
 			continue;	/* costs no cell */
 		if (budget <= 0)
@@ -281,7 +269,13 @@ grant_once(struct shm_mbox_local *mb, uint64_t self, bool *again)
 			if (atomic_load(&m->turn_left[i]) == g + k + 1)
 				*again = true;	/* the new front left */
 	}
-	wake(m, g, k < waiting || lie ? k + 1 : k, self);
+	/*
+	 * The new front polls for cells freed one at a time; not when
+	 * TURN_BATCH bounded the turns: the consumer grants the next ones
+	 * once these are used and the lane is half empty, and a front woken
+	 * for nothing would only sleep again (a wake-up per batch).
+	 */
+	wake(m, g, (k < waiting && !batch) || lie ? k + 1 : k, self);
 	return k - ngone;
 }
 
@@ -298,13 +292,13 @@ wake(struct shm_mbox *m, uint32_t from, uint32_t count, uint64_t self)
 {
 	uint32_t	 bits[SHM_TURN_CELLS] = { 0 }, i, t, woken = 0;
 
-	if (count > SHM_TURN_CELLS * 32)
-		count = SHM_TURN_CELLS * 32;	/* every bit of every cell */
+	if (count > SHM_TURN_WAITERS)
+		count = SHM_TURN_WAITERS;	/* every bit of every cell */
 	for (i = 0; i < count; i++) {
 		t = from + i;
 		if (self != TURN_NOBODY && t == (uint32_t)self)
 			continue;
-		bits[t % SHM_TURN_CELLS] |= bit_of(t);
+		bits[t % SHM_TURN_CELLS] |= shm_turn_bit(t);
 		woken++;
 	}
 	for (i = 0; i < SHM_TURN_CELLS; i++) {
@@ -376,7 +370,7 @@ shm_turn_wait(struct shm_producer *p, struct shm_mbox_local *mb,
 			return SHM_ETIMEDOUT;
 		take(p, mb, tu);
 	}
-	cell = cell_of(m, tu->ticket);
+	cell = shm_turn_cell(m, tu->ticket);
 	for (;;) {
 		v = atomic_load(cell);
 		g = atomic_load(&m->turn_grant);
@@ -411,7 +405,7 @@ shm_turn_wait(struct shm_producer *p, struct shm_mbox_local *mb,
 		}
 		until = deadline - now > (slice ? TURN_SLICE_NS : TURN_LOST_NS) ?
 		    now + (slice ? TURN_SLICE_NS : TURN_LOST_NS) : deadline;
-		(void)shm_futex_wait_bits(cell, v, bit_of(tu->ticket), until);
+		(void)shm_futex_wait_bits(cell, v, shm_turn_bit(tu->ticket), until);
 		if (again)
 			return 0;
 	}

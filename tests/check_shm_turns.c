@@ -4,7 +4,7 @@
  * processes: the order, the wake-ups counted per freed cell, senders
  * SIGKILLed in line (at the front and in the middle), a sender that times
  * out in line, the consumer SIGKILLed while senders wait, a queue
- * scribbled on while senders wait, and its repair.
+ * scribbled on while senders wait, and its repair; and who a grant wakes.
  */
 #include <sys/wait.h>
 
@@ -436,6 +436,76 @@ START_TEST(test_no_convoy)
 }
 END_TEST
 
+/*
+ * A wake-up for one turn wakes that sender only: in any line of up to
+ * SHM_TURN_WAITERS tickets (1,000 senders into one mailbox, as bench-scale
+ * runs it, and across the wrap of the counter) no two tickets sleep on the
+ * same futex cell with the same bit.  (With 256 cell-bits, a line of 1,000
+ * woke some 4 senders per turn, 3 of which slept again.)
+ */
+START_TEST(test_wake_own_bit)
+{
+	static const uint32_t from[] = { 0, 5000, UINT32_MAX - 600 };
+	struct shm_arena *a = shm_test_arena(1, CAP, 128, SHM_OVERFLOW_BLOCK);
+	struct shm_mbox	*m = shm_mb(a, 0)->m;
+	uint32_t	 seen[SHM_TURN_CELLS], t, i, bit;
+	_Atomic uint32_t *cell;
+	unsigned	 f;
+
+	ck_assert_uint_ge(SHM_TURN_WAITERS, 1000);
+	for (f = 0; f < sizeof(from) / sizeof(from[0]); f++) {
+		memset(seen, 0, sizeof(seen));
+		for (i = 0; i < SHM_TURN_WAITERS; i++) {
+			t = from[f] + i;
+			cell = shm_turn_cell(m, t);
+			bit = shm_turn_bit(t);
+			ck_assert_uint_eq(__builtin_popcount(bit), 1);
+			ck_assert_msg((seen[cell - m->turn_cell] & bit) == 0,
+			    "ticket %u shares its cell and bit", t);
+			seen[cell - m->turn_cell] |= bit;
+		}
+	}
+	shm_detach(a);
+}
+END_TEST
+
+/*
+ * A grant bounded by the turns out at once (TURN_BATCH) wakes those it
+ * lets in and nobody else: the consumer grants the next ones once these
+ * are used, so the new front is not woken to poll (it would only sleep
+ * again: a wake-up per batch, a third of them with two let in).  A grant
+ * bounded by the free cells wakes the new front too, which polls for the
+ * next cell freed.
+ */
+START_TEST(test_batch_wakes_no_front)
+{
+	enum { LANE = 8 };
+	struct shm_arena *a = shm_test_arena(1, LANE, 128,
+	    SHM_OVERFLOW_BLOCK);
+	struct shm_mbox_local *mb = shm_mb(a, 0);
+	struct shm_producer *p;
+	struct shm_counters c;
+	unsigned	 granted;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	/* Ten tickets in line (held by nobody: only the wake-ups count). */
+	atomic_store(&mb->m->turn_next, 10);
+	granted = shm_turns_grant(mb);
+	ck_assert_uint_ge(granted, 1);
+	ck_assert_uint_le(granted, 4);
+	ck_assert_int_eq(shm_counters(a, 0, &c), 0);
+	ck_assert_uint_eq(c.sender_wakeups, granted);
+	/* Those turns used; one cell free: its turn, and the new front. */
+	atomic_store(&mb->m->turn_out, 0);
+	send_fill(p, LANE - 1);
+	ck_assert_uint_eq(shm_turns_grant(mb), 1);
+	ck_assert_int_eq(shm_counters(a, 0, &c), 0);
+	ck_assert_uint_eq(c.sender_wakeups, granted + 2);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
 /* A send that does not block takes no ticket and wakes nobody. */
 START_TEST(test_unblocked_send_no_turn)
 {
@@ -471,6 +541,8 @@ turns_suite(void)
 	tcase_add_test(tc, test_repair_sane_lie);
 	tcase_add_test(tc, test_no_wait_passes_lie);
 	tcase_add_test(tc, test_no_convoy);
+	tcase_add_test(tc, test_wake_own_bit);
+	tcase_add_test(tc, test_batch_wakes_no_front);
 	suite_add_tcase(s, tc);
 	return s;
 }
