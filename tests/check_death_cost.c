@@ -1,0 +1,209 @@
+/*
+ * check_death_cost.c: what one death costs actord must not grow with the
+ * number of actors (issue 13).  Here: a reap wakes only who sleeps.  A
+ * FUTEX_WAKE walks a bucket of the kernel's futex hash, which every
+ * shared futex sleeper of the machine shares, even for a word nobody
+ * waits on: shm_wake_all and actor_reaped make none on an idle mailbox.
+ * FUTEX_WAKEs are counted by a seccomp filter that traps them (SIGSYS),
+ * in a child of the test: a trapped wake wakes nobody, so only code with
+ * nobody asleep runs under it.
+ */
+#include <check.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/futex.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "tests/check_shm_util.h"
+#include "tests/lib/tcheck.h"
+#include "worker/actor.h"
+
+static volatile sig_atomic_t wakes;	/* FUTEX_WAKEs trapped in the child */
+
+static void
+on_sigsys(int sig)
+{
+	(void)sig;
+	wakes++;
+}
+
+/* From now on, this process's FUTEX_WAKE and FUTEX_WAKE_BITSET trap. */
+static void
+trap_futex_wakes(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		    offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_futex, 0, 5),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		    offsetof(struct seccomp_data, args[1])),
+		BPF_STMT(BPF_ALU | BPF_AND | BPF_K, FUTEX_CMD_MASK),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FUTEX_WAKE, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FUTEX_WAKE_BITSET, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigsys;
+	if (sigaction(SIGSYS, &sa, NULL) == -1 ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1 ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == -1)
+		_exit(90);
+}
+
+/* Exit with the line of the first check that failed, 0 if none. */
+#define CHILD_CHECK(c) do {						\
+	if (!(c))							\
+		_exit(__LINE__ % 256 == 0 ? 1 : __LINE__ % 256);	\
+} while (0)
+
+/* Run fn in a child under the trap; its exit status. */
+static int
+in_trapped_child(void (*fn)(void *), void *arg)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		trap_futex_wakes();
+		fn(arg);
+		_exit(0);		/* no exit handlers: they may wake */
+	}
+	return shm_test_wait_exit(pid);
+}
+
+static void
+wake_all_scenario(void *arg)
+{
+	struct shm_arena *a = arg;
+	struct shm_mbox *m = shm_mb(a, 0)->m;
+	uint32_t w = atomic_load(&m->wake_word);
+
+	/* The trap works: a wake is counted. */
+	shm_futex_wake(&m->wake_word, 1);
+	CHILD_CHECK(wakes == 1);
+	/* Nobody asleep: no wake at all, but the word moves. */
+	wakes = 0;
+	shm_wake_all(a, 0);
+	CHILD_CHECK(wakes == 0);
+	CHILD_CHECK(atomic_load(&m->wake_word) != w);
+	/* A consumer asleep: one. */
+	atomic_store(&m->sleeping, SHM_LANE_BIT(SHM_LANE_MAIN));
+	shm_wake_all(a, 0);
+	CHILD_CHECK(wakes == 1);
+	CHILD_CHECK(atomic_load(&m->sleeping) == 0);
+	/* A drop_oldest sender waiting for room: one. */
+	wakes = 0;
+	atomic_store(&m->space_waiters, 1);
+	shm_wake_all(a, 0);
+	CHILD_CHECK(wakes == 1);
+	atomic_store(&m->space_waiters, 0);
+	/* A sender in line for a turn: every cell of the line. */
+	wakes = 0;
+	atomic_fetch_add(&m->turn_next, 1);
+	shm_wake_all(a, 0);
+	CHILD_CHECK(wakes == SHM_TURN_CELLS);
+	atomic_fetch_add(&m->turn_grant, 1);
+	/* Its turn granted, not yet used (still asleep?): the same. */
+	wakes = 0;
+	atomic_store(&m->turn_out, 1);
+	shm_wake_all(a, 0);
+	CHILD_CHECK(wakes == SHM_TURN_CELLS);
+}
+
+/* shm_wake_all makes a FUTEX_WAKE only where somebody may sleep. */
+START_TEST(wake_all_wakes_only_sleepers)
+{
+	struct shm_arena *a = shm_test_arena(1, 16, 64, SHM_OVERFLOW_BLOCK);
+
+	ck_assert_int_eq(in_trapped_child(wake_all_scenario, a), 0);
+	shm_detach(a);
+}
+END_TEST
+
+/* Two actors up, as actord makes them. */
+static struct shm_arena *
+actors(void)
+{
+	struct shm_mailbox_layout mb[2];
+	struct shm_layout l;
+	struct shm_arena *a;
+	char err[SHM_ERRBUF], path[16];
+	uint32_t i;
+
+	memset(mb, 0, sizeof(mb));
+	for (i = 0; i < 2; i++) {
+		mb[i].capacity = 16;
+		mb[i].cell = 128;
+		mb[i].sys_capacity = 16;
+		mb[i].reply_capacity = 16;
+		mb[i].overflow = SHM_OVERFLOW_BLOCK;
+		mb[i].block_timeout_ms = 10;
+		mb[i].state_size = (uint32_t)actor_region_size(256, 256, 16);
+	}
+	memset(&l, 0, sizeof(l));
+	l.nmailboxes = 2;
+	l.mailboxes = mb;
+	l.nproducers = 8;
+	l.dl_capacity = 64;
+	ck_assert_int_eq(shm_create(&l, "death", &a, err, sizeof(err)), 0);
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "/a%u", i);
+		ck_assert_int_eq(shm_actor_set_path(a, i, path), 0);
+		ck_assert_int_eq(actor_configure(a, i, NULL), 0);
+		ck_assert_uint_eq(actor_prepare_start(a, i), 1);
+		shm_actor_set_state(a, i, SHM_ACTOR_UP);
+	}
+	return a;
+}
+
+static void
+reaped_scenario(void *arg)
+{
+	struct shm_arena *a = arg;
+
+	CHILD_CHECK(actor_reaped(a, 0, 0, 9, NULL) == 0);
+	CHILD_CHECK(wakes == 0);
+	CHILD_CHECK(shm_actor_state(a, 0) == SHM_ACTOR_DOWN);
+}
+
+/*
+ * An actor that dies with nobody asleep on its mailbox (nobody sending to
+ * it blocked, its consumer gone) costs actord no FUTEX_WAKE.
+ */
+START_TEST(reaped_idle_actor_wakes_nobody)
+{
+	struct shm_arena *a = actors();
+
+	ck_assert_int_eq(in_trapped_child(reaped_scenario, a), 0);
+	shm_detach(a);
+}
+END_TEST
+
+static Suite *
+death_cost_suite(void)
+{
+	Suite *s = suite_create("death_cost");
+	TCase *tc = tcase_create("wakes");
+
+	tcase_add_test(tc, wake_all_wakes_only_sleepers);
+	tcase_add_test(tc, reaped_idle_actor_wakes_nobody);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return tcheck_run(death_cost_suite());
+}
