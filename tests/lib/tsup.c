@@ -589,7 +589,7 @@ ts_daemon_ready(struct ts_daemon *d, int ms)
 {
 	char buf[512];
 	ssize_t r;
-	int waited = 0;
+	int waited = 0, st;
 
 	for (;;) {
 		r = recv(d->notify, buf, sizeof(buf) - 1, 0);
@@ -601,6 +601,11 @@ ts_daemon_ready(struct ts_daemon *d, int ms)
 		}
 		if (waited >= ms)
 			return false;
+		/* Gone before it was ready: no point waiting out the bound. */
+		if (d->pid > 0 && waitpid(d->pid, &st, WNOHANG) == d->pid) {
+			d->pid = -1;
+			return false;
+		}
 		ts_sleep_ms(5);
 		waited += 5;
 	}
