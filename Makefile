@@ -227,6 +227,16 @@ soak-hostile: all $(BUILD)/tests/check_e2e_hostile $(PROGS)
 	grep -h 'Checks\|hostile_scribbler:' $(BUILD)/tests/soak-hostile.*.log; \
 	exit $$rc
 
+# soak-chaos: tests/check_chaos.c for 10 minutes instead of make check's
+# 12 s: signals, operator commands, reloads and messages all at once
+# against the real actord; it must stay up, answer, converge and stop clean.
+SOAK_RUNS  += chaos
+CHAOS_SOAK_MS ?= 600000
+soak-chaos: all $(BUILD)/tests/check_chaos $(PROGS)
+	@ACTORD_BUILD=$(BUILD) CHAOS_MS=$(CHAOS_SOAK_MS) \
+	  $(BUILD)/tests/check_chaos > $(BUILD)/tests/soak-chaos.log 2>&1; \
+	  rc=$$?; grep -h 'chaos:\|Checks' $(BUILD)/tests/soak-chaos.log; exit $$rc
+
 lint-man:
 	@if [ -n "$(MANS)" ]; then \
 	  out=$$(mandoc -Tlint -Wwarning $(MANS) 2>&1); \
