@@ -6,7 +6,11 @@
  *
  *   start		the real actord, fork to READY=1, against the floor:
  *			fork/exec of N processes (tworker run, exec seen
- *			through a close-on-exec pipe) that attach nothing
+ *			through a close-on-exec pipe) that attach nothing;
+ *			and against the tree's own floor, two execs: fork/exec
+ *			of launch_floor, a program that starts N tworkers at
+ *			once (vfork/exec) and says so once each has reached
+ *			its main and written a byte (tests/progs/launch_floor.c)
  *   memory		the real actord, idle: its private memory (the arena
  *			mapping left out) plus the arena's resident pages
  *			(the memfd's allocated blocks), per actor
@@ -39,7 +43,11 @@
  *			start = "ordered" (each child once the one before is
  *			ready, stops last first) and with start = "parallel"
  *			(independent children: all stopped, then started 32
- *			at a time)
+ *			at a time); and against the floors of those two
+ *			modes, in processes that reach main and write a byte
+ *			(tworker fd 0, vfork/exec): N stops last first, each
+ *			awaited, then N starts, each awaited until its byte
+ *			came; N SIGTERMs then N waits, N starts then N bytes
  *
  * A figure that cannot be measured (the tree does not start, a producer
  * finds no slot) is null in the JSON with the reason beside it.  Every
@@ -50,7 +58,8 @@
  * the pipes follow sparse), to look at one with a profiler, and
  * BENCH_SCALE_FANIN_P only the fan-in P named ("1 10 100 1000").  Writes
  * its figures to $BENCH_JSON and a table to stdout.  Needs $BUILD/actord,
- * $BUILD/tests/progs/actor_echo and $BUILD/tests/progs/tworker.
+ * $BUILD/tests/progs/actor_echo, $BUILD/tests/progs/tworker and
+ * $BUILD/tests/progs/launch_floor.
  */
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -66,6 +75,7 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -102,6 +112,7 @@ struct bench {
 	char		 build[512];
 	char		 echo[PATH_MAX];
 	char		 tworker[PATH_MAX];
+	char		 launch[PATH_MAX];	/* launch_floor */
 	char		 actord[PATH_MAX];
 	FILE		*json;
 	int		 first;
@@ -112,6 +123,9 @@ struct bench {
 struct row {
 	int		 n;
 	double		 floor_start, floor_stop, start, mem_total_kb;
+	double		 floor_tree;		/* two execs, to main */
+	double		 seq_start, seq_stop;	/* each awaited, to main */
+	double		 par_start, par_stop;	/* all at once, to main */
 	double		 mem_per_actor_kb, restart50, restart99;
 	double		 restart_cpu;		/* actord's, per restart, us */
 	double		 path50, ref50, lookup50, wake50;
@@ -136,6 +150,10 @@ static uint64_t	 now_ns(void);
 static double	 quantile_ns(uint64_t *, size_t, double);
 static pid_t	 floor_spawn(const char *);
 static void	 bench_floor(struct bench *, struct row *);
+static pid_t	 ready_spawn(const char *, int, int);
+static int	 read_bytes(int, int, int);
+static void	 bench_ready_floor(struct bench *, struct row *);
+static void	 bench_tree_floor(struct bench *, struct row *);
 static void	 write_conf(struct bench *, const char *, const char *, int);
 static void	 bench_daemon(struct bench *, struct row *);
 static long	 smaps_private_kb(pid_t, const char *);
@@ -159,6 +177,7 @@ static void	 sparse_window(struct bench *, int, void *,
 static void	 wake_count(struct actord *, const struct actor_ref *, int,
 		    uint64_t *, uint64_t *);
 static void	 bench_ofa(struct bench *, struct row *, bool);
+static double	 ofa_mode_floor(const struct row *, bool);
 static uint64_t	 schedstat_ns(pid_t);
 static uint64_t	 self_cpu_ns(void);
 static void	 sparse_run(int, int, uint64_t, int, void *,
@@ -299,6 +318,154 @@ bench_floor(struct bench *b, struct row *r)
 	free(pids);
 	emit(b, n, "floor_start_ms", r->floor_start);
 	emit(b, n, "floor_stop_ms", r->floor_stop);
+}
+
+/*
+ * The floors that show the physical limit beside the issue's, whose
+ * processes are only seen to exec: here each reaches its main and writes
+ * a byte (tworker fd 0, as an actor says it is ready), started the
+ * cheapest way (vfork/exec, system calls only in the child, as actord's
+ * spawn.c does).
+ */
+
+/* tworker fd 0 with notify on its descriptor 3 and stdout on devnull. */
+static pid_t
+ready_spawn(const char *prog, int notify, int devnull)
+{
+	static char *envp[] = { (char *)"ACTORD_NOTIFY_FD=3", NULL };
+	char *argv[] = { (char *)(uintptr_t)prog, (char *)"fd", (char *)"0",
+	    NULL };
+	pid_t pid;
+
+	if ((pid = vfork()) == 0) {
+		if (dup2(devnull, 1) == -1 || dup2(notify, 3) == -1)
+			_exit(127);
+		execve(prog, argv, envp);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Read want bytes from fd within ms: how many came. */
+static int
+read_bytes(int fd, int want, int ms)
+{
+	struct pollfd pfd = { fd, POLLIN, 0 };
+	uint64_t deadline = now_ns() + (uint64_t)ms * 1000000;
+	char buf[4096];
+	ssize_t k;
+	int got = 0, left;
+
+	while (got < want && now_ns() < deadline) {
+		left = (int)((deadline - now_ns()) / 1000000) + 1;
+		if (poll(&pfd, 1, left) <= 0)
+			continue;
+		k = read(fd, buf, (size_t)(want - got) < sizeof(buf) ?
+		    (size_t)(want - got) : sizeof(buf));
+		if (k <= 0)
+			break;
+		got += (int)k;
+	}
+	return got;
+}
+
+/*
+ * The floors of one_for_all's two modes: each start awaited until its
+ * byte, stops last first, each awaited (ordered); all N started then N
+ * bytes, N SIGTERMs then N waits (parallel).
+ */
+static void
+bench_ready_floor(struct bench *b, struct row *r)
+{
+	pid_t *pids;
+	uint64_t t0;
+	int p[2], devnull, i, n = r->n, ms = 60000 + n * 10, ok = 1;
+
+	if ((pids = calloc((size_t)n, sizeof(*pids))) == NULL)
+		return;
+	if (pipe2(p, O_CLOEXEC) == -1) {
+		free(pids);
+		return;
+	}
+	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	t0 = now_ns();
+	for (i = 0; i < n && ok; i++)
+		ok = (pids[i] = ready_spawn(b->tworker, p[1], devnull)) > 0 &&
+		    read_bytes(p[0], 1, ms) == 1;
+	if (ok)
+		r->seq_start = (double)(now_ns() - t0) / 1e6;
+	t0 = now_ns();
+	for (i = n - 1; i >= 0; i--)
+		if (pids[i] > 0) {
+			kill(pids[i], SIGTERM);
+			waitpid(pids[i], NULL, 0);
+			pids[i] = 0;
+		}
+	if (ok)
+		r->seq_stop = (double)(now_ns() - t0) / 1e6;
+	t0 = now_ns();
+	for (i = 0; i < n && ok; i++)
+		ok = (pids[i] = ready_spawn(b->tworker, p[1], devnull)) > 0;
+	if (ok && read_bytes(p[0], n, ms) == n)
+		r->par_start = (double)(now_ns() - t0) / 1e6;
+	t0 = now_ns();
+	for (i = 0; i < n; i++)
+		if (pids[i] > 0)
+			kill(pids[i], SIGTERM);
+	for (i = 0; i < n; i++)
+		if (pids[i] > 0)
+			waitpid(pids[i], NULL, 0);
+	if (r->par_start > 0)
+		r->par_stop = (double)(now_ns() - t0) / 1e6;
+	close(p[0]);
+	close(p[1]);
+	if (devnull != -1)
+		close(devnull);
+	free(pids);
+	emit(b, n, "floor_ready_start_ms", r->seq_start);
+	emit(b, n, "floor_ready_stop_ms", r->seq_stop);
+	emit(b, n, "floor_parallel_start_ms", r->par_start);
+	emit(b, n, "floor_parallel_stop_ms", r->par_stop);
+}
+
+/*
+ * The tree's own floor: fork/exec of launch_floor (as bench_daemon
+ * starts actord), which starts N tworkers at once and writes a byte once
+ * each has reached its main; then its process group is killed and reaped
+ * (its children come back to us, the subreaper).
+ */
+static void
+bench_tree_floor(struct bench *b, struct row *r)
+{
+	char nbuf[16];
+	uint64_t t0;
+	pid_t pid;
+	int out[2];
+
+	snprintf(nbuf, sizeof(nbuf), "%d", r->n);
+	if (pipe2(out, O_CLOEXEC) == -1)
+		return;
+	t0 = now_ns();
+	if ((pid = fork()) == 0) {
+		(void)setpgid(0, 0);
+		if (dup2(out[1], 1) == -1)
+			_exit(127);
+		execl(b->launch, b->launch, nbuf, b->tworker, "fd", "0",
+		    (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	if (pid > 0) {
+		(void)setpgid(pid, pid);
+		if (read_bytes(out[0], 1, 60000 + r->n * 10) == 1)
+			r->floor_tree = (double)(now_ns() - t0) / 1e6;
+		(void)killpg(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		while (waitpid(-pid, NULL, 0) > 0)
+			continue;
+	}
+	close(out[0]);
+	emit(b, r->n, "floor_tree_start_ms", r->floor_tree);
 }
 
 /* --- the real actord: start time and memory ------------------------------ */
@@ -492,6 +659,8 @@ bench_daemon(struct bench *b, struct row *r)
 	emit(b, n, "start_ms", r->start);
 	emit(b, n, "start_vs_floor", r->start > 0 && r->floor_start > 0 ?
 	    r->start / r->floor_start : -1);
+	emit(b, n, "start_vs_tree_floor", r->start > 0 && r->floor_tree > 0 ?
+	    r->start / r->floor_tree : -1);
 	emit(b, n, "memory_total_kb", r->mem_total_kb);
 	emit(b, n, "memory_per_actor_kb", r->mem_per_actor_kb);
 	if (pid > 0) {
@@ -1807,6 +1976,17 @@ ofa_back(struct actord *ad, struct node *g, pid_t old)
 	return true;
 }
 
+/* The floor of one_for_all's mode, to main; < 0: not measured. */
+static double
+ofa_mode_floor(const struct row *r, bool parallel)
+{
+	if (parallel)
+		return r->par_start > 0 && r->par_stop > 0 ? r->par_start +
+		    r->par_stop : -1;
+	return r->seq_start > 0 && r->seq_stop > 0 ? r->seq_start +
+	    r->seq_stop : -1;
+}
+
 static void
 bench_ofa(struct bench *b, struct row *r, bool parallel)
 {
@@ -1872,6 +2052,13 @@ bench_ofa(struct bench *b, struct row *r, bool parallel)
 	emit(b, r->n, name, (parallel ? r->ofa_par : r->ofa) > 0 &&
 	    r->ofa_floor > 0 ? (parallel ? r->ofa_par : r->ofa) /
 	    r->ofa_floor : -1);
+	/* Against the floor of this mode, to main (bench_ready_floor). */
+	snprintf(name, sizeof(name), "%s_mode_floor_ms", key);
+	emit(b, r->n, name, ofa_mode_floor(r, parallel));
+	snprintf(name, sizeof(name), "%s_vs_mode_floor", key);
+	emit(b, r->n, name, (parallel ? r->ofa_par : r->ofa) > 0 &&
+	    ofa_mode_floor(r, parallel) > 0 ? (parallel ? r->ofa_par :
+	    r->ofa) / ofa_mode_floor(r, parallel) : -1);
 out:
 	core_stop(ad);
 }
@@ -1909,6 +2096,9 @@ print_table(struct row *rows, int nr)
 	ROW("  floor fork/exec ms", r->floor_start, " %10.1f", "");
 	ROW("  vs floor", r->start > 0 && r->floor_start > 0 ?
 	    r->start / r->floor_start : -1, " %9.2fx", "<= 1.2x");
+	ROW("  floor two execs, to main ms", r->floor_tree, " %10.1f", "");
+	ROW("  vs that floor", r->start > 0 && r->floor_tree > 0 ?
+	    r->start / r->floor_tree : -1, " %9.2fx", "the limit");
 	ROW("memory per actor KiB", r->mem_per_actor_kb, " %10.1f",
 	    "<= 64, flat");
 	ROW("  total MiB", r->mem_total_kb < 0 ? -1 :
@@ -1962,9 +2152,18 @@ print_table(struct row *rows, int nr)
 	ROW("  floor N stops + N starts ms", r->ofa_floor, " %10.1f", "");
 	ROW("  vs floor", r->ofa > 0 && r->ofa_floor > 0 ?
 	    r->ofa / r->ofa_floor : -1, " %9.2fx", "<= 1.2x");
+	ROW("  floor each awaited, to main ms", ofa_mode_floor(r, false),
+	    " %10.1f", "");
+	ROW("  vs that floor", r->ofa > 0 && ofa_mode_floor(r, false) > 0 ?
+	    r->ofa / ofa_mode_floor(r, false) : -1, " %9.2fx", "the limit");
 	ROW("  start = parallel ms", r->ofa_par, " %10.1f", "");
 	ROW("  vs floor", r->ofa_par > 0 && r->ofa_floor > 0 ?
 	    r->ofa_par / r->ofa_floor : -1, " %9.2fx", "<= 1.2x");
+	ROW("  floor all at once, to main ms", ofa_mode_floor(r, true),
+	    " %10.1f", "");
+	ROW("  vs that floor", r->ofa_par > 0 && ofa_mode_floor(r, true) > 0 ?
+	    r->ofa_par / ofa_mode_floor(r, true) : -1, " %9.2fx",
+	    "the limit");
 #undef ROW
 	for (i = 0; i < nr; i++)
 		if (rows[i].why[0] != '\0')
@@ -2017,6 +2216,11 @@ main(void)
 		fprintf(stderr, "bench_scale: need %s\n", prog);
 		return 1;
 	}
+	snprintf(prog, sizeof(prog), "%s/tests/progs/launch_floor", b.build);
+	if (realpath(prog, b.launch) == NULL) {
+		fprintf(stderr, "bench_scale: need %s\n", prog);
+		return 1;
+	}
 	snprintf(prog, sizeof(prog), "%s/actord", b.build);
 	if (realpath(prog, b.actord) == NULL) {
 		fprintf(stderr, "bench_scale: need %s\n", prog);
@@ -2049,6 +2253,8 @@ main(void)
 			continue;
 		}
 		r->floor_start = r->floor_stop = r->start = -1;
+		r->floor_tree = r->seq_start = r->seq_stop = -1;
+		r->par_start = r->par_stop = -1;
 		r->mem_total_kb = r->mem_per_actor_kb = -1;
 		r->restart50 = r->restart99 = r->path50 = r->ref50 = -1;
 		r->restart_cpu = -1;
@@ -2060,8 +2266,11 @@ main(void)
 		r->fanin_floor[0][0] = r->fanin_floor[0][1] = -1;
 		r->fanin_floor[1][0] = r->fanin_floor[1][1] = -1;
 		printf("== N = %d\n", r->n);
-		if (phase(phases, "floor"))
+		if (phase(phases, "floor")) {
 			bench_floor(&b, r);
+			bench_tree_floor(&b, r);
+			bench_ready_floor(&b, r);
+		}
 		if (phase(phases, "start"))
 			bench_daemon(&b, r);
 		if ((phase(phases, "core") || phase(phases, "restart") ||
