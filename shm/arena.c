@@ -85,7 +85,7 @@ static uint32_t	 index_home(const struct shm_arena *, const char *, size_t);
 static void	 index_remove(struct shm_arena *, uint32_t);
 static void	 index_insert(struct shm_arena *, uint32_t, const char *,
 		    size_t);
-static void	 calibrate(struct shm_hdr *);
+static void	 calibrate(struct shm_hdr *, const struct shm_clock_mark *);
 static bool	 has_word(const char *, const char *);
 static void	 read_line(const char *, const char *, char *, size_t);
 
@@ -413,6 +413,15 @@ int
 shm_create(const struct shm_layout *l, const char *name,
     struct shm_arena **out, char *err, size_t errlen)
 {
+	return shm_create_marked(l, NULL, name, out, err, errlen);
+}
+
+/* As shm_create, the calibration's first reading taken before (mark). */
+int
+shm_create_marked(const struct shm_layout *l,
+    const struct shm_clock_mark *mark, const char *name,
+    struct shm_arena **out, char *err, size_t errlen)
+{
 	struct shm_arena *a;
 	struct shm_hdr	 h;
 	struct shm_desc	*d = NULL;
@@ -428,7 +437,7 @@ shm_create(const struct shm_layout *l, const char *name,
 		return seterr(err, errlen, SHM_EINVAL, "layout too large");
 	}
 	h.arena_id = random_id();
-	calibrate(&h);
+	calibrate(&h, mark);
 	h.checksum = header_sum(&h);
 	if ((a = calloc(1, sizeof(*a))) == NULL) {
 		free(d);
@@ -1014,43 +1023,77 @@ clock_pair(uint64_t *ns, uint64_t *tsc)
 #endif
 
 /*
- * Calibrate the arena clock, only when the TSC can be trusted
- * (shm_tsc_trusted): two bracketed readings (clock_pair) CAL_WINDOW_NS
- * apart, kept when their uncertainty (the widths of both brackets) is
- * under CAL_MAX_PPM of the window: about 350 ppm at worst for brackets of
- * 45 ns, a few ppm in fact, for the vDSO reads the TSC at about the same
- * place in both.  Retried when a bracket was preempted, then given up: the
- * arena clock is clock_gettime.  Every process uses the same factor, so
- * the arena clock agrees with itself whatever the error; it only drifts
- * from CLOCK_MONOTONIC by that error.  A quarter of a millisecond, not
- * the 5 ms of an unbracketed calibration, which a preemption between the
- * two clocks could still make wrong: it is part of every start of actord.
+ * The first reading of a calibration (shm.h): whether the TSC can be
+ * trusted (shm_tsc_trusted: the clock source, and only when it is not
+ * the TSC the flags of /proc/cpuinfo, which take tens of microseconds to
+ * make), and a clock pair.
  */
-static void
-calibrate(struct shm_hdr *h)
+void
+shm_clock_mark(struct shm_clock_mark *m)
 {
+	memset(m, 0, sizeof(*m));
 #if defined(__x86_64__)
-	struct timespec	 ts = { 0, CAL_WINDOW_NS };
-	char		 cs[32], flags[4096];
-	uint64_t	 t0 = 0, t1 = 0, c0 = 0, c1 = 0, w0, w1;
-	int		 tries;
+	char	 cs[32], flags[4096] = "";
 
 	read_line("/sys/devices/system/clocksource/clocksource0/"
 	    "current_clocksource", "", cs, sizeof(cs));
-	read_line("/proc/cpuinfo", "flags", flags, sizeof(flags));
+	if (strcmp(cs, "tsc") != 0)
+		read_line("/proc/cpuinfo", "flags", flags, sizeof(flags));
 	if (!shm_tsc_trusted(cs, flags))
 		return;
+	m->width = clock_pair(&m->ns, &m->tsc);
+	m->ok = true;
+#endif
+}
+
+/*
+ * Calibrate the arena clock, only when the TSC can be trusted
+ * (shm_clock_mark): two bracketed readings (clock_pair) at least
+ * CAL_WINDOW_NS apart, kept when their uncertainty (the widths of both
+ * brackets) is under CAL_MAX_PPM of the window: about 350 ppm at worst
+ * for brackets of 45 ns, a few ppm in fact, for the vDSO reads the TSC at
+ * about the same place in both.  The first is the creator's mark when it
+ * took one (actord does as it starts: what it does until the arena is
+ * created counts toward the window, and only the rest is slept), else
+ * taken here.  Retried when a bracket was preempted, then given up: the
+ * arena clock is clock_gettime.  Every process uses the same factor, so
+ * the arena clock agrees with itself whatever the error; it only drifts
+ * from CLOCK_MONOTONIC by that error.  A quarter of a millisecond at
+ * most, not the 5 ms of an unbracketed calibration, which a preemption
+ * between the two clocks could still make wrong: it is part of every
+ * start of actord.
+ */
+static void
+calibrate(struct shm_hdr *h, const struct shm_clock_mark *mark)
+{
+#if defined(__x86_64__)
+	struct shm_clock_mark m;
+	struct timespec	 ts = { 0, 0 };
+	uint64_t	 t1 = 0, c1 = 0, w1, now;
+	int		 tries;
+
+	if (mark != NULL)
+		m = *mark;
+	else
+		shm_clock_mark(&m);
+	if (!m.ok)
+		return;
 	for (tries = 0; tries < 4; tries++) {
-		w0 = clock_pair(&t0, &c0);
-		nanosleep(&ts, NULL);
+		if (tries > 0)
+			m.width = clock_pair(&m.ns, &m.tsc);
+		/* What is left of the window since the first reading. */
+		if ((now = shm_now_ns()) < m.ns + CAL_WINDOW_NS) {
+			ts.tv_nsec = (long)(m.ns + CAL_WINDOW_NS - now);
+			nanosleep(&ts, NULL);
+		}
 		w1 = clock_pair(&t1, &c1);
-		if (c1 <= c0 || t1 <= t0 || w0 == UINT64_MAX ||
+		if (c1 <= m.tsc || t1 <= m.ns || m.width == UINT64_MAX ||
 		    w1 == UINT64_MAX)
 			continue;
-		if ((w0 + w1) * 1000000 > (c1 - c0) * CAL_MAX_PPM)
+		if ((m.width + w1) * 1000000 > (c1 - m.tsc) * CAL_MAX_PPM)
 			continue;
-		h->tsc_mult = (uint64_t)(((unsigned __int128)(t1 - t0) <<
-		    32) / (c1 - c0));
+		h->tsc_mult = (uint64_t)(((unsigned __int128)(t1 - m.ns) <<
+		    32) / (c1 - m.tsc));
 		h->tsc_base = c1;
 		h->ns_base = t1;
 		h->tsc_ok = h->tsc_mult != 0;
@@ -1058,6 +1101,7 @@ calibrate(struct shm_hdr *h)
 	}
 #else
 	(void)h;
+	(void)mark;
 #endif
 }
 

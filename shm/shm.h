@@ -208,6 +208,18 @@ struct shm_layout {
 	uint32_t	 dl_capacity;	/* dead-letter entries, a power of two */
 };
 
+/*
+ * The first of the arena clock's two readings (shm_create), taken by the
+ * creator before it does what else it must before shm_create_marked:
+ * that time counts toward the calibration's window, and only the rest of
+ * it is waited for.  ok false: the TSC is not used (no clock pair is
+ * read).
+ */
+struct shm_clock_mark {
+	uint64_t	 ns, tsc, width;
+	bool		 ok;
+};
+
 /* A reference to an actor: index in the table and its incarnation. */
 struct shm_ref {
 	uint32_t	 index;
@@ -309,6 +321,10 @@ int	 shm_layout_check(const struct shm_layout *, char *err, size_t errlen);
 size_t	 shm_layout_size(const struct shm_layout *); /* data; 0: invalid */
 int	 shm_create(const struct shm_layout *, const char *name,
 	    struct shm_arena **, char *err, size_t errlen);
+int	 shm_create_marked(const struct shm_layout *,
+	    const struct shm_clock_mark *, const char *name,
+	    struct shm_arena **, char *err, size_t errlen);
+void	 shm_clock_mark(struct shm_clock_mark *);
 int	 shm_attach_fds(int layout_fd, int fd, struct shm_arena **,
 	    char *err, size_t errlen);
 int	 shm_attach_env(struct shm_arena **, char *err, size_t errlen);

@@ -18,6 +18,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "shm/shm.h"
 #include "supervisor/loop.h"
 #include "supervisor/spec.h"
 
@@ -527,6 +528,7 @@ struct actord {
 	struct rlimit	 nofile;	/* as actord found it: children get it */
 	struct spawner	 spawner;	/* spawn.c */
 	struct shm_arena *arena;	/* created before the first fork */
+	struct shm_clock_mark clock_mark;	/* the arena clock's first reading */
 	struct timer	 reap_timer;	/* shm_reap retries */
 	struct timer	 sweep_timer;	/* the full reap after SIGCHLDs (actord.c) */
 	unsigned	 sweep_walks_max;	/* most waitid(P_ALL) in a sweep */

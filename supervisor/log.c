@@ -244,10 +244,40 @@ level_name(int pri)
 	}
 }
 
+/*
+ * The UTC date and time of t, by hand (the days to a civil date, as in
+ * Howard Hinnant's chrono algorithms): gmtime_r(3) and strftime(3) read
+ * the time zone (/etc/localtime) at their first call, a dozen system
+ * calls on actord's way to starting its first child.
+ */
+void
+log_utc(time_t t, struct tm *tm)
+{
+	long long days = t / 86400, secs = t % 86400, era, doe, yoe, doy, mp;
+
+	if (secs < 0) {
+		secs += 86400;
+		days--;
+	}
+	days += 719468;
+	era = (days >= 0 ? days : days - 146096) / 146097;
+	doe = days - era * 146097;
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	memset(tm, 0, sizeof(*tm));
+	tm->tm_mday = (int)(doy - (153 * mp + 2) / 5 + 1);
+	tm->tm_mon = (int)(mp < 10 ? mp + 2 : mp - 10);
+	tm->tm_year = (int)(yoe + era * 400 + (tm->tm_mon <= 1)) - 1900;
+	tm->tm_hour = (int)(secs / 3600);
+	tm->tm_min = (int)(secs / 60 % 60);
+	tm->tm_sec = (int)(secs % 60);
+}
+
 void
 vlog(int pri, const char *fmt, va_list ap)
 {
-	char		 line[2048], stamp[32];
+	char		 line[2048];
 	struct timespec	 ts;
 	struct tm	 tm;
 	int		 saved_errno = errno, n, m;
@@ -257,11 +287,12 @@ vlog(int pri, const char *fmt, va_list ap)
 	if (pri == LOG_INFO && logstate.verbose < 0)
 		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
-	n = snprintf(line, sizeof(line), "%s.%03ldZ %s[%d] %s: ", stamp,
-	    ts.tv_nsec / 1000000, logstate.ident, (int)getpid(),
-	    level_name(pri));
+	log_utc(ts.tv_sec, &tm);
+	n = snprintf(line, sizeof(line),
+	    "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s[%d] %s: ",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, logstate.ident,
+	    (int)getpid(), level_name(pri));
 	if (n < 0)
 		n = 0;
 	m = vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);

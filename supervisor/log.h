@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #define LOG_DRAIN_MS	1000	/* what exit waits for a stalled output */
 
@@ -27,6 +28,8 @@ void	log_set_rotation(unsigned long long max_size, unsigned keep);
  */
 void	log_on_backlog(void (*fn)(void *, int fd, bool pending), void *arg);
 void	log_flush(void);
+/* The UTC time of t, as gmtime_r, without reading the time zone. */
+void	log_utc(time_t, struct tm *);
 void	log_drain(int ms);		/* before exit: bounded wait */
 void	log_forked(void);		/* in a child that runs on */
 void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));

@@ -294,7 +294,9 @@ mailboxes_setup(struct actord *ad, char *err, size_t errlen)
 	 */
 	l.nproducers = SHM_MAX_PRODUCERS;
 	l.dl_capacity = DEAD_LETTERS;
-	rc = shm_create(&l, "actord", &ad->arena, err, errlen);
+	/* The clock's first reading was taken as actord started. */
+	rc = shm_create_marked(&l, &ad->clock_mark, "actord", &ad->arena, err,
+	    errlen);
 	free(mb);
 	if (rc < 0)
 		return -1;

@@ -3,9 +3,11 @@
  * taking lines: logging never blocks, what waits goes out in order, the
  * lines that did not fit are counted in a warning that follows them, what
  * waits at exit still goes out, and a reader that goes away makes later
- * lines vanish instead of failing.
+ * lines vanish instead of failing.  Its time stamps are UTC computed by
+ * hand, and the first line reads no time zone.
  * Each test runs forked (Check's default), so it may take over fd 2.
  */
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -13,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +175,79 @@ START_TEST(regular_file_written_directly)
 }
 END_TEST
 
+/* log_utc is gmtime_r, leap years and centuries too. */
+START_TEST(utc_is_gmtime)
+{
+	static const time_t fixed[] = { 0, -1, -86401, 951782399, 951782400,
+	    951868800, 4107542399LL, 4107542400LL, 1796186952, 253402300799LL };
+	struct tm want, got1;
+	uint64_t x = 88172645463325252ULL;
+	time_t t;
+	size_t i;
+
+	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]) + 100000; i++) {
+		if (i < sizeof(fixed) / sizeof(fixed[0]))
+			t = fixed[i];
+		else {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			t = (time_t)(x % 8000000000ULL) - 1000000000;
+		}
+		ck_assert_ptr_nonnull(gmtime_r(&t, &want));
+		log_utc(t, &got1);
+		ck_assert_msg(got1.tm_year == want.tm_year &&
+		    got1.tm_mon == want.tm_mon &&
+		    got1.tm_mday == want.tm_mday &&
+		    got1.tm_hour == want.tm_hour &&
+		    got1.tm_min == want.tm_min && got1.tm_sec == want.tm_sec,
+		    "t=%lld: %d-%d-%d %d:%d:%d, gmtime %d-%d-%d %d:%d:%d",
+		    (long long)t, got1.tm_year, got1.tm_mon, got1.tm_mday,
+		    got1.tm_hour, got1.tm_min, got1.tm_sec, want.tm_year,
+		    want.tm_mon, want.tm_mday, want.tm_hour, want.tm_min,
+		    want.tm_sec);
+	}
+}
+END_TEST
+
+/*
+ * The first line reads no time zone (actord logs before its first child
+ * starts): TZ names a file watched for opens, in a process that never
+ * read one (exec'd: a forked test inherits its parent's time zone).
+ */
+START_TEST(first_line_reads_no_time_zone)
+{
+	char dir[] = "/tmp/check-log-XXXXXX", tz[64], env[80], ev[4096];
+	char *argv[] = { (char *)"/proc/self/exe", NULL };
+	int ino, fd, st;
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(tz, sizeof(tz), "%s/zone", dir);
+	ck_assert_int_ge(fd = open(tz, O_WRONLY | O_CREAT, 0644), 0);
+	close(fd);
+	ck_assert_int_ge(ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), 0);
+	ck_assert_int_ge(inotify_add_watch(ino, tz, IN_OPEN), 0);
+	snprintf(env, sizeof(env), "TZ=:%s", tz);
+	if ((pid = fork()) == 0) {
+		char *envp[] = { env, (char *)"CHECK_LOG_ONE_LINE=1", NULL };
+
+		fd = open("/dev/null", O_WRONLY);
+		dup2(fd, STDERR_FILENO);
+		execve(argv[0], argv, envp);
+		_exit(127);
+	}
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+	ck_assert_msg(read(ino, ev, sizeof(ev)) == -1 && errno == EAGAIN,
+	    "the time zone file was opened");
+	close(ino);
+	unlink(tz);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *
 log_suite(void)
 {
@@ -183,6 +259,8 @@ log_suite(void)
 	tcase_add_test(tc, reader_gone_loses_lines_not_actord);
 	tcase_add_test(tc, waiting_lines_go_out_at_exit);
 	tcase_add_test(tc, regular_file_written_directly);
+	tcase_add_test(tc, utc_is_gmtime);
+	tcase_add_test(tc, first_line_reads_no_time_zone);
 	suite_add_tcase(s, tc);
 	return s;
 }
@@ -190,5 +268,11 @@ log_suite(void)
 int
 main(void)
 {
+	/* first_line_reads_no_time_zone's child: one line, then exit. */
+	if (getenv("CHECK_LOG_ONE_LINE") != NULL) {
+		log_init("t", 0);
+		log_info("one line");
+		return 0;
+	}
 	return tcheck_run(log_suite());
 }
