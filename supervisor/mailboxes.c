@@ -302,12 +302,15 @@ mailboxes_setup(struct actord *ad, char *err, size_t errlen)
 		return -1;
 	ad->arena_fd = shm_fd(ad->arena);
 	ad->layout_fd = shm_layout_fd(ad->arena);
+	/*
+	 * A spare is configured when a node takes it (mailboxes_assign):
+	 * until then its state region is never written, so it costs neither
+	 * a page of memory nor the time to touch one before the first child.
+	 */
 	for (n = ad->all; n != NULL; n = n->next_all)
 		if (n->mbox >= 0)
 			configure(ad, (uint32_t)n->mbox, n->path,
 			    &n->cs->mailbox, 0);
-	for (i = 0; i < nspare; i++)
-		configure(ad, count + 1 + i, "", &defaults, 0);
 	timer_init(&ad->reap_timer, on_reap_retry, ad);
 	timer_init(&ad->owed_timer, on_owed_retry, ad);
 	if ((ad->reap_pending = calloc(REAP_ROOM, sizeof(*ad->reap_pending)))
