@@ -37,10 +37,12 @@ static void	on_sweep_timer(void *);
 #define SWEEP_PROBES	4	/* reap_workers per sweep, at most */
 #define SWEEP_MAX_MS	1000	/* ... and no later than this */
 #define SWEEP_SHARE	100	/* a sweep comes no sooner than 100x its cost */
+#define SWEEP_SHARE_ORPHANS 1000	/* ... 1000x, if only for orphans */
 static bool	reap_one(struct actord *, const siginfo_t *);
 static void	reap_pid(struct actord *, pid_t);
 static void	reap_workers(struct actord *);
 static void	sweep_after(struct actord *, uint64_t);
+static void	sweep_soon(struct actord *);
 static void	notify_manager(const char *);
 static rlim_t	nr_open(void);
 static void	finish(struct actord *, int, const char *);
@@ -156,6 +158,7 @@ actord_free(struct actord *ad)
 			(void)node_set_pid(n, 0);
 		}
 	warden_stop(ad);
+	deathwatch_close(ad);
 	spawn_close(ad);
 	if (ad->root != NULL)
 		node_free(ad->root);
@@ -342,9 +345,9 @@ actord_reap(struct actord *ad)
 		 * for the orphans.
 		 */
 		if ((n = node_by_pid(ad, si.si_pid)) != NULL &&
-		    n->pidfd != -1) {
+		    worker_watched(n)) {
 			if (reap_one(ad, &si))
-				sweep_after(ad, SWEEP_MS);
+				sweep_soon(ad);
 			break;
 		}
 		/*
@@ -450,16 +453,16 @@ actord_reap_pid(struct actord *ad, pid_t pid)
 }
 
 /*
- * The sweep in ms at the latest (sooner if it was due sooner), but no
- * sooner than SWEEP_SHARE times what the last one cost: a sweep walks
- * every child (a millisecond at 10,000 workers), and deaths that come
- * one after the other must not each pay for one.  A death whose SIGCHLD
- * merged is found that much later.
+ * The sweep SWEEP_MS from now at the latest (sooner if it was due
+ * sooner), but no sooner than share times what the last one cost: a
+ * sweep walks every child (a millisecond at 10,000 workers), and deaths
+ * that come one after the other must not each pay for one.  A death
+ * whose SIGCHLD merged is found that much later.
  */
 static void
-sweep_after(struct actord *ad, uint64_t ms)
+sweep_after(struct actord *ad, uint64_t share)
 {
-	uint64_t when, least = ad->sweep_us * SWEEP_SHARE / 1000;
+	uint64_t when, ms = SWEEP_MS, least = ad->sweep_us * share / 1000;
 
 	if (ms < least)
 		ms = least < SWEEP_MAX_MS ? least : SWEEP_MAX_MS;
@@ -467,6 +470,20 @@ sweep_after(struct actord *ad, uint64_t ms)
 
 	if (!timer_pending(&ad->sweep_timer) || ad->sweep_timer.when > when)
 		timer_at(&ad->loop, &ad->sweep_timer, when);
+}
+
+/*
+ * The sweep after SIGCHLDs, which merge: paced at SWEEP_SHARE while some
+ * worker's death is not an event of its own (worker.c, watch_pid).  Once
+ * every one's is, only an orphan's death can hide behind a merged
+ * SIGCHLD: its sweep takes a tenth of that share, a second later at
+ * 10,000 workers, once for all the deaths until then.
+ */
+static void
+sweep_soon(struct actord *ad)
+{
+	sweep_after(ad, ad->npids > ad->nwatched ? SWEEP_SHARE :
+	    SWEEP_SHARE_ORPHANS);
 }
 
 /* SIGCHLDs merge: the sweep finds the deaths whose signal was merged. */
@@ -540,7 +557,7 @@ on_signal(void *arg, uint32_t events)
 	ready_socket_drain(ad);
 	for (i = 0; i < npids; i++)
 		reap_pid(ad, pids[i]);
-	sweep_after(ad, SWEEP_MS);	/* paced by its cost: sweep_after */
+	sweep_soon(ad);		/* paced by its cost: sweep_after */
 }
 
 /*

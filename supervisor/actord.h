@@ -170,6 +170,7 @@ struct node {
 	int		 notify_fd;	/* ACTORD_NOTIFY_FD pipe, read end, or -1 */
 	struct ev	 notify_ev;
 	int		 pidfd;		/* its death, one event (worker.c), or -1 */
+	bool		 ringed;	/* ... or one completion (deathwatch.c) */
 	struct ev	 pid_ev;
 	bool		 we_signalled;	/* actord sent the fatal signal */
 	bool		 start_failing;	/* killed for a failed start */
@@ -283,6 +284,14 @@ typedef void (*sim_seen_fn)(struct node *, bool exited, bool ok, void *arg);
 void	 worker_event(struct node *, enum wev);
 void	 worker_drain(struct node *);
 void	 worker_unwatch(struct node *);
+bool	 worker_watched(const struct node *);
+void	 worker_watch_failed(struct actord *, pid_t);
+
+/* --- deathwatch.c: deaths as completions of an io_uring ring ---------------- */
+
+struct deathwatch;
+bool	 deathwatch_add(struct actord *, pid_t);
+void	 deathwatch_close(struct actord *);
 void	 worker_kill_all(struct node *root);
 
 /* --- spawn.c: fork and exec done right ------------------------------------- */
@@ -535,6 +544,8 @@ struct actord {
 	uint64_t	 sweep_us;	/* what a walk of every child cost */
 	size_t		 nwatched;	/* workers with a pidfd (worker.c) */
 	bool		 no_pidfds;	/* tests: watch no death by pidfd */
+	struct deathwatch *dw;		/* the ring, or NULL (deathwatch.c) */
+	bool		 dw_tried;	/* ... made, or failed to be */
 	struct reap_retry *reap_pending;
 	size_t		 nreap_pending;
 	size_t		 reap_cap;	/* > nreap_pending: room kept ahead */

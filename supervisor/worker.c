@@ -251,16 +251,18 @@ worker_drain(struct node *n)
 }
 
 /*
- * Its death as an event of its own: a pidfd (pidfd_open(2)), readable
+ * Its death as an event of its own: its pidfd (pidfd_open(2)), readable
  * once the child is a zombie, reaped then in O(1) (actord_reap_pid).
  * SIGCHLD alone loses deaths that come together (a standard signal
  * pending is not queued again), and only a sweep of every child finds
  * those, a walk of every child each (actord.c, paced by its cost): a
- * watched worker's death never waits for one.  A pidfd is one more
- * descriptor per worker: taken only while the descriptor table is below
- * half of its limit, so that pipes for starts never run out because of
- * them; a worker not watched is found as before, by its SIGCHLD or the
- * sweep, and so before Linux 5.3.
+ * watched worker's death never waits for one.  The pidfd is polled by an
+ * io_uring ring, which holds it, so that it takes no descriptor
+ * (deathwatch.c); without io_uring it is one more descriptor per worker
+ * in the loop: taken only while the descriptor table is below half of
+ * its limit, so that pipes for starts never run out because of them.  A
+ * worker not watched is found as before, by its SIGCHLD or the sweep,
+ * and so before Linux 5.3.
  */
 static void
 watch_pid(struct node *n, pid_t pid)
@@ -270,8 +272,14 @@ watch_pid(struct node *n, pid_t pid)
 	int fd;
 
 	worker_unwatch(n);
-	if (ad->no_pidfds ||
-	    (fd = (int)syscall(SYS_pidfd_open, pid, 0)) == -1)
+	if (ad->no_pidfds)
+		return;
+	if (deathwatch_add(ad, pid)) {
+		n->ringed = true;
+		ad->nwatched++;
+		return;
+	}
+	if ((fd = (int)syscall(SYS_pidfd_open, pid, 0)) == -1)
 		return;
 	/* The lowest free number: how full the table is. */
 	if ((getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur !=
@@ -301,9 +309,39 @@ on_pidfd(void *arg, uint32_t events)
 		worker_unwatch(n);
 }
 
+/* Its death is an event of its own (a pidfd, a completion of the ring). */
+bool
+worker_watched(const struct node *n)
+{
+	return n->pidfd != -1 || n->ringed;
+}
+
+/*
+ * The ring's poll of pid ended without its death (deathwatch.c): not
+ * watched any more, found as an unwatched one is.
+ */
+void
+worker_watch_failed(struct actord *ad, pid_t pid)
+{
+	struct node *n = node_by_pid(ad, pid);
+
+	if (n != NULL && n->ringed) {
+		n->ringed = false;
+		ad->nwatched--;
+	}
+}
+
+/*
+ * Reaped: nothing more to watch.  A poll in the ring completes at the
+ * death it was made for, whoever reaped it first, and is gone then.
+ */
 void
 worker_unwatch(struct node *n)
 {
+	if (n->ringed) {
+		n->ringed = false;
+		n->ad->nwatched--;
+	}
 	if (n->pidfd == -1)
 		return;
 	loop_del(&n->ad->loop, &n->pid_ev);

@@ -1,6 +1,9 @@
 /*
  * check_death_cost.c: what one death costs actord must not grow with the
- * number of actors (issue 13).  Here: a reap wakes only who sleeps.  A
+ * number of actors (issue 13).  Each death is an event of its own, its
+ * pidfd held by a ring and not in actord's descriptor table, so that
+ * deaths whose SIGCHLDs merged need no walk of every child (a sweep)
+ * soon after.  A reap wakes only who sleeps.  A
  * FUTEX_WAKE walks a bucket of the kernel's futex hash, which every
  * shared futex sleeper of the machine shares, even for a word nobody
  * waits on: shm_wake_all and actor_reaped make none on an idle mailbox.
@@ -9,9 +12,12 @@
  * nobody asleep runs under it.
  */
 #include <check.h>
+#include <dirent.h>
+#include <errno.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/futex.h>
+#include <linux/io_uring.h>
 #include <linux/seccomp.h>
 #include <signal.h>
 #include <stddef.h>
@@ -19,10 +25,14 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "supervisor/actord.h"
 #include "tests/check_shm_util.h"
 #include "tests/lib/tcheck.h"
+#include "tests/lib/tsup.h"
 #include "worker/actor.h"
 
 static volatile sig_atomic_t wakes;	/* FUTEX_WAKEs trapped in the child */
@@ -190,6 +200,160 @@ START_TEST(reaped_idle_actor_wakes_nobody)
 }
 END_TEST
 
+/* --- reaps ------------------------------------------------------------------ */
+
+#define WAIT		10000	/* ms: a bound, never an expectation */
+#define NWORKERS	40
+#define WALK_US		2000	/* what a walk of the children is said to cost */
+#define SWEEP_LATE_MS	1000	/* actord.c: 1000 times that, at most 1 s */
+
+/*
+ * waitid is wrapped (this program's definition is the one libactord.a
+ * links to): when actord first walked every child (a sweep's
+ * waitid(P_ALL)), 0 if it has not since this was cleared.
+ */
+static uint64_t first_walk_ms;
+
+static uint64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int
+waitid(idtype_t idtype, id_t id, siginfo_t *si, int options)
+{
+	if (idtype == P_ALL && first_walk_ms == 0)
+		first_walk_ms = mono_ms();
+	return (int)syscall(SYS_waitid, idtype, id, si, options, NULL);
+}
+
+/* NWORKERS instances of a function child, running. */
+static struct actord *
+workers_up(void)
+{
+	struct actord_spec *spec = ts_spec();
+	struct child_spec *c;
+	struct actord *ad;
+
+	spec->root.intensity = 4 * NWORKERS;	/* the group's too */
+	c = ts_add_fn(&spec->root, "g", ts_fn_run, NULL);
+	c->instances = NWORKERS;
+	c->start_timeout = 60000;
+	ad = ts_actord(spec);
+	actord_boot(ad);
+	ck_assert_msg(ts_wait_state(ad, "/", NS_RUNNING, 40000),
+	    "root not running: %s", ad->message);
+	return ad;
+}
+
+/* Descriptors of this process that are pidfds. */
+static int
+count_pidfds(void)
+{
+	char path[300], link[64];
+	struct dirent *de;
+	DIR *d;
+	ssize_t r;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d = opendir("/proc/self/fd"));
+	while ((de = readdir(d)) != NULL) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
+		r = readlink(path, link, sizeof(link) - 1);
+		if (r <= 0)
+			continue;
+		link[r] = '\0';
+		if (strcmp(link, "anon_inode:[pidfd]") == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* Whether this process may make an io_uring ring. */
+static bool
+have_io_uring(void)
+{
+	struct io_uring_params p;
+	int fd;
+
+	memset(&p, 0, sizeof(p));
+	if ((fd = (int)syscall(SYS_io_uring_setup, 2, &p)) == -1)
+		return false;
+	close(fd);
+	return (p.features & IORING_FEAT_NODROP) != 0;
+}
+
+/*
+ * Every worker's death is an event of its own, and none takes a
+ * descriptor of actord's table: its pidfd is held by the ring
+ * (deathwatch.c).  Without io_uring here, in the table.
+ */
+START_TEST(deaths_watched_without_descriptors)
+{
+	bool ring = have_io_uring();
+	struct actord *ad = workers_up();
+
+	ck_assert_uint_eq(ad->nwatched, NWORKERS);
+	ck_assert(ring == (ad->dw != NULL));
+	ck_assert_int_eq(count_pidfds(), (ring ? 0 : NWORKERS));
+	actord_free(ad);
+}
+END_TEST
+
+/*
+ * All the workers killed at once: their SIGCHLDs merge, but each death is
+ * an event of its own, reaped by its pid, and each comes back; no child
+ * is left a zombie.  actord walks its children (a sweep) only for orphans
+ * then: no sooner than 1000 times what a walk costs (said to be 2 ms
+ * here), where it is 100 times while a worker is not watched.
+ */
+START_TEST(merged_deaths_reaped_without_a_sweep)
+{
+	struct actord *ad = workers_up();
+	pid_t old[NWORKERS];
+	char path[32];
+	uint64_t t_kill;
+	siginfo_t si;
+	int i;
+
+	for (i = 0; i < NWORKERS; i++) {
+		snprintf(path, sizeof(path), "/g/%d", i);
+		ck_assert_int_gt(old[i] = ts_pid(ad, path), 0);
+	}
+	ts_run_for(ad, 50);
+	ad->sweep_us = WALK_US;
+	first_walk_ms = 0;
+	t_kill = mono_ms();
+	for (i = 0; i < NWORKERS; i++)
+		ck_assert_int_eq(kill(old[i], SIGKILL), 0);
+	for (i = 0; i < NWORKERS; i++) {
+		snprintf(path, sizeof(path), "/g/%d", i);
+		ck_assert_msg(ts_wait_new_pid(ad, path, old[i], WAIT),
+		    "%s did not come back", path);
+	}
+	ck_assert(ts_wait_state(ad, "/", NS_RUNNING, WAIT));
+	/* Past when a sweep paced at 100 times its cost would come. */
+	if (mono_ms() < t_kill + SWEEP_LATE_MS / 2)
+		ts_run_for(ad, (int)(t_kill + SWEEP_LATE_MS / 2 - mono_ms()));
+	ck_assert_msg(first_walk_ms == 0 ||
+	    first_walk_ms >= t_kill + SWEEP_LATE_MS, "a sweep %llu ms after "
+	    "the deaths", (unsigned long long)(first_walk_ms - t_kill));
+	for (i = 0; i < NWORKERS; i++) {
+		memset(&si, 0, sizeof(si));
+		ck_assert_int_eq((int)syscall(SYS_waitid, P_PID, old[i], &si,
+		    WEXITED | WNOHANG | WNOWAIT | __WALL, NULL), -1);
+		ck_assert_int_eq(errno, ECHILD);
+	}
+	ck_assert_uint_eq(ad->nwatched, NWORKERS);
+	actord_free(ad);
+}
+END_TEST
+
 static Suite *
 death_cost_suite(void)
 {
@@ -198,6 +362,11 @@ death_cost_suite(void)
 
 	tcase_add_test(tc, wake_all_wakes_only_sleepers);
 	tcase_add_test(tc, reaped_idle_actor_wakes_nobody);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("reaps");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, deaths_watched_without_descriptors);
+	tcase_add_test(tc, merged_deaths_reaped_without_a_sweep);
 	suite_add_tcase(s, tc);
 	return s;
 }
