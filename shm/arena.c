@@ -57,6 +57,8 @@ static int	 seterr(char *, size_t, int, const char *, ...)
 		    __attribute__((format(printf, 4, 5)));
 static int	 mailbox_check(const struct shm_mailbox_layout *, uint32_t,
 		    char *, size_t);
+static void	 send_view(struct shm_send_view *, const struct shm_desc *,
+		    unsigned char *, bool);
 static void	 place_header(struct shm_hdr *);
 static uint64_t	 place_mailbox(struct shm_desc *, uint64_t);
 static uint64_t	 place(struct shm_hdr *, struct shm_desc *);
@@ -183,7 +185,9 @@ shm_layout_check(const struct shm_layout *l, char *err, size_t errlen)
 
 /*
  * Every offset of the header, from its counts: where the descriptors, the
- * actor table and the index lie in the layout memfd (and its size, to
+ * actor table, the actors' paths and the index lie in the layout memfd
+ * (the table and the paths apart, so that the entries a send reads are
+ * dense: struct shm_actor; and its size, to
  * h->layout_size), and the data memfd's regions up to the first mailbox
  * (h->mbox_off).  Attach recomputes these and compares.
  */
@@ -197,7 +201,10 @@ place_header(struct shm_hdr *h)
 	off += SHM_ALIGN((uint64_t)h->nmailboxes * sizeof(struct shm_desc),
 	    SHM_CL);
 	h->actors_off = off;
-	off += (uint64_t)h->nmailboxes * sizeof(struct shm_actor);
+	off += SHM_ALIGN((uint64_t)h->nmailboxes * sizeof(struct shm_actor),
+	    SHM_CL);
+	h->paths_off = off;
+	off += (uint64_t)h->nmailboxes * sizeof(struct shm_path);
 	h->index_off = off;
 	/* Twice the buckets of the mailboxes, at least two: probes stay short. */
 	for (h->index_size = 2; h->index_size < 2 * h->nmailboxes; )
@@ -620,7 +627,7 @@ localize(struct shm_arena *a, const struct shm_hdr *h, char *err,
     size_t errlen)
 {
 	struct shm_desc	 q;
-	size_t		 qsize = quarantine_desc(&q);
+	size_t		 qsize = quarantine_desc(&q), views;
 
 	a->id = h->arena_id;
 	shm_membarrier_init(a);
@@ -642,6 +649,8 @@ localize(struct shm_arena *a, const struct shm_hdr *h, char *err,
 	a->dl_entries = (struct shm_dl_entry *)(void *)(a->base +
 	    h->dl_entries_off);
 	a->actors = (struct shm_actor *)(void *)(a->lbase + h->actors_off);
+	a->paths = (const struct shm_path *)(const void *)(a->lbase +
+	    h->paths_off);
 	a->desc = (const struct shm_desc *)(const void *)(a->lbase +
 	    h->desc_off);
 	/*
@@ -650,7 +659,8 @@ localize(struct shm_arena *a, const struct shm_hdr *h, char *err,
 	 * 10,000 entries of private memory.  Its pages are allocated only
 	 * as entries are written.
 	 */
-	a->mb_size = (size_t)(a->n + 1) * sizeof(*a->mb);
+	views = SHM_ALIGN((size_t)(a->n + 1) * sizeof(*a->mb), SHM_PAGE);
+	a->mb_size = views + (size_t)(a->n + 1) * sizeof(*a->sv);
 	a->mb = mmap(NULL, a->mb_size, PROT_READ | PROT_WRITE, MAP_PRIVATE |
 	    MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (a->mb == MAP_FAILED) {
@@ -658,6 +668,9 @@ localize(struct shm_arena *a, const struct shm_hdr *h, char *err,
 		return seterr(err, errlen, SHM_ESYS, "mmap: %s",
 		    strerror(errno));
 	}
+	/* The send views after the full ones, in the same mapping. */
+	a->sv = (struct shm_send_view *)(void *)((unsigned char *)a->mb +
+	    views);
 	if ((a->mine = calloc(a->nslots, sizeof(*a->mine))) == NULL ||
 	    (a->quarantine = aligned_alloc(SHM_CL, qsize)) == NULL)
 		return seterr(err, errlen, SHM_ESYS, "malloc: %s",
@@ -752,6 +765,25 @@ localize_desc(struct shm_arena *a, uint32_t i, const struct shm_desc *d,
 	view_policy(mb);
 	/* Last: m says the entry is made. */
 	mb->m = (struct shm_mbox *)(void *)(base + d->ctl_off);
+	send_view(&a->sv[i], d, base, mb->bad);
+}
+
+/*
+ * A send view from a checked copy of its descriptor: what localize_desc
+ * gives the full view's main lane, and its bad.
+ */
+static void
+send_view(struct shm_send_view *sv, const struct shm_desc *d,
+    unsigned char *base, bool bad)
+{
+	sv->cells = base + d->cells_off[SHM_LANE_MAIN];
+	sv->cap = d->capacity[SHM_LANE_MAIN];
+	sv->cell = d->cell;
+	sv->max = d->big_count[SHM_LANE_MAIN] > 0 ? d->max_message :
+	    d->cell - SHM_CELL_HDR;
+	sv->bad = bad;
+	/* Last: m says the entry is made. */
+	sv->m = (struct shm_mbox *)(void *)(base + d->ctl_off);
 }
 
 /* What the view keeps of the actor table's policy (struct shm_mbox_local). */
@@ -798,6 +830,24 @@ shm_localize(struct shm_arena *a, uint32_t i)
 	a->mb[i].bad = true;
 	quarantine_desc(&d);
 	localize_desc(a, i, &d, a->quarantine);
+}
+
+/*
+ * Mailbox i's send view alone, made on its first send (shm_sv), from its
+ * descriptor checked as for the full view: a sender to many mailboxes
+ * writes no full view it never reads (ring.c makes it for a slow path).
+ */
+void
+shm_localize_send(struct shm_arena *a, uint32_t i)
+{
+	struct shm_desc	 d;
+
+	if (desc_check(a, i, &d, NULL, 0) == 0) {
+		send_view(&a->sv[i], &d, a->base, false);
+		return;
+	}
+	quarantine_desc(&d);
+	send_view(&a->sv[i], &d, a->quarantine, true);
 }
 
 int
@@ -1223,8 +1273,9 @@ shm_cell_payload(const struct shm_arena *a, uint32_t idx)
 }
 
 /*
- * The actor table, in the layout: written by its creator only (any other
- * process maps it read-only, and a write would kill it), read by all.
+ * The actor table and the paths, in the layout: written by its creator
+ * only (any other process maps it read-only, and a write would kill it),
+ * read by all.
  */
 
 /* The first bucket of path's probe sequence. */
@@ -1239,7 +1290,7 @@ index_home(const struct shm_arena *a, const char *path, size_t len)
 static void
 index_remove(struct shm_arena *a, uint32_t idx)
 {
-	const char *old = a->actors[idx].path;
+	const char *old = a->paths[idx].path;
 	size_t	 len = strnlen(old, SHM_PATH_MAX - 1);
 	uint32_t b, k;
 
@@ -1280,14 +1331,16 @@ int
 shm_actor_set_path(struct shm_arena *a, uint32_t idx, const char *path)
 {
 	size_t	 len;
+	char	*dst;
 
 	if (idx >= a->n)
 		return SHM_EBADINDEX;
 	if (!a->creator || path == NULL || (len = strlen(path)) >= SHM_PATH_MAX)
 		return SHM_EINVAL;
 	index_remove(a, idx);
-	memset(a->actors[idx].path, 0, SHM_PATH_MAX);
-	memcpy(a->actors[idx].path, path, len);
+	dst = (char *)(uintptr_t)a->paths[idx].path;	/* the creator's */
+	memset(dst, 0, SHM_PATH_MAX);
+	memcpy(dst, path, len);
 	if (len > 0)
 		index_insert(a, idx, path, len);
 	__atomic_fetch_add(&((struct shm_hdr *)(void *)a->lbase)->paths_gen, 1,
@@ -1314,10 +1367,10 @@ shm_actor_path(const struct shm_arena *a, uint32_t idx, char *buf,
 	if (buflen == 0)
 		return SHM_EINVAL;
 	/* Bounded read: the path may have lost its NUL. */
-	len = strnlen(a->actors[idx].path, SHM_PATH_MAX - 1);
+	len = strnlen(a->paths[idx].path, SHM_PATH_MAX - 1);
 	if (len >= buflen)
 		len = buflen - 1;
-	memcpy(buf, a->actors[idx].path, len);
+	memcpy(buf, a->paths[idx].path, len);
 	buf[len] = '\0';
 	return 0;
 }
@@ -1337,7 +1390,7 @@ shm_lookup(const struct shm_arena *a, const char *path)
 		if (v == INDEX_EMPTY)
 			break;
 		if (v != INDEX_GONE && v - 1 < a->n &&
-		    memcmp(a->actors[v - 1].path, path, len + 1) == 0)
+		    memcmp(a->paths[v - 1].path, path, len + 1) == 0)
 			return (int)(v - 1);
 	}
 	return SHM_ENOENT;

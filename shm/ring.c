@@ -144,6 +144,7 @@
 struct room_wait;
 
 static inline int claim(struct shm_producer *, struct shm_mbox_local *,
+		    struct shm_lane_local *,
 		    unsigned, const struct shm_msg *, const void *, int64_t,
 		    uint64_t *, int64_t *);
 static int	 overflow(struct shm_producer *, struct shm_mbox_local *,
@@ -206,8 +207,12 @@ static inline void publish(struct shm_producer *, struct shm_lane_local *,
 static int	 send_large(struct shm_producer *, struct shm_mbox_local *,
 		    uint32_t, unsigned, const struct shm_msg *, const void *,
 		    int64_t, uint64_t *);
+static inline void send_lane(const struct shm_send_view *, uint32_t,
+		    struct shm_lane_local *);
+static struct shm_mbox_local *made(struct shm_arena *,
+		    struct shm_mbox_local *);
 static inline void wake_after_publish(struct shm_producer *,
-		    struct shm_mbox_local *, uint32_t, unsigned);
+		    struct shm_mbox *, uint32_t, unsigned);
 static int	 over_limit(const struct shm_lane_local *, uint32_t, uint64_t);
 static void	 wake_blocked(struct shm_mbox_local *, struct shm_lane_local *,
 		    uint64_t) SHM_HOT;
@@ -313,6 +318,9 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 {
 	struct shm_arena *a = p->a;
 	struct shm_mbox_local *mb;
+	struct shm_lane_local ml, *l;
+	struct shm_send_view *sv;
+	struct shm_mbox	*m;
 	uint64_t	 pos, now;
 	int64_t		 waited_from;
 	int		 rc;
@@ -322,11 +330,31 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 		return SHM_EBADINDEX;
 	if (msg == NULL || (msg->len > 0 && payload == NULL))
 		return SHM_EINVAL;
-	mb = shm_mb(a, idx);
-	/* Its descriptor is corrupt: it has no place in the arena. */
-	if (__builtin_expect(mb->bad, 0))
-		return SHM_ECORRUPT;
-	if (msg->len > mb->lane[lane].max) {
+	/*
+	 * The main lane from the dense send view (struct shm_send_view),
+	 * the others from the full view.  The full view of a main lane's
+	 * mailbox is made only by a slow path that reads it (a full lane,
+	 * a large message, coalesce: made), so that a sender to many
+	 * mailboxes neither writes nor faults in a page of full views per
+	 * target.
+	 */
+	if (lane == SHM_LANE_MAIN) {
+		sv = shm_sv(a, idx);
+		if (__builtin_expect(sv->bad, 0))
+			return SHM_ECORRUPT;
+		send_lane(sv, idx, &ml);
+		l = &ml;
+		m = sv->m;
+		mb = &a->mb[idx];
+	} else {
+		mb = shm_mb(a, idx);
+		/* Its descriptor is corrupt: it has no place in the arena. */
+		if (__builtin_expect(mb->bad, 0))
+			return SHM_ECORRUPT;
+		l = &mb->lane[lane];
+		m = mb->m;
+	}
+	if (msg->len > l->max) {
 		shm_dl_put(a, idx, lane, SHM_DL_OVERSIZE, msg, payload);
 		return SHM_EOVERSIZE;
 	}
@@ -335,7 +363,7 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	 * claim there would wedge the lane.  The word is in the layout, on
 	 * the line of the actor's incarnation that libactor's send reads.
 	 */
-	if (__builtin_expect(!atomic_load_explicit(&mb->actor->prepared,
+	if (__builtin_expect(!atomic_load_explicit(&a->actors[idx].prepared,
 	    memory_order_acquire), 0)) {
 		shm_dl_put(a, idx, lane, SHM_DL_NO_ACTOR, msg, payload);
 		return SHM_ENOTREADY;
@@ -352,21 +380,21 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	 * would cost it a whole extra round (test_doorbell).  Nor one that
 	 * sleeps on this CPU (sleeps_on_futex).
 	 */
-	if (sleeps_on_futex(a, mb->m, lane))
-		shm_wake_consumer(a, idx, lane, &p->bellfd);
+	if (sleeps_on_futex(a, m, lane))
+		shm_wake_consumer(a, idx, m, lane, &p->bellfd);
 	if (__builtin_expect((msg->flags & SHM_MSG_COALESCE) != 0, 0) &&
-	    lane == SHM_LANE_MAIN && (rc = coalesce(p, mb, msg, payload,
-	    shm_clock(a))) != 0) {
+	    lane == SHM_LANE_MAIN && (rc = coalesce(p, mb = made(a, mb), msg,
+	    payload, shm_clock(a))) != 0) {
 		if (rc < 0)
 			return rc;
 		*started = shm_clock(a);
-		wake_after_publish(p, mb, idx, lane);
+		wake_after_publish(p, m, idx, lane);
 		return 0;
 	}
 	/* Larger than its cell: the one branch the small path pays. */
-	if (__builtin_expect(msg->len > mb->lane[lane].inl, 0))
-		return send_large(p, mb, idx, lane, msg, payload, timeout_ns,
-		    started);
+	if (__builtin_expect(msg->len > l->inl, 0))
+		return send_large(p, made(a, mb), idx, lane, msg, payload,
+		    timeout_ns, started);
 	/*
 	 * The clock is read before the claim: RDTSC takes some 20 ns on
 	 * hosts, and read after the claim, the store of enq_ns waits for it
@@ -377,7 +405,7 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	 * the message went in), and began when its wait did.
 	 */
 	now = shm_clock(a);
-	if ((rc = claim(p, mb, lane, msg, payload, timeout_ns, &pos,
+	if ((rc = claim(p, mb, l, lane, msg, payload, timeout_ns, &pos,
 	    &waited_from)) < 0)
 		return rc;
 	if (__builtin_expect(rc == 1, 0)) {
@@ -387,12 +415,32 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 		*started = now;
 	if (p->hook != NULL)
 		p->hook(p->hook_arg);		/* tests: die here */
-	publish(p, &mb->lane[lane], pos, msg, payload, now,
-	    lane_cell(&mb->lane[lane], pos)->payload);
-	wake_after_publish(p, mb, idx, lane);
+	publish(p, l, pos, msg, payload, now, lane_cell(l, pos)->payload);
+	wake_after_publish(p, m, idx, lane);
 	if ((msg->flags & (SHM_MSG_ASK | SHM_MSG_REPLY)) == 0)
-		prefetch_ahead(&mb->lane[lane], pos);
+		prefetch_ahead(l, pos);
 	return 0;
+}
+
+/*
+ * The main lane's geometry as a send's fast path reads it, from the dense
+ * view: what the full view's lane holds (arena.c, localize_desc), without
+ * large slots (send_large reads the full view) and without the consumer's
+ * own fields, which a sender never reads.
+ */
+static inline void
+send_lane(const struct shm_send_view *sv, uint32_t idx,
+    struct shm_lane_local *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->ctl = &sv->m->lane[SHM_LANE_MAIN];
+	l->cells = sv->cells;
+	l->cap = sv->cap;
+	l->mask = (uint64_t)sv->cap - 1;
+	l->cell = sv->cell;
+	l->inl = sv->cell - SHM_CELL_HDR;
+	l->max = sv->max;
+	l->ring_id = (uint64_t)idx * SHM_NLANES + SHM_LANE_MAIN + 1;
 }
 
 /*
@@ -411,7 +459,7 @@ send_large(struct shm_producer *p, struct shm_mbox_local *mb, uint32_t idx,
 	int		 rc, waited;
 
 	big_make_room(p, mb, lane);
-	if ((rc = claim(p, mb, lane, msg, payload, timeout_ns, &pos,
+	if ((rc = claim(p, mb, l, lane, msg, payload, timeout_ns, &pos,
 	    &waited_from)) < 0)
 		return rc;
 	waited = rc;
@@ -422,7 +470,7 @@ send_large(struct shm_producer *p, struct shm_mbox_local *mb, uint32_t idx,
 	if (p->hook != NULL)
 		p->hook(p->hook_arg);		/* tests: die here */
 	publish(p, l, pos, msg, payload, now, cell_data(l, pos, msg->len));
-	wake_after_publish(p, mb, idx, lane);
+	wake_after_publish(p, mb->m, idx, lane);
 	return 0;
 }
 
@@ -439,7 +487,7 @@ publish(struct shm_producer *p, struct shm_lane_local *l, uint64_t pos,
 	struct shm_msg	 hdr;
 
 	if (msg->len > 0)
-		memcpy(dst, payload, msg->len);
+		shm_copy(dst, payload, msg->len);
 	hdr = *msg;
 	hdr.enq_ns = now;
 	hdr.flags &= SHM_MSG_USER_MASK;
@@ -456,19 +504,18 @@ publish(struct shm_producer *p, struct shm_lane_local *l, uint64_t pos,
  * (fence_mode); an unregistered one always fences.
  */
 static inline void
-wake_after_publish(struct shm_producer *p, struct shm_mbox_local *mb,
-    uint32_t idx, unsigned lane)
+wake_after_publish(struct shm_producer *p, struct shm_mbox *m, uint32_t idx,
+    unsigned lane)
 {
 	uint32_t sleeping;
 
 	atomic_signal_fence(memory_order_seq_cst);
-	if (p->fence || atomic_load_explicit(&mb->m->fence_mode,
+	if (p->fence || atomic_load_explicit(&m->fence_mode,
 	    memory_order_relaxed))
 		atomic_thread_fence(memory_order_seq_cst);
-	sleeping = atomic_load_explicit(&mb->m->sleeping,
-	    memory_order_relaxed);
+	sleeping = atomic_load_explicit(&m->sleeping, memory_order_relaxed);
 	if (sleeping & SHM_LANE_BIT(lane))
-		shm_wake_consumer(p->a, idx, lane, &p->bellfd);
+		shm_wake_consumer(p->a, idx, m, lane, &p->bellfd);
 }
 
 /* A queued tell (never an ask) with the key of msg. */
@@ -554,16 +601,29 @@ rewrite(struct shm_producer *p, struct shm_mbox_local *mb, uint64_t pos,
 }
 
 /*
+ * The full view of a mailbox a send reached through its dense view only
+ * (shm_send_stamped): made now, for a slow path.  A sender that never
+ * needs it never writes it, nor faults its page in.
+ */
+static struct shm_mbox_local *
+made(struct shm_arena *a, struct shm_mbox_local *mb)
+{
+	if (mb->m == NULL)
+		shm_localize(a, (uint32_t)(mb - a->mb));
+	return mb;
+}
+
+/*
  * Inlined in both its callers (shm_send_stamped, send_large): out of line,
  * the small path's send pays a call and its spills (about 40 instructions
  * a message, measured with callgrind).
  */
 static inline __attribute__((always_inline)) int
-claim(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
-    const struct shm_msg *msg, const void *payload, int64_t timeout_ns,
-    uint64_t *posp, int64_t *waited_from)
+claim(struct shm_producer *p, struct shm_mbox_local *mb,
+    struct shm_lane_local *l, unsigned lane, const struct shm_msg *msg,
+    const void *payload, int64_t timeout_ns, uint64_t *posp,
+    int64_t *waited_from)
 {
-	struct shm_lane_local *l = &mb->lane[lane];
 	struct shm_slot	*slot = p->slot;
 	uint64_t	 intent = l->ring_id << 2 | REC_INTENT;
 	struct room_wait w = { 0 };
@@ -583,8 +643,8 @@ claim(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 	if (__builtin_expect(lim >= l->cap, 0))
 		lim = 0;
 	if (__builtin_expect(atomic_load_explicit(&l->ctl->queued,
-	    memory_order_relaxed) != 0, 0) && (rc = join_queue(p, mb, lane,
-	    msg, payload, timeout_ns, &w)) != 0) {
+	    memory_order_relaxed) != 0, 0) && (rc = join_queue(p,
+	    mb = made(p->a, mb), lane, msg, payload, timeout_ns, &w)) != 0) {
 		if (rc < 0)
 			return rc;
 		waited = 1;
@@ -620,6 +680,7 @@ claim(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 				/* A free cell with a wild sequence number. */
 				atomic_store_explicit(&slot->rec_ring, 0,
 				    memory_order_release);
+				mb = made(p->a, mb);
 				atomic_fetch_add(&mb->m->garbled, 1);
 				shm_turn_leave(p, mb, &w.turn);
 				return SHM_EGARBLED;
@@ -628,6 +689,7 @@ claim(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 			continue;
 		}
 		atomic_store_explicit(&slot->rec_ring, 0, memory_order_release);
+		mb = made(p->a, mb);
 		rc = overflow(p, mb, lane, pos, msg, payload, timeout_ns, &w);
 		if (rc < 0) {
 			shm_turn_leave(p, mb, &w.turn);
@@ -950,7 +1012,7 @@ big_room(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 	}
 	cell_seq_set(l, pos, (pos + 1) | SEQ_RELEASED, memory_order_release);
 	atomic_store_explicit(&p->slot->rec_ring, 0, memory_order_release);
-	wake_after_publish(p, mb, idx, lane);
+	wake_after_publish(p, mb->m, idx, lane);
 	if (timeout_ns == SHM_TIMEOUT_OFFER)
 		return SHM_EFULL;
 	if (lane == SHM_LANE_MAIN && atomic_load_explicit(

@@ -101,6 +101,7 @@ struct shm_hdr {
 	uint32_t	 pad0;
 	uint64_t	 desc_off;	/* in the layout */
 	uint64_t	 actors_off;	/* in the layout */
+	uint64_t	 paths_off;	/* in the layout: the actors' paths */
 	uint64_t	 slots_off;
 	uint64_t	 dl_off;
 	uint64_t	 dl_entries_off;
@@ -121,7 +122,7 @@ struct shm_hdr {
 	uint64_t	 pool_off;	/* struct shm_pool: the slots' counter */
 	uint64_t	 index_off;	/* in the layout: the path index */
 	uint32_t	 index_size;	/* its buckets, a power of two */
-	uint8_t		 pad2[20];
+	uint8_t		 pad2[12];
 };
 
 /*
@@ -149,13 +150,16 @@ struct shm_desc {
 
 /*
  * One entry of the actor table, in the layout: only actord writes it.
- * Besides the actor's name and life, its mailbox's main-lane policies as
- * actord configured them (shm_mailbox_configure), read on slow paths
- * only, and whether its lanes were prepared, read by every send, on the
- * line a libactor send reads anyway for the incarnation.
+ * The actor's life, its mailbox's main-lane policies as actord configured
+ * them (shm_mailbox_configure), read on slow paths only, and whether its
+ * lanes were prepared: what a libactor send reads (incarnation, state,
+ * prepared) on one line.  Its path is apart (struct shm_path), so that
+ * the entries are dense, 128 to a page: a sender to 10,000 actors at
+ * random touched a page of the table per send, with the 256-byte path in
+ * each entry (12 to a page), and now one per 128 actors, whose entries'
+ * page stays in its TLB and cache (tools/bench/bench_scale.c, send).
  */
 struct shm_actor {
-	char		 path[SHM_PATH_MAX];
 	_Atomic uint32_t incarnation;
 	_Atomic int32_t	 pid;
 	_Atomic uint32_t state;
@@ -163,7 +167,12 @@ struct shm_actor {
 	_Atomic uint32_t cfg_capacity;	/* effective */
 	_Atomic uint32_t cfg_overflow;	/* enum shm_overflow */
 	_Atomic uint32_t cfg_timeout_ms;	/* block_timeout_ms */
-	uint8_t		 pad[36];
+	uint32_t	 pad;
+};
+
+/* An actor's path, in the layout after the actor table, by index. */
+struct shm_path {
+	char		 path[SHM_PATH_MAX];
 };
 
 /*
@@ -171,7 +180,7 @@ struct shm_actor {
  * linear probing from the FNV-1a hash of a path, each bucket a mailbox
  * index + 1 (INDEX_EMPTY ends a probe, INDEX_GONE is a path renamed away,
  * passed over).  Only actord writes it, as it names mailboxes; a reader
- * checks every candidate against the actor table's path, so a lookup
+ * checks every candidate against the actor's path, so a lookup
  * racing a rename finds the old name or nothing, never another mailbox.
  */
 #define INDEX_EMPTY		0u
@@ -323,6 +332,27 @@ struct shm_lane_local {
 	uint32_t	 unchecked;
 };
 
+/*
+ * What a send to a mailbox's main lane reads of its process-local view,
+ * dense: 32 bytes a mailbox, 128 to a page, beside the full views (struct
+ * shm_mbox_local, 376 bytes, 10 to a page), which sends to the main lane
+ * read only on their slow paths (full lane, large message, coalesce).  A
+ * sender to 10,000 actors at random touched a page of its views per send
+ * (at first a fault: 0.4 a send in bench-scale's send phase at 10,000),
+ * and now one per 128 mailboxes, which stays in its TLB; the full view is
+ * made only if a slow path needs it.  Made from the checked descriptor
+ * (shm_localize_send, or with the full view: shm_localize), never changed
+ * after: what the full view holds or would hold, never a second truth.
+ */
+struct shm_send_view {
+	struct shm_mbox	*m;		/* NULL until the view is made */
+	unsigned char	*cells;		/* the main lane's */
+	uint32_t	 cap;		/* its cells, a power of two */
+	uint32_t	 cell;		/* bytes per cell */
+	uint32_t	 max;		/* the payload bytes it takes */
+	uint32_t	 bad;		/* the full view's bad */
+};
+
 /* A sender's place in a mailbox's queue, across the retries of one claim. */
 struct shm_turn {
 	uint32_t	 ticket;
@@ -378,6 +408,7 @@ struct shm_mbox_local {
 struct shm_arena {
 	/* What every message reads, in its first line. */
 	struct shm_mbox_local *mb;	/* n + 1 entries, made on first use */
+	struct shm_send_view *sv;	/* n + 1, made with mb's */
 	uint32_t	 n;
 	uint32_t	 tsc_ok;
 	uint64_t	 tsc_base;
@@ -398,6 +429,7 @@ struct shm_arena {
 	size_t		 mb_size;
 	const struct shm_desc *desc;	/* in the layout: checked at first use */
 	uint64_t	 mbox_off;	/* the first mailbox's, from the header */
+	const struct shm_path *paths;	/* in the layout, by index */
 	unsigned char	*quarantine;	/* private: bad descriptors' mailbox */
 	_Atomic uint32_t *index;	/* in the layout: the path index */
 	uint32_t	 index_mask;
@@ -438,13 +470,16 @@ struct shm_producer {
 
 _Static_assert(sizeof(struct shm_hdr) % SHM_CL == 0, "hdr");
 _Static_assert(sizeof(struct shm_desc) % SHM_CL == 0, "desc");
-_Static_assert(sizeof(struct shm_actor) % SHM_CL == 0, "actor");
+_Static_assert(sizeof(struct shm_actor) == 32, "actor: two to a line");
+_Static_assert(sizeof(struct shm_path) % SHM_CL == 0, "path");
 _Static_assert(sizeof(struct shm_slot) == SHM_CL, "slot");
+_Static_assert(sizeof(struct shm_send_view) == 32, "send view: 128 a page");
 _Static_assert(sizeof(struct shm_cell) == SHM_CELL_HDR, "cell");
 _Static_assert(sizeof(struct shm_msg) == 40, "msg");
 _Static_assert(sizeof(struct shm_dl_entry) % SHM_CL == 0, "dl entry");
 
 void	 shm_localize(struct shm_arena *, uint32_t idx);	/* arena.c */
+void	 shm_localize_send(struct shm_arena *, uint32_t idx);
 
 /*
  * Mailbox idx's process-local view (idx < a->n), made on first use, when
@@ -459,6 +494,20 @@ shm_mb(struct shm_arena *a, uint32_t idx)
 	if (__builtin_expect(mb->m == NULL, 0))
 		shm_localize(a, idx);
 	return mb;
+}
+
+/*
+ * Mailbox idx's send view (idx < a->n), made on first use, alone or with
+ * its full view.
+ */
+static inline struct shm_send_view *
+shm_sv(struct shm_arena *a, uint32_t idx)
+{
+	struct shm_send_view *sv = &a->sv[idx];
+
+	if (__builtin_expect(sv->m == NULL, 0))
+		shm_localize_send(a, idx);
+	return sv;
 }
 
 /* The same for a reader: making the view is a cache fill, not a change. */
@@ -668,8 +717,8 @@ int	 shm_membarrier_register(void);
 int	 shm_futex_wait(_Atomic uint32_t *, uint32_t, int64_t timeout_ns)
 	    SHM_HOT;
 void	 shm_futex_wake(_Atomic uint32_t *, int n);
-void	 shm_wake_consumer(struct shm_arena *, uint32_t idx, unsigned lane,
-	    int *bellfd) SHM_HOT;
+void	 shm_wake_consumer(struct shm_arena *, uint32_t idx,
+	    struct shm_mbox *, unsigned lane, int *bellfd) SHM_HOT;
 void	 shm_wake_senders(struct shm_mbox *);
 void	 shm_wake_space(struct shm_mbox *);
 void	 shm_wake_senders_force(struct shm_mbox *);

@@ -229,10 +229,9 @@ shm_futex_wake_bits(_Atomic uint32_t *w, uint32_t bits)
 }
 
 void
-shm_wake_consumer(struct shm_arena *a, uint32_t idx, unsigned lane,
-    int *bellfd)
+shm_wake_consumer(struct shm_arena *a, uint32_t idx, struct shm_mbox *m,
+    unsigned lane, int *bellfd)
 {
-	struct shm_mbox	*m = shm_mb(a, idx)->m;
 	uint32_t	 s = atomic_load(&m->sleeping);
 
 	while (s & SHM_LANE_BIT(lane)) {

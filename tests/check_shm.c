@@ -923,6 +923,109 @@ START_TEST(test_sleeper_fences_drop_oldest)
 }
 END_TEST
 
+/*
+ * What a send reads of the actor table (incarnation, state, prepared) is
+ * dense: 128 actors to a page, the paths apart, so that a sender to
+ * 10,000 actors at random keeps the table's pages in its TLB instead of
+ * a page walk (and at first, a fault) per send.  A path still names its
+ * actor both ways.
+ */
+START_TEST(test_actor_table_dense)
+{
+	enum { N = 300 };
+	struct shm_mailbox_layout m[N];
+	struct shm_layout l = { N, m, 16, 16 };
+	struct shm_arena *a;
+	char	 buf[SHM_PATH_MAX], path[32], err[SHM_ERRBUF];
+	uintptr_t first, last;
+	uint32_t i;
+
+	for (i = 0; i < N; i++) {
+		m[i] = shm_test_mbox(2, 64, SHM_OVERFLOW_REJECT);
+		m[i].sys_capacity = m[i].reply_capacity = 2;
+		m[i].state_size = 0;
+	}
+	ck_assert_msg(shm_create(&l, "check-table", &a, err, sizeof(err)) == 0,
+	    "shm_create: %s", err);
+	for (i = 0; i < N; i++) {
+		snprintf(path, sizeof(path), "/w/%u", i);
+		ck_assert_int_eq(shm_actor_set_path(a, i, path), 0);
+	}
+	for (i = 0; i < N; i++) {
+		snprintf(path, sizeof(path), "/w/%u", i);
+		ck_assert_int_eq(shm_lookup(a, path), (int)i);
+		ck_assert_int_eq(shm_actor_path(a, i, buf, sizeof(buf)), 0);
+		ck_assert_str_eq(buf, path);
+	}
+	/* 128 consecutive entries span one page (two if not aligned). */
+	first = (uintptr_t)&shm_mb(a, 0)->actor->incarnation;
+	last = (uintptr_t)&shm_mb(a, 127)->actor->prepared;
+	ck_assert_uint_le(last - first, SHM_PAGE);
+	shm_detach(a);
+}
+END_TEST
+
+/*
+ * A send to a main lane reads its mailbox's dense send view (32 bytes,
+ * 128 to a page), not the full view (376 bytes, 10 to a page), which a
+ * sender to 10,000 actors at random touched (and faulted in) at every
+ * send: here the full view's pages are made unreadable after the first
+ * send, and the second still goes through.
+ */
+START_TEST(test_send_reads_dense_view)
+{
+	struct shm_arena *a = shm_test_arena(8, 64, 128, SHM_OVERFLOW_REJECT);
+	struct shm_producer *p;
+	struct shm_msg	 m;
+	uintptr_t	 pg = (uintptr_t)sysconf(_SC_PAGESIZE), lo, hi;
+	int		 i;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	memset(&m, 0, sizeof(m));
+	m.tag = 1;
+	ck_assert_int_eq(shm_send(p, 5, SHM_LANE_MAIN, &m, "x", 1), 0);
+	lo = (uintptr_t)&a->mb[5] & ~(pg - 1);
+	hi = ((uintptr_t)(&a->mb[5] + 1) + pg - 1) & ~(pg - 1);
+	ck_assert_uint_le(hi, (uintptr_t)a->sv);
+	ck_assert_int_eq(mprotect((void *)lo, hi - lo, PROT_NONE), 0);
+	m.tag = 2;
+	i = shm_send(p, 5, SHM_LANE_MAIN, &m, "y", 1);
+	ck_assert_int_eq(mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE),
+	    0);
+	ck_assert_int_eq(i, 0);
+	for (i = 1; i <= 2; i++) {
+		ck_assert_int_eq(shm_recv(a, 5, SHM_LANES_INBOX, &m, NULL, 0,
+		    NULL), 0);
+		ck_assert_uint_eq(m.tag, (unsigned)i);
+	}
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
+/*
+ * shm_copy, the payload copy that calls nothing (a woken consumer would
+ * otherwise touch libc's memcpy, its PLT and GOT entry: three pages a
+ * message), copies exactly n bytes, at any alignment, 0 included.
+ */
+START_TEST(test_shm_copy)
+{
+	unsigned char src[400], dst[420], want[420];
+	size_t	 n, off, i;
+
+	for (i = 0; i < sizeof(src); i++)
+		src[i] = (unsigned char)(i * 7 + 1);
+	for (n = 0; n <= 300; n += 13)
+		for (off = 0; off < 8; off++) {
+			memset(dst, 0xee, sizeof(dst));
+			memset(want, 0xee, sizeof(want));
+			memcpy(want + off, src + 8 - off, n);
+			shm_copy(dst + off, src + 8 - off, n);
+			ck_assert_int_eq(memcmp(dst, want, sizeof(dst)), 0);
+		}
+}
+END_TEST
+
 /* A process's state letter in /proc ('S': asleep), or '?'. */
 static char
 proc_state(pid_t pid)
@@ -1043,15 +1146,23 @@ START_TEST(test_attach_costs_what_is_used)
 	memset(&msg, 0, sizeof(msg));
 	ck_assert_int_eq(shm_send(p, 0, SHM_LANE_MAIN, &msg, NULL, 0), 0);
 	ck_assert_int_eq(shm_send(p, N - 1, SHM_LANE_MAIN, &msg, NULL, 0), 0);
-	/* The pages of the view that hold an entry: two, of 1,300 or so. */
+	/*
+	 * The pages of the views that hold an entry: two of the dense send
+	 * views (160 pages or so), and none of the full views (1,300), which
+	 * a send to a main lane does not need.
+	 */
 	n = (b->mb_size + pg - 1) / pg;
 	vec = calloc(n, 1);
 	ck_assert_ptr_nonnull(vec);
 	ck_assert_int_eq(mincore(b->mb, b->mb_size, vec), 0);
-	for (k = 0; k < n; k++)
+	for (k = 0; k < n; k++) {
 		used += vec[k] & 1;
-	ck_assert_msg(used <= 2, "%zu of %zu pages of the view resident", used,
-	    n);
+		ck_assert_msg((vec[k] & 1) == 0 || (unsigned char *)b->mb +
+		    k * pg >= (unsigned char *)b->sv,
+		    "page %zu of the full views resident", k);
+	}
+	ck_assert_msg(used <= 2, "%zu of %zu pages of the views resident",
+	    used, n);
 	free(vec);
 	shm_producer_close(p);
 	shm_detach(b);
@@ -1624,6 +1735,9 @@ shm_suite(void)
 	tcase_add_test(tc, test_layout_check);
 	tcase_add_test(tc, test_wake_page);
 	tcase_add_test(tc, test_wake_one);
+	tcase_add_test(tc, test_shm_copy);
+	tcase_add_test(tc, test_send_reads_dense_view);
+	tcase_add_test(tc, test_actor_table_dense);
 	tcase_add_test(tc, test_shm_cpu);
 	tcase_add_test(tc, test_path_index);
 	tcase_add_test(tc, test_attach_costs_what_is_used);

@@ -84,7 +84,7 @@ take_cb(void *arg, enum shm_lane lane, const struct shm_msg *m,
 		c->len = (uint32_t)(a->inhand_len - INHAND_PAYLOAD);
 	c->attempts = 1;
 	c->flags &= ~(uint32_t)SHM_MSG_REDELIVERED;
-	memcpy(a->inhand + INHAND_PAYLOAD, payload, c->len);
+	shm_copy(a->inhand + INHAND_PAYLOAD, payload, c->len);
 	memcpy(a->inhand, m, sizeof(*m));
 	memcpy(a->inhand + offsetof(struct shm_msg, len), &c->len,
 	    sizeof(c->len));
