@@ -251,6 +251,14 @@ place_mailbox(struct shm_desc *d, uint64_t off)
 	d->inhand_off = off;
 	off += d->inhand_size;
 	for (l = 0; l < SHM_NLANES; l++) {
+		/*
+		 * On a page: cells of a power of two bytes then never
+		 * straddle two (the first lane's began 0xec0 into a page,
+		 * so its second cell did: every 16th message cost its
+		 * sender and its consumer a page more, at first a fault).
+		 * Address space only: the gap is never written.
+		 */
+		off = SHM_ALIGN(off, SHM_PAGE);
 		d->cells_off[l] = off;
 		off += (uint64_t)d->capacity[l] * d->cell;
 	}

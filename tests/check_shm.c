@@ -1176,7 +1176,8 @@ END_TEST
  * the state region and the head of the in-hand slot, for a mailbox of the
  * defaults (1,024 cells of 256 bytes, max_message 65,536, libactor's
  * region of the default watchers and asks), and each mailbox starts on a
- * page of its own.
+ * page of its own; each lane's cells start on a page, so that a message
+ * is on one page, not two.
  */
 START_TEST(test_wake_page)
 {
@@ -1186,7 +1187,7 @@ START_TEST(test_wake_page)
 	struct shm_arena *a;
 	char	 err[SHM_ERRBUF];
 	uintptr_t page;
-	uint32_t i;
+	uint32_t i, k;
 
 	for (i = 0; i < 2; i++) {
 		m[i] = shm_test_mbox(1024, 256, SHM_OVERFLOW_BLOCK);
@@ -1208,6 +1209,10 @@ START_TEST(test_wake_page)
 		    1) / SHM_PAGE, page / SHM_PAGE);
 		ck_assert_uint_gt((uintptr_t)mb->lane[SHM_LANE_MAIN].cells,
 		    (uintptr_t)mb->inhand);
+		/* No cell straddles two pages. */
+		for (k = 0; k < SHM_NLANES; k++)
+			ck_assert_uint_eq((uintptr_t)mb->lane[k].cells %
+			    SHM_PAGE, 0);
 	}
 	shm_detach(a);
 }
@@ -1410,7 +1415,8 @@ desc_out_of_bounds(struct shm_desc *d)
 static void
 desc_bigger(struct shm_desc *d)
 {
-	d->capacity[SHM_LANE_MAIN] *= 2;
+	/* Past the page its cells start on: the next lane's move. */
+	d->capacity[SHM_LANE_MAIN] *= 64;
 }
 
 /*
