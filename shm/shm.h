@@ -584,7 +584,8 @@ bool	 shm_mailbox_prepared(const struct shm_arena *, uint32_t idx);
  * socket, non-blocking, close-on-exec, to put in epoll), calls
  * shm_doorbell_arm before epoll_wait (1: messages are pending, do not
  * sleep; 0: armed), and shm_doorbell_disarm after waking.  shm_wake_all
- * wakes the consumer and blocked senders of a mailbox (actord, shutdown).
+ * wakes the consumer and blocked senders of a mailbox (actord, shutdown),
+ * shm_wake_blocked its blocked senders only (its consumer died).
  */
 int	 shm_wait(struct shm_arena *, uint32_t idx, unsigned lanes,
 	    enum shm_wait_mode, int64_t spin_ns, int64_t timeout_ns)
@@ -596,6 +597,7 @@ int	 shm_doorbell_open(struct shm_arena *, uint32_t idx);	/* an fd */
 int	 shm_doorbell_arm(struct shm_arena *, uint32_t idx, unsigned lanes);
 void	 shm_doorbell_disarm(struct shm_arena *, uint32_t idx, int fd);
 void	 shm_wake_all(struct shm_arena *, uint32_t idx);
+void	 shm_wake_blocked(struct shm_arena *, uint32_t idx);
 
 /*
  * repair.c.  Whoever reaped a mailbox's consumer (actord, after shm_reap

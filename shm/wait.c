@@ -83,6 +83,7 @@
 static socklen_t bell_name(const struct shm_arena *, uint32_t,
 		    struct sockaddr_un *);
 static void	 ring_bell(struct shm_arena *, uint32_t, int *);
+static void	 wake_blocked(struct shm_mbox *);
 static int	 spin(struct shm_arena *, uint32_t, unsigned, int64_t)
 	    SHM_HOT;
 static int	 barrier_all(struct shm_arena *);
@@ -319,11 +320,31 @@ shm_wake_all(struct shm_arena *a, uint32_t idx)
 		ring_bell(a, idx, &fd);
 	else if (s != 0)
 		shm_futex_wake(&m->wake_word, INT_MAX);
+	wake_blocked(m);
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * A mailbox whose consumer died (a reap): only its blocked senders may
+ * sleep.  Its "sleeping" word, still set if it died asleep, is left for
+ * the next sender, which then makes one FUTEX_WAKE nobody needs; a reap
+ * makes none.
+ */
+void
+shm_wake_blocked(struct shm_arena *a, uint32_t idx)
+{
+	if (idx < a->n)
+		wake_blocked(shm_mb(a, idx)->m);
+}
+
+/* Blocked senders look again, where one may sleep. */
+static void
+wake_blocked(struct shm_mbox *m)
+{
 	shm_wake_senders(m);
 	if (shm_turns_waiting(m) || atomic_load(&m->turn_out) != 0)
 		shm_turns_wake_all(m);
-	if (fd >= 0)
-		close(fd);
 }
 
 /*

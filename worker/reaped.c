@@ -216,6 +216,6 @@ actor_reaped(struct shm_arena *a, uint32_t idx, pid_t pid, int wstatus,
 	(void)watch_notify(p, a, idx, dead, wstatus, owed);
 	if (p != NULL)
 		shm_producer_close(p);
-	shm_wake_all(a, idx);
+	shm_wake_blocked(a, idx);	/* its consumer is gone */
 	return rc == SHM_EAGAIN ? ACTOR_EAGAIN : 0;
 }
