@@ -33,7 +33,10 @@
  *   fan-in		P = 1, 10, 100, 1,000 producer processes telling one
  *			actor as fast as they can: messages per second (each
  *			forked and attached before the start, gone after the
- *			end), and blocked senders woken per message; the
+ *			end), and blocked senders woken per message; P = 10
+ *			and 1,000 again with ten times the messages (what a
+ *			process costs to start, wake and fault in, spread
+ *			over 2,000 messages each at P = 1,000, not 200); the
  *			floor: the bare MPSC ring with P = 10 and 1,000 of the
  *			same producers, asleep on a futex while it is full,
  *			woken all at once or one at a time (floor_put)
@@ -103,6 +106,7 @@
 #define SPARSE_RATE	10	/* messages per actor per second */
 #define SPARSE_PRODUCERS 4
 #define FANIN_MSGS	200000
+#define FANIN_LONG_MSGS	2000000	/* the ratio again, 10 times longer */
 #define FANIN_P_MAX	1000	/* the largest of fanin_p */
 #define MSG_LEN		64
 #define TAG_IGNORED	99	/* actor_echo ignores it */
@@ -134,13 +138,15 @@ struct row {
 	double		 wake_n50;		/* FUTEX_WAKE among N asleep */
 	size_t		 mb_stride;		/* the arena's, between mailboxes */
 	double		 fanin[4];
-	double		 fanin_floor[2][2];	/* bare ring: all/one, P = 10/1000 */
+	double		 fanin_long[2];		/* P = 10, 1000: LONG_MSGS */
+	double		 fanin_floor[2][2];	/* all/one woken, P = 10/1000 */
 	double		 ofa, ofa_floor;
 	double		 ofa_par;		/* start = "parallel" */
 	char		 why[256];		/* the first failure */
 };
 
 static const int fanin_p[4] = { 1, 10, 100, 1000 };
+static const int fanin_p2[2] = { 10, 1000 };	/* the ratio's two */
 
 static void	 emit(struct bench *, int, const char *, double);
 static void	 emit_str(struct bench *, int, const char *, const char *);
@@ -1270,15 +1276,19 @@ struct fanin_run {
 	int		 p, per, nopen;
 };
 
-/* Fork P producers to s and wait until each has opened: false on error. */
+/*
+ * Fork P producers to s, total / P messages each, and wait until each has
+ * opened: false on error.
+ */
 static bool
-fanin_fork(struct fanin_run *fr, const struct fanin_src *s, int p)
+fanin_fork(struct fanin_run *fr, const struct fanin_src *s, int p,
+    int total)
 {
 	int i, nforked;
 	char c;
 
 	fr->p = p;
-	fr->per = FANIN_MSGS / p;
+	fr->per = total / p;
 	if (pipe2(fr->go, O_CLOEXEC) == -1)
 		return false;
 	if (pipe2(fr->res, O_CLOEXEC) == -1) {
@@ -1339,7 +1349,7 @@ floor_run(struct bench *b, struct row *r, struct fanin_run *fr,
 		floor_consumer(f);
 	if (cons < 0)
 		return -1;
-	if (!fanin_fork(fr, &s, p)) {
+	if (!fanin_fork(fr, &s, p, FANIN_MSGS)) {
 		atomic_store(&f->stop, 1);
 		(void)waitpid(cons, &st, 0);
 		return -1;
@@ -1397,7 +1407,8 @@ fanin_floor(struct bench *b, struct row *r)
 			if (!fanin_p_wanted(ps[j]))
 				continue;
 			v[j] = floor_run(b, r, fr, f, i == 1, ps[j]);
-			snprintf(key, sizeof(key), "fanin_floor_%s_p%d_msg_per_s",
+			snprintf(key, sizeof(key),
+			    "fanin_floor_%s_p%d_msg_per_s",
 			    i == 1 ? "one" : "all", ps[j]);
 			emit(b, r->n, key, v[j]);
 		}
@@ -1421,21 +1432,80 @@ fanin_p_wanted(int p)
 }
 
 /*
- * P producer processes, each with its own producer slot, tell one actor
- * FANIN_MSGS / P messages as fast as they can once a pipe closes; the
- * time until the actor has taken them all.  Every producer is forked and
- * attached before the start, and exits after the end.  Then the floor.
+ * One fan-in run of ours: P producer processes, each with its own
+ * producer slot, tell one actor total / P messages each as fast as they
+ * can once a pipe closes; the time until the actor has taken them all.
+ * Every producer is forked and attached before the start, and exits
+ * after the end.  Its rate (-1 if not measured); its costs and its
+ * blocked senders woken per message under prefix ("fanin", ...).
+ */
+static double
+fanin_ours(struct bench *b, struct actord *ad, struct row *r,
+    const struct fanin_src *s, struct fanin_run *fr, const char *prefix,
+    int p, int total)
+{
+	struct shm_counters c0, c1;
+	uint64_t t0, deadline, want;
+	double rate;
+	char key[64];
+	int i;
+
+	if (!fanin_fork(fr, s, p, total))
+		return -1;
+	shm_counters(ad->arena, s->target.index, &c0);
+	want = c0.dequeued + (uint64_t)fr->nopen * (uint64_t)fr->per;
+	t0 = now_ns();
+	close(fr->go[1]);		/* go */
+	deadline = t0 + 120000000000ULL;
+	do {
+		actord_run_once(ad, 1);
+		shm_counters(ad->arena, s->target.index, &c1);
+	} while (c1.dequeued < want && now_ns() < deadline);
+	rate = fr->nopen == p && c1.dequeued >= want ?
+	    (double)(c1.dequeued - c0.dequeued) /
+	    ((double)(now_ns() - t0) / 1e9) : -1;
+	if (c1.dequeued >= want)
+		fanin_costs(b, r->n, prefix, p, fr->res[0], fr->nopen,
+		    c1.dequeued - c0.dequeued);
+	close(fr->res[0]);
+	close(fr->stop[1]);		/* stop */
+	if (fr->nopen < p)
+		fail(r, "fan-in P=%d: %d producers found no producer slot", p,
+		    p - fr->nopen);
+	else if (c1.dequeued < want)
+		fail(r, "fan-in P=%d: %llu of %llu messages taken in 120 s", p,
+		    (unsigned long long)(c1.dequeued - c0.dequeued),
+		    (unsigned long long)(want - c0.dequeued));
+	/* actord's loop reaps them (orphans to it): wait for that. */
+	deadline = now_ns() + 30000000000ULL;
+	for (i = 0; i < p; i++)
+		while (fr->pids[i] > 0 && kill(fr->pids[i], 0) == 0 &&
+		    now_ns() < deadline)
+			actord_run_once(ad, 1);
+	snprintf(key, sizeof(key), "%s_p%d_msg_per_s", prefix, p);
+	emit(b, r->n, key, rate);
+	/* Blocked senders woken for their turn, per message. */
+	snprintf(key, sizeof(key), "%s_p%d_wakeups_per_msg", prefix, p);
+	emit(b, r->n, key, c1.dequeued > c0.dequeued ?
+	    (double)(c1.sender_wakeups - c0.sender_wakeups) /
+	    (double)(c1.dequeued - c0.dequeued) : -1);
+	return rate;
+}
+
+/*
+ * Fan-in at every P of fanin_p, FANIN_MSGS in all; then at P = 10 and
+ * 1,000 with FANIN_LONG_MSGS in all (2,000 a producer at 1,000: what a
+ * process costs to start, wake and fault in is then spread over ten
+ * times the messages); then the floor.
  */
 static void
 bench_fanin(struct bench *b, struct actord *ad, struct row *r)
 {
-	struct shm_counters c0, c1;
 	struct fanin_src s = { .ad = ad };
 	struct fanin_run *fr;
 	struct actor *cl;
-	char err[ACTOR_ERRBUF], key[64];
-	uint64_t t0, deadline, want;
-	int i, j, p;
+	char err[ACTOR_ERRBUF];
+	int j;
 
 	if (actor_open(ad->arena, -1, &cl, err, sizeof(err)) < 0 ||
 	    actor_lookup(cl, "/w0/0", &s.target) < 0) {
@@ -1445,53 +1515,18 @@ bench_fanin(struct bench *b, struct actord *ad, struct row *r)
 	actor_close(cl);
 	if ((fr = calloc(1, sizeof(*fr))) == NULL)
 		return;
-	for (j = 0; j < 4; j++) {
-		p = fanin_p[j];
-		if (!fanin_p_wanted(p))
-			continue;
-		if (!fanin_fork(fr, &s, p))
-			break;
-		shm_counters(ad->arena, s.target.index, &c0);
-		want = c0.dequeued + (uint64_t)fr->nopen * (uint64_t)fr->per;
-		t0 = now_ns();
-		close(fr->go[1]);		/* go */
-		deadline = t0 + 120000000000ULL;
-		do {
-			actord_run_once(ad, 1);
-			shm_counters(ad->arena, s.target.index, &c1);
-		} while (c1.dequeued < want && now_ns() < deadline);
-		r->fanin[j] = fr->nopen == p && c1.dequeued >= want ?
-		    (double)(c1.dequeued - c0.dequeued) /
-		    ((double)(now_ns() - t0) / 1e9) : -1;
-		if (c1.dequeued >= want)
-			fanin_costs(b, r->n, "fanin", p, fr->res[0], fr->nopen,
-			    c1.dequeued - c0.dequeued);
-		close(fr->res[0]);
-		close(fr->stop[1]);		/* stop */
-		if (fr->nopen < p)
-			fail(r, "fan-in P=%d: %d producers found no producer "
-			    "slot", p, p - fr->nopen);
-		else if (c1.dequeued < want)
-			fail(r, "fan-in P=%d: %llu of %llu messages taken in "
-			    "120 s", p, (unsigned long long)(c1.dequeued -
-			    c0.dequeued), (unsigned long long)(want -
-			    c0.dequeued));
-		/* actord's loop reaps them (orphans to it): wait for that. */
-		deadline = now_ns() + 30000000000ULL;
-		for (i = 0; i < p; i++)
-			while (fr->pids[i] > 0 && kill(fr->pids[i], 0) == 0 &&
-			    now_ns() < deadline)
-				actord_run_once(ad, 1);
-		snprintf(key, sizeof(key), "fanin_p%d_msg_per_s", p);
-		emit(b, r->n, key, r->fanin[j]);
-		/* Blocked senders woken for their turn, per message. */
-		snprintf(key, sizeof(key), "fanin_p%d_wakeups_per_msg", p);
-		emit(b, r->n, key, c1.dequeued > c0.dequeued ?
-		    (double)(c1.sender_wakeups - c0.sender_wakeups) /
-		    (double)(c1.dequeued - c0.dequeued) : -1);
-	}
+	for (j = 0; j < 4; j++)
+		if (fanin_p_wanted(fanin_p[j]))
+			r->fanin[j] = fanin_ours(b, ad, r, &s, fr, "fanin",
+			    fanin_p[j], FANIN_MSGS);
 	emit(b, r->n, "fanin_p1000_vs_p10", r->fanin[3] > 0 &&
 	    r->fanin[1] > 0 ? r->fanin[3] / r->fanin[1] : -1);
+	for (j = 0; j < 2; j++)
+		if (fanin_p_wanted(fanin_p2[j]))
+			r->fanin_long[j] = fanin_ours(b, ad, r, &s, fr,
+			    "fanin_long", fanin_p2[j], FANIN_LONG_MSGS);
+	emit(b, r->n, "fanin_long_p1000_vs_p10", r->fanin_long[1] > 0 &&
+	    r->fanin_long[0] > 0 ? r->fanin_long[1] / r->fanin_long[0] : -1);
 	free(fr);
 	fanin_floor(b, r);
 }
@@ -2132,6 +2167,13 @@ print_table(struct row *rows, int nr)
 	}
 	ROW("  P=1000 vs P=10", r->fanin[3] > 0 && r->fanin[1] > 0 ?
 	    r->fanin[3] / r->fanin[1] : -1, " %9.2fx", ">= 0.8x");
+	ROW("  10x the messages: P=10", r->fanin_long[0] < 0 ? -1 :
+	    r->fanin_long[0] / 1e6, " %10.3f", "");
+	ROW("    P=1000 Mmsg/s", r->fanin_long[1] < 0 ? -1 :
+	    r->fanin_long[1] / 1e6, " %10.3f", "");
+	ROW("    P=1000 vs P=10", r->fanin_long[1] > 0 &&
+	    r->fanin_long[0] > 0 ? r->fanin_long[1] / r->fanin_long[0] : -1,
+	    " %9.2fx", "");
 	for (j = 0; j < 2; j++) {
 		char label[40];
 
@@ -2264,6 +2306,7 @@ main(void)
 		for (j = 0; j < 4; j++)
 			r->fanin[j] = -1;
 		r->fanin_floor[0][0] = r->fanin_floor[0][1] = -1;
+		r->fanin_long[0] = r->fanin_long[1] = -1;
 		r->fanin_floor[1][0] = r->fanin_floor[1][1] = -1;
 		printf("== N = %d\n", r->n);
 		if (phase(phases, "floor")) {
