@@ -29,9 +29,11 @@
  *                turn_next - turn_grant)
  *       CAS turn_grant g -> g + k; turn_out += k
  *       wake tickets g .. g + k - 1, and g + k (the new front) if any
- *       and the free cells bounded k (not TURN_BATCH): one
- *       FUTEX_WAKE_BITSET per cell, each waking only its bits (a line
- *       of up to SHM_TURN_WAITERS has a cell and bit per ticket).
+ *       and the free cells bounded k, or the lane is over half full
+ *       (not if TURN_BATCH bounded k below the mark, where the consumer
+ *       grants the next): one FUTEX_WAKE_BITSET per cell, each waking
+ *       only its bits (a line of up to SHM_TURN_WAITERS has a cell and
+ *       bit per ticket).
  *
  *   passing (shm_turns_may_pass, while "queued" is set): a sender with a
  *   pass claims while more cells are free than turns are owed; any other
@@ -214,8 +216,9 @@ grant_once(struct shm_mbox_local *mb, uint64_t self, bool *again)
 	struct shm_mbox	*m = mb->m;
 	uint32_t	 e[SHM_TURN_LEFT];
 	uint32_t	 g, n, waiting, k, t, i, ngone = 0, v;
+	uint64_t	 nfree, lim;
 	int64_t		 out, budget;
-	bool		 lie = false, any = false, batch;
+	bool		 lie = false, any = false, front;
 
 	*again = false;
 	g = atomic_load(&m->turn_grant);
@@ -236,9 +239,19 @@ grant_once(struct shm_mbox_local *mb, uint64_t self, bool *again)
 	out = (int32_t)atomic_load(&m->turn_out);
 	if (out < -(int64_t)waiting)
 		out = -(int64_t)waiting;
-	budget = (int64_t)room(mb) - out;
-	/* A few out at once, who send on while there is room. */
-	if ((batch = budget > TURN_BATCH - out))
+	nfree = room(mb);
+	budget = (int64_t)nfree - out;
+	/*
+	 * A few out at once, who send on while there is room.  The new
+	 * front polls for cells freed one at a time (the free cells bound
+	 * the turns), or above the half mark, where the consumer grants
+	 * none; not when TURN_BATCH bounds them below it: the consumer
+	 * grants the next ones once these are used, and a front woken for
+	 * nothing would only sleep again (a wake-up per batch).
+	 */
+	lim = shm_lane_limit(&mb->lane[SHM_LANE_MAIN]);
+	front = budget <= TURN_BATCH - out || nfree < lim - lim / 2;
+	if (budget > TURN_BATCH - out)
 		budget = TURN_BATCH - out;
 	for (k = 0; k < waiting && k < SHM_TURN_WAITERS; k++) {
 		if (any && left(e, g + k))
@@ -269,13 +282,7 @@ grant_once(struct shm_mbox_local *mb, uint64_t self, bool *again)
 			if (atomic_load(&m->turn_left[i]) == g + k + 1)
 				*again = true;	/* the new front left */
 	}
-	/*
-	 * The new front polls for cells freed one at a time; not when
-	 * TURN_BATCH bounded the turns: the consumer grants the next ones
-	 * once these are used and the lane is half empty, and a front woken
-	 * for nothing would only sleep again (a wake-up per batch).
-	 */
-	wake(m, g, (k < waiting && !batch) || lie ? k + 1 : k, self);
+	wake(m, g, (k < waiting && front) || lie ? k + 1 : k, self);
 	return k - ngone;
 }
 
@@ -405,7 +412,8 @@ shm_turn_wait(struct shm_producer *p, struct shm_mbox_local *mb,
 		}
 		until = deadline - now > (slice ? TURN_SLICE_NS : TURN_LOST_NS) ?
 		    now + (slice ? TURN_SLICE_NS : TURN_LOST_NS) : deadline;
-		(void)shm_futex_wait_bits(cell, v, shm_turn_bit(tu->ticket), until);
+		(void)shm_futex_wait_bits(cell, v, shm_turn_bit(tu->ticket),
+		    until);
 		if (again)
 			return 0;
 	}

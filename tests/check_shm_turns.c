@@ -470,13 +470,25 @@ START_TEST(test_wake_own_bit)
 END_TEST
 
 /*
- * A grant bounded by the turns out at once (TURN_BATCH) wakes those it
- * lets in and nobody else: the consumer grants the next ones once these
- * are used, so the new front is not woken to poll (it would only sleep
- * again: a wake-up per batch, a third of them with two let in).  A grant
- * bounded by the free cells wakes the new front too, which polls for the
- * next cell freed.
+ * A grant bounded by the turns out at once (TURN_BATCH) with the lane at
+ * most half full wakes those it lets in and nobody else: the consumer
+ * grants the next ones once these are used, so the new front is not
+ * woken to poll (it would only sleep again: a wake-up per batch, a third
+ * of them with two let in).  A grant bounded by the free cells, or made
+ * above the half mark (where the consumer grants none), wakes the new
+ * front too, which polls for the next cells freed.
  */
+/* Take n messages off the lane, looking for nobody. */
+static void
+take_n(struct shm_arena *a, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_INBOX,
+		    &(struct shm_msg){ 0 }, NULL, 0, NULL), 0);
+}
+
 START_TEST(test_batch_wakes_no_front)
 {
 	enum { LANE = 8 };
@@ -485,22 +497,33 @@ START_TEST(test_batch_wakes_no_front)
 	struct shm_mbox_local *mb = shm_mb(a, 0);
 	struct shm_producer *p;
 	struct shm_counters c;
-	unsigned	 granted;
+	unsigned	 granted, woken;
 
 	ck_assert_int_eq(shm_producer_open(a, &p), 0);
 	/* Ten tickets in line (held by nobody: only the wake-ups count). */
 	atomic_store(&mb->m->turn_next, 10);
+	/* The lane empty: a batch of turns, no front. */
 	granted = shm_turns_grant(mb);
 	ck_assert_uint_ge(granted, 1);
-	ck_assert_uint_le(granted, 4);
+	ck_assert_uint_lt(granted, LANE / 2);
 	ck_assert_int_eq(shm_counters(a, 0, &c), 0);
 	ck_assert_uint_eq(c.sender_wakeups, granted);
+	woken = granted;
 	/* Those turns used; one cell free: its turn, and the new front. */
 	atomic_store(&mb->m->turn_out, 0);
 	send_fill(p, LANE - 1);
 	ck_assert_uint_eq(shm_turns_grant(mb), 1);
 	ck_assert_int_eq(shm_counters(a, 0, &c), 0);
-	ck_assert_uint_eq(c.sender_wakeups, granted + 2);
+	ck_assert_uint_eq(c.sender_wakeups, woken + 2);
+	woken += 2;
+	/* Three cells free, the lane above half full: the front too. */
+	atomic_store(&mb->m->turn_out, 0);
+	take_n(a, 2);
+	granted = shm_turns_grant(mb);
+	ck_assert_uint_ge(granted, 1);
+	ck_assert_uint_lt(granted, 3);
+	ck_assert_int_eq(shm_counters(a, 0, &c), 0);
+	ck_assert_uint_eq(c.sender_wakeups, woken + granted + 1);
 	shm_producer_close(p);
 	shm_detach(a);
 }
