@@ -322,6 +322,9 @@ START_TEST(ask_full_mailbox_refused_at_once)
 	ck_assert_msg(full, "64 tells to a stopped /echo all queued");
 	ask_fails_at_once("/echo", "1", "refused", "mailbox full");
 	ck_assert_int_eq(kill(pid, SIGCONT), 0);
+	/* Until the actor has taken the 16 again, an ask is refused. */
+	for (i = 0; i < 1000 && stats_num("/echo", "mailbox_depth") != 0; i++)
+		ts_sleep_ms(10);
 	ask_is("/echo", "after");
 	ck_assert_msg(stats_num("/echo", "deadlettered") >= 2,
 	    "deadlettered %g", stats_num("/echo", "deadlettered"));
