@@ -338,8 +338,8 @@ struct shm_lane_local {
  * shm_mbox_local, 376 bytes, 10 to a page), which sends to the main lane
  * read only on their slow paths (full lane, large message, coalesce).  A
  * sender to 10,000 actors at random touched a page of its views per send
- * (at first a fault: 0.4 a send in bench-scale's send phase at 10,000),
- * and now one per 128 mailboxes, which stays in its TLB; the full view is
+ * (and, the first time, faulted it in), and now one per 128 mailboxes,
+ * which stays in its TLB; the full view is
  * made only if a slow path needs it.  Made from the checked descriptor
  * (shm_localize_send, or with the full view: shm_localize), never changed
  * after: what the full view holds or would hold, never a second truth.
