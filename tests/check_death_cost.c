@@ -356,6 +356,65 @@ START_TEST(merged_deaths_reaped_without_a_sweep)
 }
 END_TEST
 
+/* From now on, io_uring_setup fails here with ENOSYS, as under Docker's
+ * default seccomp profile or kernel.io_uring_disabled. */
+static void
+refuse_io_uring(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		    offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_io_uring_setup, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+
+	ck_assert_int_eq(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+	ck_assert_int_eq(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog), 0);
+}
+
+/*
+ * Where io_uring is refused, each worker's pidfd is watched in the loop
+ * instead (worker.c), while the table has room: every death is still
+ * reaped by its pid and comes back, no zombie left.  The filter stays
+ * with the process: under CK_FORK=no this test runs last.
+ */
+START_TEST(deaths_watched_in_the_loop_without_io_uring)
+{
+	struct actord *ad;
+	pid_t old[NWORKERS];
+	char path[32];
+	siginfo_t si;
+	int i;
+
+	refuse_io_uring();
+	ck_assert(!have_io_uring());
+	ad = workers_up();
+	ck_assert_ptr_null(ad->dw);
+	ck_assert_uint_eq(ad->nwatched, NWORKERS);
+	ck_assert_int_eq(count_pidfds(), NWORKERS);
+	for (i = 0; i < NWORKERS; i++) {
+		snprintf(path, sizeof(path), "/g/%d", i);
+		ck_assert_int_gt(old[i] = ts_pid(ad, path), 0);
+		ck_assert_int_eq(kill(old[i], SIGKILL), 0);
+	}
+	for (i = 0; i < NWORKERS; i++) {
+		snprintf(path, sizeof(path), "/g/%d", i);
+		ck_assert_msg(ts_wait_new_pid(ad, path, old[i], WAIT),
+		    "%s did not come back", path);
+		memset(&si, 0, sizeof(si));
+		ck_assert_int_eq((int)syscall(SYS_waitid, P_PID, old[i], &si,
+		    WEXITED | WNOHANG | WNOWAIT | __WALL, NULL), -1);
+		ck_assert_int_eq(errno, ECHILD);
+	}
+	ck_assert(ts_wait_state(ad, "/", NS_RUNNING, WAIT));
+	ck_assert_uint_eq(ad->nwatched, NWORKERS);
+	ck_assert_int_eq(count_pidfds(), NWORKERS);
+	actord_free(ad);
+}
+END_TEST
+
 static Suite *
 death_cost_suite(void)
 {
@@ -369,6 +428,7 @@ death_cost_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, deaths_watched_without_descriptors);
 	tcase_add_test(tc, merged_deaths_reaped_without_a_sweep);
+	tcase_add_test(tc, deaths_watched_in_the_loop_without_io_uring);
 	suite_add_tcase(s, tc);
 	return s;
 }
