@@ -417,7 +417,7 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 		p->hook(p->hook_arg);		/* tests: die here */
 	publish(p, l, pos, msg, payload, now, lane_cell(l, pos)->payload);
 	wake_after_publish(p, m, idx, lane);
-	if ((msg->flags & (SHM_MSG_ASK | SHM_MSG_REPLY)) == 0)
+	if ((msg->flags & (SHM_MSG_ASK | SHM_MSG_REPLY)) == 0 && a->prefetchw)
 		prefetch_ahead(l, pos);
 	return 0;
 }

@@ -417,6 +417,7 @@ struct shm_arena {
 	struct shm_actor *actors;	/* in the layout: the actor table */
 	int		 membarrier;	/* this process may use GLOBAL_EXPEDITED */
 	bool		 rdpid;		/* shm_cpu may use RDPID (wait.c) */
+	bool		 prefetchw;	/* the CPU has PREFETCHW (wait.c) */
 	bool		 creator;	/* shm_create's: writes the layout */
 	/* The rest. */
 	unsigned char	*base;		/* the data memfd, mapped writable */
@@ -591,18 +592,20 @@ cell_seq_cas(const struct shm_lane_local *l, uint64_t pos, uint64_t *expect,
 }
 
 /*
- * Ask for a line to write: PREFETCHW where the CPU has it (a line another
- * CPU holds then moves here owned, while this one works on), else
- * nothing.  __builtin_prefetch(p, 1) is a plain read prefetch unless the
- * build targets such a CPU, and a line fetched shared costs the same
- * round trip again at the store.
+ * Ask for a line to write: PREFETCHW (a line another CPU holds then moves
+ * here owned, while this one works on).  Only where a->prefetchw says the
+ * CPU has it: __builtin_prefetch(p, 1) is a plain read prefetch unless
+ * the build targets such a CPU, and a line fetched shared costs the same
+ * round trip again at the store.  The flag comes from one CPUID at attach
+ * (shm_cpu_init), not from __builtin_cpu_supports, whose libgcc
+ * constructor runs some 15 CPUIDs at every start of every process linked
+ * with libactor: 15 to 25 us in a VM, where each one traps.
  */
 static inline void
 prefetch_own(const void *p)
 {
 #if defined(__x86_64__)
-	if (__builtin_cpu_supports("prfchw"))
-		__asm__ __volatile__("prefetchw %0" : : "m" (*(const char *)p));
+	__asm__ __volatile__("prefetchw %0" : : "m" (*(const char *)p));
 #else
 	__builtin_prefetch(p, 1);
 #endif

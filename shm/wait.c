@@ -104,9 +104,12 @@ shm_membarrier_init(struct shm_arena *a)
 }
 
 /*
- * May shm_cpu use RDPID?  The CPU must have it (CPUID leaf 7, ECX bit 22)
- * and the kernel must keep the CPU number in TSC_AUX, which one reading
- * against sched_getcpu shows (a migration in between only costs RDPID).
+ * What this CPU offers the hot paths, by CPUID, once per attach.  RDPID
+ * for shm_cpu: the CPU must have it (leaf 7, ECX bit 22) and the kernel
+ * must keep the CPU number in TSC_AUX, which one reading against
+ * sched_getcpu shows (a migration in between only costs RDPID).
+ * PREFETCHW for a send (leaf 0x80000001, ECX bit 8; shm_impl.h,
+ * prefetch_own).
  */
 void
 shm_cpu_init(struct shm_arena *a)
@@ -116,6 +119,8 @@ shm_cpu_init(struct shm_arena *a)
 	uint64_t v;
 	int	 cpu;
 
+	a->prefetchw = __get_cpuid(0x80000001, &eax, &ebx, &ecx, &edx) != 0 &&
+	    (ecx & (1u << 8)) != 0;
 	a->rdpid = false;
 	if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0 ||
 	    (ecx & (1u << 22)) == 0)
@@ -125,6 +130,7 @@ shm_cpu_init(struct shm_arena *a)
 	a->rdpid = cpu >= 0 && (uint64_t)cpu == (v & 0xfff);
 #else
 	a->rdpid = false;
+	a->prefetchw = true;	/* __builtin_prefetch(p, 1): harmless */
 #endif
 }
 
