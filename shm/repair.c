@@ -23,7 +23,10 @@
  *          below the flag bits of a sequence number.  If not, the end whose
  *          cell agrees with it is kept and the other one found from the
  *          cells: from a plausible tail, head is the first of the cells
- *          still queued below it; from a plausible head, tail is the first
+ *          still queued below it (t - capacity when tail's own cell still
+ *          holds that position: a consumer that died after freeing a
+ *          batch, before moving head, its cells all refilled since); from
+ *          a plausible head, tail is the first
  *          cell after it that was never published.  If neither agrees, the
  *          lane starts again empty at a sane position, and every cell is
  *          then renumbered by the second step.
@@ -198,6 +201,21 @@ new_ends(struct lane_fix *f, uint64_t h, uint64_t t, uint64_t *nh,
 	uint64_t	 cap = l->cap, p, s;
 
 	s = t < POS_MAX ? seq_at(l, t) : 0;
+	if (t < POS_MAX && t >= cap && h < t - cap && queued_for(s, t - cap)) {
+		/*
+		 * Tail's cell holds position t - cap, still queued: head is
+		 * there.  A consumer frees the cells of a batch before it
+		 * stores head (ring.c, drain_inplace), and producers claim
+		 * what it freed: one that died in between leaves head up to
+		 * a batch behind, and once the producers refilled every cell
+		 * it freed, tail is a whole lap past that head.  Every
+		 * position below t - cap was consumed (its cell was freed
+		 * for the next lap), so head is no lower than t - cap.
+		 */
+		*nh = t - cap;
+		*nt = t;
+		return;
+	}
 	if (t < POS_MAX && (s == t || ((s & SEQ_FLAGS) != 0 &&
 	    (s & ~SEQ_FLAGS) + cap == t + 1))) {
 		/* Tail's cell is free for tail: head is below it. */

@@ -175,6 +175,45 @@ START_TEST(test_repair_head_jump)
 END_TEST
 
 /*
+ * A consumer frees the cells of a batch before it stores head; SIGKILLed
+ * in between, it leaves head behind the messages it took, and producers
+ * refill the cells it freed.  That is no wedge: for every number of cells
+ * refilled (none, some, all: tail a whole lap past head), the repair
+ * loses nothing and the rest comes out in order.  With all refilled, the
+ * repair once took the ends for garbage and reset the lane, losing every
+ * message in it (check_examples, connection_random_schedules_no_zombie:
+ * 1,024 messages "garbled").
+ */
+START_TEST(test_repair_consumer_died_mid_batch)
+{
+	struct shm_arena *a;
+	struct shm_producer *p;
+	struct shm_repair r;
+	unsigned	 tags[2 * CAP], i, n, k = 3, j;
+
+	for (j = 0; j <= k; j++) {
+		a = arena(SHM_OVERFLOW_REJECT);
+		ck_assert_int_eq(shm_producer_open(a, &p), 0);
+		send_tags(p, 1, 1 + CAP);		/* full: tags 1..8 */
+		for (i = 0; i < k; i++)		/* taken, head not moved */
+			cell_seq_set(main_lane(a), i, i + CAP,
+			    memory_order_release);
+		send_tags(p, 1 + CAP, 1 + CAP + j);	/* refilled: j */
+		(void)shm_mailbox_repair(a, 0, &r);
+		ck_assert_msg(r.lost == 0, "%u refilled: %u lost", j, r.lost);
+		ck_assert_uint_eq(count_dl(a, SHM_DL_GARBLED), 0);
+		n = recv_all(a, tags, 2 * CAP);
+		ck_assert_msg(n == CAP - k + j, "%u refilled: %u out", j, n);
+		for (i = 0; i < n; i++)
+			ck_assert_uint_eq(tags[i], 1 + k + i);
+		fill_again(a, p);
+		shm_producer_close(p);
+		shm_detach(a);
+	}
+}
+END_TEST
+
+/*
  * A CAS on tail without an INTENT record: the cell stays "claimed" and
  * the consumer waits for its publish for ever, while sends behind it
  * still succeed (silent loss).  Nobody owns the claim: released, one
@@ -537,6 +576,7 @@ repair_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_repair_tail_jump);
 	tcase_add_test(tc, test_repair_head_jump);
+	tcase_add_test(tc, test_repair_consumer_died_mid_batch);
 	tcase_add_test(tc, test_repair_claim_without_record);
 	tcase_add_test(tc, test_repair_stealing_mark);
 	tcase_add_test(tc, test_repair_zeroed);
