@@ -185,11 +185,15 @@ account_main(struct actor *a)
 	static struct account s;
 	const char *init = getenv("BANK_INITIAL");
 	size_t len = 0;
+	int rc;
 
-	if (actor_load(a, &s, sizeof(s), &len) < 0 || len != sizeof(s)) {
+	/* Only a new account starts from BANK_INITIAL: a failed load exits. */
+	if ((rc = actor_load(a, &s, sizeof(s), &len)) == ACTOR_ENOSTATE) {
 		memset(&s, 0, sizeof(s));
 		s.balance = init != NULL ? strtoll(init, NULL, 10) : 0;
-	}
+	} else if (rc < 0 || len != sizeof(s))
+		errx(3, "load: %s (%zu bytes of %zu)", actor_strerror(rc), len,
+		    sizeof(s));
 	if (actor_ready(a) < 0)
 		errx(3, "cannot say ready");
 	(void)actor_run(a, account_handle, NULL, &s);
@@ -355,8 +359,11 @@ coord_main(struct actor *a)
 	unsigned i;
 	int rc;
 
-	if (actor_load(a, &c.c, sizeof(c.c), &len) < 0 || len != sizeof(c.c))
+	if ((rc = actor_load(a, &c.c, sizeof(c.c), &len)) == ACTOR_ENOSTATE)
 		memset(&c.c, 0, sizeof(c.c));
+	else if (rc < 0 || len != sizeof(c.c))
+		errx(3, "load: %s (%zu bytes of %zu)", actor_strerror(rc), len,
+		    sizeof(c.c));
 	actor_recv_answers(a, true);
 	(void)signal(SIGTERM, on_term);
 	if (actor_ready(a) < 0)

@@ -124,11 +124,20 @@ serve(void)
 	struct actor *a;
 	char why[ACTOR_ERRBUF];
 	size_t len = 0;
+	int rc;
 
 	if (actor_attach(&a, why, sizeof(why)) < 0)
 		errx(3, "%s", why);
-	if (actor_load(a, t, sizeof(t), &len) < 0 || len != sizeof(t))
-		memset(t, 0, sizeof(t));	/* every connection closed */
+	/*
+	 * Only "nothing committed yet" means every connection closed: any
+	 * other failure is no reason to forget the table (exit, and the
+	 * supervisor starts us again).
+	 */
+	if ((rc = actor_load(a, t, sizeof(t), &len)) == ACTOR_ENOSTATE)
+		memset(t, 0, sizeof(t));
+	else if (rc < 0 || len != sizeof(t))
+		errx(3, "load: %s (%zu bytes of %zu)", actor_strerror(rc), len,
+		    sizeof(t));
 	if (actor_ready(a) < 0)
 		errx(3, "cannot say ready");
 	(void)actor_run(a, handle, NULL, t);

@@ -132,12 +132,17 @@ main(void)
 	static struct shard s;
 	struct actor *a;
 	char err[ACTOR_ERRBUF];
-	size_t len;
+	size_t len = 0;
+	int rc;
 
 	if (actor_attach(&a, err, sizeof(err)) < 0)
 		errx(1, "%s", err);
-	if (actor_load(a, &s, sizeof(s), &len) < 0 || len != sizeof(s))
-		memset(&s, 0, sizeof(s));	/* no snapshot yet */
+	/* No snapshot yet: zero.  A load that failed is no reason to. */
+	if ((rc = actor_load(a, &s, sizeof(s), &len)) == ACTOR_ENOSTATE)
+		memset(&s, 0, sizeof(s));
+	else if (rc < 0 || len != sizeof(s))
+		errx(1, "load: %s (%zu bytes of %zu)", actor_strerror(rc), len,
+		    sizeof(s));
 	if (actor_ready(a) < 0)
 		errx(1, "cannot say ready");
 	(void)actor_run(a, handle, NULL, &s);

@@ -275,6 +275,7 @@ serve(void)
 	struct kv kv;
 	char why[ACTOR_ERRBUF];
 	size_t len = 0;
+	int rc;
 
 	if (actor_attach(&a, why, sizeof(why)) < 0)
 		errx(3, "%s", why);
@@ -285,9 +286,11 @@ serve(void)
 	if ((kv.snap = malloc(kv.snap_max)) == NULL)
 		err(3, "malloc");
 	/* The last table committed, if any. */
-	if (actor_load(a, kv.snap, kv.snap_max, &len) == 0 &&
-	    decode(&kv, kv.snap, len) == -1)
-		errx(3, "the committed table is garbled");
+	if ((rc = actor_load(a, kv.snap, kv.snap_max, &len)) == 0) {
+		if (decode(&kv, kv.snap, len) == -1)
+			errx(3, "the committed table is garbled");
+	} else if (rc != ACTOR_ENOSTATE)
+		errx(3, "load: %s", actor_strerror(rc));
 	fprintf(stderr, "kv: up, %zu keys\n", kv.n);
 	if (actor_ready(a) < 0)
 		errx(3, "cannot say ready");
