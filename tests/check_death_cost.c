@@ -44,6 +44,18 @@ on_sigsys(int sig)
 	wakes++;
 }
 
+/* A seccomp filter for this process and what it forks from now on. */
+static int
+install_filter(struct sock_filter *f, unsigned short n)
+{
+	struct sock_fprog prog = { n, f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1 ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == -1)
+		return -1;
+	return 0;
+}
+
 /* From now on, this process's FUTEX_WAKE and FUTEX_WAKE_BITSET trap. */
 static void
 trap_futex_wakes(void)
@@ -60,14 +72,12 @@ trap_futex_wakes(void)
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
-	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigsys;
 	if (sigaction(SIGSYS, &sa, NULL) == -1 ||
-	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1 ||
-	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == -1)
+	    install_filter(f, sizeof(f) / sizeof(f[0])) == -1)
 		_exit(90);
 }
 
@@ -356,8 +366,10 @@ START_TEST(merged_deaths_reaped_without_a_sweep)
 }
 END_TEST
 
-/* From now on, io_uring_setup fails here with ENOSYS, as under Docker's
- * default seccomp profile or kernel.io_uring_disabled. */
+/*
+ * From now on, io_uring_setup fails here with ENOSYS, as under Docker's
+ * default seccomp profile or kernel.io_uring_disabled.
+ */
 static void
 refuse_io_uring(void)
 {
@@ -368,10 +380,8 @@ refuse_io_uring(void)
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
-	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
 
-	ck_assert_int_eq(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
-	ck_assert_int_eq(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog), 0);
+	ck_assert_int_eq(install_filter(f, sizeof(f) / sizeof(f[0])), 0);
 }
 
 /*
