@@ -193,6 +193,7 @@ static void	 garbled(struct shm_arena *, uint32_t, unsigned,
 static int	 free_flagged(const struct shm_lane_local *, uint64_t, uint64_t,
 		    uint64_t);
 static int	 republish(const struct shm_lane_local *, uint64_t, uint64_t);
+static void	 catch_up_head(struct shm_lane_local *);
 static int	 copy_handler(void *, enum shm_lane, const struct shm_msg *,
 		    const void *);
 static int	 uses_take(const struct shm_mbox_local *, unsigned);
@@ -1762,8 +1763,35 @@ shm_recv(struct shm_arena *a, uint32_t idx, unsigned lanes,
 }
 
 /*
+ * Head moved past the positions below tail whose cells already belong to
+ * the next lap (freed for it, claimed or published in it): each was
+ * taken.  By CAS from the value checked, at most a lap; a drop_oldest
+ * sender moving head meanwhile ends it.
+ */
+static void
+catch_up_head(struct shm_lane_local *l)
+{
+	uint64_t h, seq, n;
+
+	h = atomic_load(&l->ctl->head);
+	for (n = 0; n < l->cap && h < atomic_load(&l->ctl->tail); n++) {
+		seq = cell_seq(l, h, memory_order_seq_cst);
+		if (seq != h + l->cap && (seq & ~SEQ_FLAGS) != h + l->cap + 1)
+			break;
+		if (!atomic_compare_exchange_strong(&l->ctl->head, &h, h + 1))
+			break;
+		h++;
+	}
+}
+
+/*
  * Free what a dead consumer took and did not free: cells below head still
- * holding the number of their own lap.  Only while no consumer runs.
+ * holding the number of their own lap.  And move head past what it took
+ * and freed: a consumer frees a batch's cells before it stores head
+ * (drain_inplace), so one that died in between left head behind them,
+ * and producers may have refilled them for the next lap since.  Its next
+ * incarnation would take such a cell for garbage and lose the message
+ * in it.  Only while no consumer runs.
  */
 int
 shm_consumer_recover(struct shm_arena *a, uint32_t idx)
@@ -1777,6 +1805,7 @@ shm_consumer_recover(struct shm_arena *a, uint32_t idx)
 		return SHM_EBADINDEX;
 	for (k = 0; k < SHM_NLANES; k++) {
 		l = &shm_mb(a, idx)->lane[k];
+		catch_up_head(l);
 		h = atomic_load(&l->ctl->head);
 		if (republish(l, cell_seq(l, h, memory_order_seq_cst), h))
 			fixed++;

@@ -214,6 +214,41 @@ START_TEST(test_repair_consumer_died_mid_batch)
 END_TEST
 
 /*
+ * The same death, seen by what actord does at a reap (actor_reaped:
+ * shm_consumer_recover, then the repair) before any cell it freed is
+ * refilled: head must be past what the dead consumer took, for the
+ * producers refill those cells for the next lap right after (the reap
+ * wakes them), and the next incarnation took such a cell at the old head
+ * for garbage: each refilled message lost, "garbled".
+ */
+START_TEST(test_recover_consumer_died_mid_batch)
+{
+	struct shm_arena *a = arena(SHM_OVERFLOW_REJECT);
+	struct shm_producer *p;
+	struct shm_repair r;
+	unsigned	 tags[2 * CAP], i, n, k = 3;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	send_tags(p, 1, 1 + CAP);
+	for (i = 0; i < k; i++)
+		cell_seq_set(main_lane(a), i, i + CAP, memory_order_release);
+	ck_assert_int_ge(shm_consumer_recover(a, 0), 0);
+	(void)shm_mailbox_repair(a, 0, &r);
+	ck_assert_uint_eq(r.lost, 0);
+	ck_assert_uint_eq(atomic_load(&main_lane(a)->ctl->head), k);
+	send_tags(p, 1 + CAP, 1 + CAP + k);	/* refilled after the reap */
+	n = recv_all(a, tags, 2 * CAP);
+	ck_assert_uint_eq(n, CAP);
+	for (i = 0; i < n; i++)
+		ck_assert_uint_eq(tags[i], 1 + k + i);
+	ck_assert_uint_eq(count_dl(a, SHM_DL_GARBLED), 0);
+	fill_again(a, p);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
+/*
  * A CAS on tail without an INTENT record: the cell stays "claimed" and
  * the consumer waits for its publish for ever, while sends behind it
  * still succeed (silent loss).  Nobody owns the claim: released, one
@@ -577,6 +612,7 @@ repair_suite(void)
 	tcase_add_test(tc, test_repair_tail_jump);
 	tcase_add_test(tc, test_repair_head_jump);
 	tcase_add_test(tc, test_repair_consumer_died_mid_batch);
+	tcase_add_test(tc, test_recover_consumer_died_mid_batch);
 	tcase_add_test(tc, test_repair_claim_without_record);
 	tcase_add_test(tc, test_repair_stealing_mark);
 	tcase_add_test(tc, test_repair_zeroed);
