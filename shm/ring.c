@@ -1188,6 +1188,38 @@ shm_head_msg(struct shm_arena *a, uint32_t idx, enum shm_lane lane,
 	return cell_seq(l, h, memory_order_seq_cst) == h + 1 ? 1 : 0;
 }
 
+/*
+ * Scan the messages published in one lane and not taken, head first;
+ * stop at the first whose header match() accepts.  The consumer may take
+ * cells meanwhile: a message it took is no longer in the lane, and a
+ * cell is read only while it stays published for its position.
+ */
+int
+shm_lane_holds(struct shm_arena *a, uint32_t idx, enum shm_lane lane,
+    bool (*match)(void *, const struct shm_msg *), void *arg)
+{
+	struct shm_lane_local *l;
+	struct shm_msg	 m;
+	uint64_t	 h, t, pos;
+
+	if (idx >= a->n || (unsigned)lane >= SHM_NLANES || match == NULL)
+		return SHM_EINVAL;
+	l = &shm_mb(a, idx)->lane[lane];
+	h = atomic_load(&l->ctl->head);
+	t = atomic_load(&l->ctl->tail);
+	if (t < h || t - h > l->cap)
+		t = h + l->cap;		/* scribbled on: look at one lap */
+	for (pos = h; pos < t; pos++) {
+		if (cell_seq(l, pos, memory_order_acquire) != pos + 1)
+			continue;	/* being written, or taken */
+		SHM_ONCE_COPY(m, lane_cell(l, pos)->msg);
+		if (cell_seq(l, pos, memory_order_seq_cst) == pos + 1 &&
+		    match(arg, &m))
+			return 1;
+	}
+	return 0;
+}
+
 int
 shm_drain(struct shm_arena *a, uint32_t idx, unsigned lanes, unsigned max,
     shm_handler fn, void *arg)

@@ -555,6 +555,14 @@ void	 shm_consumer_set_hook(struct shm_arena *,
 int	 shm_head_msg(struct shm_arena *, uint32_t idx, enum shm_lane,
 	    struct shm_msg *);
 /*
+ * 1 if a message published in the lane and not yet taken has a header
+ * match(arg, header) accepts, else 0.  For whoever reaped a producer
+ * (libactor's slot_release_dead: did a dead replier's answer reach the
+ * asker's reply lane?).
+ */
+int	 shm_lane_holds(struct shm_arena *, uint32_t idx, enum shm_lane,
+	    bool (*match)(void *, const struct shm_msg *), void *arg);
+/*
  * A new consumer (the next incarnation, before it receives) or actord (after
  * it reaped the consumer) frees cells a dead consumer had taken and handed
  * over but not yet freed, and publishes again a drop_oldest cell it died

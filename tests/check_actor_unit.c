@@ -272,6 +272,179 @@ START_TEST(reaped_committed_ask_fails_at_once)
 }
 END_TEST
 
+/* What a replier has done when it dies after claiming the answer's slot. */
+static void
+claim_answer(struct shm_arena *ar, struct actor *w, const struct shm_msg *ask)
+{
+	ck_assert(slot_claim(ar, ask, (uint32_t)w->idx, w->incarnation));
+}
+
+/*
+ * Killed after committing with an ask in hand, its answer's slot claimed
+ * but the answer not sent: the ask still fails at once with ACTOR_EDIED,
+ * rather than wait out its timeout for an answer that never comes.
+ */
+START_TEST(reaped_committed_ask_claimed_fails_at_once)
+{
+	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
+	struct actor *c = open_(ar, 1), *w = open_(ar, 0);
+	struct actor_ref to = { 0, ACTOR_ANY };
+	struct actor_msg m, r;
+	uint64_t c1, got;
+
+	ck_assert_int_eq(actor_ask_send(c, to, 1, "a", 1, 10000000000LL, &c1),
+	    0);
+	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
+	ck_assert_int_eq(actor_commit(w, "one", 4), 0);
+	claim_answer(ar, w, &w->cur);
+	w = died_holding(ar, w);
+	ck_assert_int_eq(actor_ask_next(c, &r, 0, &got), ACTOR_EDIED);
+	ck_assert_uint_eq(got, c1);
+	actor_close(w);
+	actor_close(c);
+	shm_detach(ar);
+}
+END_TEST
+
+static void
+die_sending(void *arg)
+{
+	(void)arg;
+	_exit(9);
+}
+
+/*
+ * A worker SIGKILLed (here: _exit) inside actor_reply, between claiming
+ * the answer's cell and publishing it, after committing: reaped, the ask
+ * fails at once with ACTOR_EDIED.  Before, the ask was noted answered
+ * before the answer went out, and its slot stayed claimed by the dead:
+ * nobody answered, and the asker waited out its timeout (a bank
+ * transfer's retry after it, too late for the account's memory of the
+ * operation, debited twice).
+ */
+START_TEST(reaped_killed_sending_answer)
+{
+	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
+	struct actor *c = open_(ar, 1), *w;
+	struct actor_ref to = { 0, ACTOR_ANY };
+	struct actor_msg m, r;
+	uint64_t c1, got;
+	pid_t pid;
+	int st;
+
+	ck_assert_int_eq(actor_ask_send(c, to, 1, "a", 1, 10000000000LL, &c1),
+	    0);
+	if ((pid = fork()) == 0) {
+		w = open_(ar, 0);
+		if (actor_recv(w, &m, 0) != 0 || actor_commit(w, "one", 4) != 0)
+			_exit(1);
+		shm_producer_set_hook(w->prod, die_sending, NULL);
+		(void)actor_reply(w, 1, "A", 1);
+		_exit(0);		/* the hook did not fire */
+	}
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 9,
+	    "the child did not die sending its answer (status %d)", st);
+	ck_assert_int_eq(actor_reaped(ar, 0, pid, st, NULL), 0);
+	ck_assert_int_eq(actor_ask_next(c, &r, 0, &got), ACTOR_EDIED);
+	ck_assert_uint_eq(got, c1);
+	ck_assert_int_eq(actor_ask_next(c, &r, 0, &got), ACTOR_EEMPTY);
+	actor_close(c);
+	shm_detach(ar);
+}
+END_TEST
+
+/*
+ * Killed after its answer reached the asker's lane, before it noted the
+ * ask answered: the asker gets that answer, and no error after it.
+ */
+START_TEST(reaped_committed_ask_sent_answered_once)
+{
+	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
+	struct actor *c = open_(ar, 1), *w = open_(ar, 0);
+	struct actor_ref to = { 0, ACTOR_ANY };
+	struct actor_msg m, r;
+	struct actor_stats st;
+	uint64_t c1, got;
+
+	ck_assert_int_eq(actor_ask_send(c, to, 1, "a", 1, 10000000000LL, &c1),
+	    0);
+	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
+	ck_assert_int_eq(actor_commit(w, "one", 4), 0);
+	ck_assert_int_eq(send_answer(w, &w->cur, 1, "A", 1), 0);
+	w = died_holding(ar, w);
+	ck_assert_int_eq(actor_ask_next(c, &r, 0, &got), 0);
+	ck_assert_uint_eq(got, c1);
+	ck_assert(r.len == 1 && memcmp(r.data, "A", 1) == 0);
+	ck_assert_int_eq(actor_ask_next(c, &r, 0, &got), ACTOR_EEMPTY);
+	ck_assert_int_eq(actor_stats(ar, 1, &st), 0);
+	ck_assert_uint_eq(st.late_replies, 0);
+	actor_close(w);
+	actor_close(c);
+	shm_detach(ar);
+}
+END_TEST
+
+/*
+ * Killed before committing, its answer's slot claimed but not sent: the
+ * ask is given again, and the next incarnation's answer reaches the
+ * asker.
+ */
+START_TEST(reaped_redelivered_ask_claimed_answered)
+{
+	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
+	struct actor *c = open_(ar, 1), *w = open_(ar, 0);
+	struct actor_ref to = { 0, ACTOR_ANY };
+	struct actor_msg m, r;
+	uint64_t c1, got;
+
+	ck_assert_int_eq(actor_ask_send(c, to, 1, "a", 1, 10000000000LL, &c1),
+	    0);
+	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
+	claim_answer(ar, w, &w->cur);
+	w = died_holding(ar, w);
+	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
+	ck_assert(m.flags & ACTOR_MSG_REDELIVERED);
+	ck_assert_int_eq(actor_reply(w, 1, "A", 1), 0);
+	ck_assert_int_eq(actor_ask_next(c, &r, 0, &got), 0);
+	ck_assert_uint_eq(got, c1);
+	ck_assert(r.len == 1 && memcmp(r.data, "A", 1) == 0);
+	actor_close(w);
+	actor_close(c);
+	shm_detach(ar);
+}
+END_TEST
+
+/*
+ * Killed in actor_answer, its deferred answer's slot claimed but not
+ * sent: the ask fails at once with ACTOR_EDIED.
+ */
+START_TEST(deferred_claimed_fails_at_death)
+{
+	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
+	struct actor *c = open_(ar, 1), *w = open_(ar, 0);
+	struct actor_ref to = { 0, ACTOR_ANY };
+	struct actor_caller k;
+	struct actor_msg m, r;
+	uint64_t c1, got;
+
+	ck_assert_int_eq(actor_ask_send(c, to, 1, "a", 1, 10000000000LL, &c1),
+	    0);
+	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
+	ck_assert_int_eq(actor_defer(w, &k), 0);
+	ck_assert_int_eq(actor_recv(w, &m, 0), ACTOR_ETIMEDOUT);
+	claim_answer(ar, w, &(struct shm_msg){ .sender = { k.asker.index,
+	    k.asker.incarnation }, .corr = k.corr, .flags = SHM_MSG_ASK });
+	w = died_holding(ar, w);
+	ck_assert_int_eq(actor_ask_next(c, &r, 0, &got), ACTOR_EDIED);
+	ck_assert_uint_eq(got, c1);
+	actor_close(w);
+	actor_close(c);
+	shm_detach(ar);
+}
+END_TEST
+
 /* An answer after its ask timed out is dropped, never given to the next. */
 START_TEST(late_answer_is_dropped)
 {
@@ -1383,6 +1556,10 @@ unit_suite(void)
 	tcase_add_test(tc, tell_keyed_coalesces);
 	tcase_add_test(tc, reaped_inhand_committed);
 	tcase_add_test(tc, reaped_committed_ask_fails_at_once);
+	tcase_add_test(tc, reaped_committed_ask_claimed_fails_at_once);
+	tcase_add_test(tc, reaped_killed_sending_answer);
+	tcase_add_test(tc, reaped_committed_ask_sent_answered_once);
+	tcase_add_test(tc, reaped_redelivered_ask_claimed_answered);
 	tcase_add_test(tc, late_answer_is_dropped);
 	tcase_add_test(tc, late_answer_never_answers_next_ask);
 	tcase_add_test(tc, sync_ask_keeps_async_answers);
@@ -1403,6 +1580,7 @@ unit_suite(void)
 	tcase_add_test(tc, ghost_slots_are_reclaimed);
 	tcase_add_test(tc, deferred_answer_later);
 	tcase_add_test(tc, deferred_fail_at_death);
+	tcase_add_test(tc, deferred_claimed_fails_at_death);
 	tcase_add_test(tc, deferred_set_reclaims_asks_that_are_over);
 	tcase_add_test(tc, asks_while_down);
 	tcase_add_test(tc, oversized_answer_fails_the_ask_at_once);

@@ -270,10 +270,12 @@ int	 slots_reclaim(struct actor *);
 bool	 slot_claim(struct shm_arena *, const struct shm_msg *ask,
 	    uint32_t who, uint32_t inc);
 void	 slot_unclaim(struct shm_arena *, const struct shm_msg *ask);
+bool	 slot_release_dead(struct shm_arena *, const struct shm_msg *ask,
+	    uint32_t who, uint32_t inc);
 
 /* defer.c */
 int	 defer_reaped(struct shm_producer *, struct shm_arena *, uint32_t,
-	    struct ar_hdr *, const struct ar_caps *,
+	    uint32_t, struct ar_hdr *, const struct ar_caps *,
 	    const struct shm_msg *handled, struct actor_owed **);
 
 /* send.c */

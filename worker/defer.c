@@ -187,7 +187,7 @@ actor_answer_error(struct actor *a, const struct actor_caller *c, int code,
  */
 int
 defer_reaped(struct shm_producer *p, struct shm_arena *a, uint32_t idx,
-    struct ar_hdr *h, const struct ar_caps *caps, const struct shm_msg *handled,
+    uint32_t dead, struct ar_hdr *h, const struct ar_caps *caps, const struct shm_msg *handled,
     struct actor_owed **owed)
 {
 	struct ar_defer *d = ar_defers(h, caps);
@@ -197,7 +197,6 @@ defer_reaped(struct shm_producer *p, struct shm_arena *a, uint32_t idx,
 	uint32_t i;
 	int n = 0;
 
-	(void)idx;
 	for (i = 0; i < caps->ask_cap; i++) {
 		corr = atomic_load(&d[i].corr);
 		if (corr == 0)
@@ -213,6 +212,9 @@ defer_reaped(struct shm_producer *p, struct shm_arena *a, uint32_t idx,
 		c.asker.incarnation = (uint32_t)who;
 		c.corr = corr;
 		ask_of(&c, &ask);
+		/* Died sending its answer: ours, unless that one got out. */
+		if (slot_release_dead(a, &ask, idx, dead))
+			continue;
 		if (p != NULL && send_error_reply(p, a, &ask, ACTOR_EDIED,
 		    "the actor died holding its deferred answer", owed) == 0)
 			n++;

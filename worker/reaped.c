@@ -7,7 +7,10 @@
  *  2. shm_reap releases the cells the dead process claimed and never
  *     published, and the consumer's taken-but-unfreed cells are recovered;
  *  3. the message in hand: still in its cell (killed between marking it
- *     and freeing the cell) means the cell delivers it again; already
+ *     and freeing the cell) means the cell delivers it again; an ask it
+ *     died answering, its answer's slot claimed but the answer not in the
+ *     asker's lane, has the slot freed for another answer
+ *     (slot_release_dead, as step 4 does for the deferred ones); already
  *     committed (the last snapshot names its delivery) means done, and
  *     an ask it had not answered gets ACTOR_EDIED at once (nobody else
  *     will answer it); under max_attempts it is kept for the next
@@ -37,7 +40,7 @@
 #include "worker/actor_impl.h"
 
 static bool	 inhand(struct shm_producer *, struct shm_arena *, uint32_t,
-		    struct ar_hdr *, const struct ar_caps *,
+		    uint32_t, struct ar_hdr *, const struct ar_caps *,
 		    struct actor_owed **, struct shm_msg *);
 static int	 fail_cb(void *, enum shm_lane, const struct shm_msg *,
 		    const void *);
@@ -74,7 +77,7 @@ still_queued(struct shm_arena *a, uint32_t idx, uint32_t lane,
  */
 static bool
 inhand(struct shm_producer *p, struct shm_arena *a, uint32_t idx,
-    struct ar_hdr *h, const struct ar_caps *caps, struct actor_owed **owed,
+    uint32_t dead, struct ar_hdr *h, const struct ar_caps *caps, struct actor_owed **owed,
     struct shm_msg *taken)
 {
 	unsigned char *slot;
@@ -84,6 +87,7 @@ inhand(struct shm_producer *p, struct shm_arena *a, uint32_t idx,
 	size_t len = 0;
 	uint32_t state, max_attempts;
 	char text[60];
+	bool sent;
 
 	state = atomic_load(&h->inhand);
 	if (state == IH_PENDING) {
@@ -118,6 +122,11 @@ inhand(struct shm_producer *p, struct shm_arena *a, uint32_t idx,
 		atomic_store(&h->inhand, IH_EMPTY);
 		return true;
 	}
+	/*
+	 * An answer it died sending is on its way only if it reached the
+	 * lane; else the ask's slot waits for another.
+	 */
+	sent = (m.flags & SHM_MSG_ASK) && slot_release_dead(a, &m, idx, dead);
 	if (snap_latest(h, caps, &handled) >= 0 && handled != 0 &&
 	    handled == atomic_load(&h->inhand_id)) {
 		/*
@@ -125,7 +134,7 @@ inhand(struct shm_producer *p, struct shm_arena *a, uint32_t idx,
 		 * is not given again; so an ask it did not answer yet never
 		 * will be.
 		 */
-		if ((m.flags & SHM_MSG_ASK) && p != NULL &&
+		if ((m.flags & SHM_MSG_ASK) && p != NULL && !sent &&
 		    atomic_load(&h->answered) != handled)
 			(void)send_error_reply(p, a, &m, ACTOR_EDIED,
 			    "the actor died after committing, before it "
@@ -202,8 +211,9 @@ actor_reaped(struct shm_arena *a, uint32_t idx, pid_t pid, int wstatus,
 	/* Without a slot, answers cannot go out; dead letters still do. */
 	if (shm_producer_open(a, &p) < 0)
 		p = NULL;
-	again = inhand(p, a, idx, h, &caps, owed, &taken);
-	(void)defer_reaped(p, a, idx, h, &caps, again ? &taken : NULL, owed);
+	again = inhand(p, a, idx, dead, h, &caps, owed, &taken);
+	(void)defer_reaped(p, a, idx, dead, h, &caps, again ? &taken : NULL,
+	    owed);
 	if (SHM_ONCE(h->on_down) == ACTOR_ON_DOWN_FAIL) {
 		fa.p = p;
 		fa.a = a;

@@ -245,6 +245,47 @@ slot_claim(struct shm_arena *a, const struct shm_msg *ask, uint32_t who,
 	return false;
 }
 
+/* An answer to the ask whose corr is *arg. */
+static bool
+answers(void *arg, const struct shm_msg *m)
+{
+	const uint64_t *corr = arg;
+
+	return (m->flags & SHM_MSG_REPLY) &&
+	    SLOT_ID(m->corr) == SLOT_ID(*corr);
+}
+
+/*
+ * actord, at a replier's death (who: its mailbox, inc: the incarnation
+ * that died), once shm_reap released the cells it claimed and never
+ * published: a slot it claimed for ask, whose answer is not in the
+ * asker's reply lane, would stay claimed by an answer that never comes,
+ * and the asker would wait out its timeout.  It waits again instead, so
+ * that another answer can claim it: actord's error, or the redelivered
+ * message's.  true if the dead replier's answer is in the lane: it keeps
+ * its claim, and needs no other answer.
+ */
+bool
+slot_release_dead(struct shm_arena *a, const struct shm_msg *ask,
+    uint32_t who, uint32_t inc)
+{
+	struct ar_caps c;
+	struct ar_hdr *h = ar_hdr(a, ask->sender.index, &c);
+	uint64_t id = SLOT_ID(ask->corr), v = claimed_by(who, inc, id);
+	_Atomic uint64_t *s;
+
+	if (h == NULL || inc == 0)
+		return false;
+	s = &ar_asks(h, &c)[id & (c.ask_cap - 1)];
+	if (atomic_load(s) != v)
+		return false;
+	if (shm_lane_holds(a, ask->sender.index, SHM_LANE_REPLY, answers,
+	    &id) == 1)
+		return true;
+	(void)atomic_compare_exchange_strong(s, &v, id);
+	return false;
+}
+
 /*
  * The claimed answer was not sent after all (it failed, or its recipient
  * died while it was owed): the ask waits again, or its slot is reclaimed.

@@ -321,14 +321,17 @@ send_answer(struct actor *a, const struct shm_msg *ask, uint32_t tag,
 int
 actor_reply(struct actor *a, uint32_t tag, const void *data, size_t len)
 {
+	int rc;
+
 	if (!a->holding)
 		return ACTOR_EINVAL;
 	if ((a->cur.flags & SHM_MSG_ASK) == 0)
 		return ACTOR_ENOTASK;
 	if (len > UINT32_MAX || (data == NULL && len > 0))
 		return ACTOR_EINVAL;
-	inhand_answered(a);
-	return send_answer(a, &a->cur, tag, data, len);
+	rc = send_answer(a, &a->cur, tag, data, len);
+	inhand_answered(a);	/* after: a death mid-send is actord's */
+	return rc;
 }
 
 /*
@@ -352,13 +355,16 @@ inhand_answered(struct actor *a)
 int
 actor_reply_error(struct actor *a, int code, const char *text)
 {
+	int rc;
+
 	if (!a->holding)
 		return ACTOR_EINVAL;
 	if (code < 0 && code < ACTOR_ELAST)
 		return ACTOR_EINVAL;
+	rc = send_error_reply(a->prod, a->arena, &a->cur, code, text, NULL);
 	if (a->cur.flags & SHM_MSG_ASK)
-		inhand_answered(a);
-	return send_error_reply(a->prod, a->arena, &a->cur, code, text, NULL);
+		inhand_answered(a);	/* after the send, as actor_reply */
+	return rc;
 }
 
 _Static_assert(ACTOR_MSG_KEYED == SHM_MSG_COALESCE, "keyed flag");
