@@ -12,7 +12,14 @@
  * the new balance with the id and its result, with the message in hand:
  * an operation is applied exactly once, and asked again (after a timeout
  * or a death) it answers what it answered the first time.  A DEBIT that
- * would take the balance below zero answers BANK_NSF.
+ * would take the balance below zero answers BANK_NSF.  The account
+ * remembers, for each of the coordinator's MOVING transfer slots, the
+ * last operation it applied: a slot's operation ids only grow (its
+ * transfer's debit, then its credit, then the next transfer's), so one
+ * asked again is that one, and an older one is a copy of a finished
+ * transfer's, refused (BANK_STALE) and not applied, however late it
+ * comes.  A window of the last N operations would forget one whose
+ * answer was late by more than N others, and apply it twice.
  *
  * The coordinator keeps the caller's TRANSFER ask (actor_defer(3)) and
  * asks the accounts itself: DEBIT the source, then CREDIT the target,
@@ -36,7 +43,7 @@
  *   { name = "bank"; supervisor = { children = (
  *       { name = "account"; exec = ["/usr/local/libexec/bank"];
  *         ready = "actor"; instances = 4; env = { BANK_INITIAL = "1000"; };
- *         mailbox = { capacity = 256; state = 20480; }; },
+ *         mailbox = { capacity = 256; state = 8192; }; },
  *       { name = "coordinator"; exec = ["/usr/local/libexec/bank"];
  *         ready = "actor"; mailbox = { capacity = 1024; state = 16384; }; }
  *   ); }; }
@@ -52,9 +59,8 @@
 #include "worker/actor.h"
 
 enum { DEBIT = 1, CREDIT, BALANCE, TRANSFER, PENDING };
-enum { BANK_NSF = 1, BANK_BUSY, BANK_BADREQ };	/* our error codes */
+enum { BANK_NSF = 1, BANK_BUSY, BANK_BADREQ, BANK_STALE }; /* our errors */
 
-#define APPLIED		1024		/* operations an account remembers */
 #define MOVING		256		/* transfers moving at once */
 #define OP_NS		2000000000LL	/* an operation's ask */
 #define TICK_NS		100000000LL	/* retries of asks that could not go */
@@ -64,6 +70,8 @@ enum { BANK_NSF = 1, BANK_BUSY, BANK_BADREQ };	/* our error codes */
 struct op {
 	uint64_t	 id;		/* transfer id * 2 (+1 for the credit) */
 	int64_t		 amount;
+	uint32_t	 slot;		/* the coordinator's, < MOVING */
+	uint32_t	 pad;
 };
 
 struct xfer_req {
@@ -74,13 +82,11 @@ struct xfer_req {
 /* An account's committed state. */
 struct account {
 	int64_t		 balance;
-	uint32_t	 next;		/* where the next result goes */
-	uint32_t	 pad;
 	struct {
-		uint64_t id;		/* 0: free */
+		uint64_t id;		/* the slot's last operation, 0: none */
 		int32_t	 result;	/* 0 or BANK_NSF */
 		uint32_t pad;
-	} applied[APPLIED];
+	} last[MOVING];
 };
 
 /* A transfer as the coordinator commits it. */
@@ -135,7 +141,6 @@ account_handle(struct actor *a, const struct actor_msg *m, void *arg)
 	struct account *s = arg;
 	struct op op;
 	int32_t result = 0;
-	uint32_t i;
 
 	if (m->flags & ACTOR_MSG_SYSTEM)
 		return 0;
@@ -148,15 +153,16 @@ account_handle(struct actor *a, const struct actor_msg *m, void *arg)
 		return 0;
 	}
 	memcpy(&op, m->data, sizeof(op));
-	if (op.id == 0 || op.amount <= 0) {
+	if (op.id == 0 || op.amount <= 0 || op.slot >= MOVING) {
 		(void)actor_reply_error(a, BANK_BADREQ, "bad operation");
 		return 0;
 	}
-	for (i = 0; i < APPLIED; i++)
-		if (s->applied[i].id == op.id)
-			break;
-	if (i < APPLIED)
-		result = s->applied[i].result;	/* asked again: same answer */
+	if (op.id < s->last[op.slot].id) {
+		(void)actor_reply_error(a, BANK_STALE, "a finished transfer's");
+		return 0;
+	}
+	if (op.id == s->last[op.slot].id)
+		result = s->last[op.slot].result; /* asked again: same answer */
 	else {
 		if (m->tag == CREDIT)
 			s->balance += op.amount;
@@ -164,9 +170,8 @@ account_handle(struct actor *a, const struct actor_msg *m, void *arg)
 			s->balance -= op.amount;
 		else
 			result = BANK_NSF;
-		i = s->next++ % APPLIED;
-		s->applied[i].id = op.id;
-		s->applied[i].result = result;
+		s->last[op.slot].id = op.id;
+		s->last[op.slot].result = result;
 		/* With the message in hand: applied exactly once. */
 		if (actor_commit(a, s, sizeof(*s)) < 0)
 			errx(3, "commit: give the account state = %zu",
@@ -228,8 +233,10 @@ coord_send(struct actor *a, struct coord *c, unsigned i)
 	struct op op;
 
 	c->corr[i] = 0;
+	memset(&op, 0, sizeof(op));
 	op.id = x->id * 2 + (x->phase == CREDITING);
 	op.amount = x->amount;
+	op.slot = i;
 	snprintf(path, sizeof(path), ACCOUNT_PATH,
 	    x->phase == DEBITING ? x->from : x->to);
 	if (actor_lookup(a, path, &ref) < 0)

@@ -36,7 +36,7 @@
 enum { KV_PUT = 1, KV_GET, KV_DEL, KV_KEYS };
 enum { KV_NOKEY = 1 };
 enum { B_DEBIT = 1, B_CREDIT, B_BALANCE, B_TRANSFER, B_PENDING };
-enum { BANK_NSF = 1 };
+enum { BANK_NSF = 1, BANK_STALE = 4 };
 enum { C_EVENT = 1, C_STATE, C_ZOMBIES, C_DUMP };
 
 #define ACCOUNTS	4
@@ -48,6 +48,13 @@ enum { C_EVENT = 1, C_STATE, C_ZOMBIES, C_DUMP };
 struct xfer_req {
 	uint32_t	 from, to;
 	int64_t		 amount;
+};
+
+struct bank_op {
+	uint64_t	 id;
+	int64_t		 amount;
+	uint32_t	 slot;
+	uint32_t	 pad;
 };
 
 struct conn_ev {
@@ -356,6 +363,66 @@ fn_bank_client(void *arg)
 	return client_finish(a);
 }
 
+/* One operation on /bank/account/0, as the coordinator asks it. */
+static int
+bank_op(struct actor *a, uint32_t tag, uint64_t id, int64_t amount,
+    uint32_t slot)
+{
+	struct bank_op op = { id, amount, slot, 0 };
+	struct actor_msg r;
+	int rc;
+
+	rc = actor_ask_path(a, "/bank/account/0", tag, &op, sizeof(op),
+	    LONG_NS, &r);
+	return rc == ACTOR_EREPLY ? actor_error_code(&r) : rc;
+}
+
+/*
+ * An operation asked again after 1,100 others (an answer late by that
+ * much) answers as the first time and is not applied again; an older
+ * one of the same transfer slot is refused and not applied.
+ */
+static int
+fn_bank_once(void *arg)
+{
+	struct actor *a = attach_or_die();
+	struct actor_msg r;
+	int64_t b = 0;
+	uint64_t k;
+
+	(void)arg;
+	(void)actor_ready(a);
+	CLIENT_CHECK(bank_op(a, B_CREDIT, 4, 10, 0) == 0);
+	for (k = 1; k <= 1100; k++)
+		CLIENT_CHECK(bank_op(a, B_CREDIT, 2 * k + 5, 1,
+		    (uint32_t)(k % 255 + 1)) == 0);
+	CLIENT_CHECK(bank_op(a, B_CREDIT, 4, 10, 0) == 0);
+	CLIENT_CHECK(bank_op(a, B_DEBIT, 2, 10, 0) == BANK_STALE);
+	CLIENT_CHECK(actor_ask_path(a, "/bank/account/0", B_BALANCE, NULL, 0,
+	    LONG_NS, &r) == 0 && r.len == sizeof(b));
+	memcpy(&b, r.data, sizeof(b));
+	atomic_store(&sh->val[0], b);
+	return client_finish(a);
+}
+
+START_TEST(bank_applies_an_operation_once_however_late)
+{
+	struct actord_spec *spec = ts_spec();
+	struct sup_spec *bank;
+	struct child_spec *c;
+	struct actord *ad;
+
+	bank = ts_add_sup(&spec->root, "bank", STRATEGY_ONE_FOR_ONE);
+	c = add_example(bank, "account", "examples/bank");
+	c->instances = 1;
+	c->mailbox.state = 8192;
+	add_client(&spec->root, fn_bank_once);
+	ad = run(spec);
+	ck_assert_int_eq(sh->val[0], 10 + 1100);	/* BANK_INITIAL unset: 0 */
+	actord_free(ad);
+}
+END_TEST
+
 START_TEST(bank_conserves_money_under_sigkill)
 {
 	struct actord_spec *spec = ts_spec();
@@ -504,6 +571,7 @@ examples_suite(void)
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, kv_survives_sigkill);
 	tcase_add_test(tc, kv_large_values_survive_sigkill);
+	tcase_add_test(tc, bank_applies_an_operation_once_however_late);
 	tcase_add_test(tc, bank_conserves_money_under_sigkill);
 	tcase_add_test(tc, connection_random_schedules_no_zombie);
 	suite_add_tcase(s, tc);
