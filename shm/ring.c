@@ -56,8 +56,10 @@
  * costs more is measured there rung by rung (tput_ladder_*): the locked
  * CAS on tail, which waits for the previous message's stores to reach the
  * lines the consumer polls (the bare ring's producer runs ahead of its
- * stores), the claim record, the header and its clock reading (RDTSC,
- * some 20 ns on a host measured), and the instructions around them.
+ * stores), the claim record, the header, and the instructions around
+ * them.  The clock (RDTSC, 11 to 25 ns on the hosts measured: as much as
+ * the rest of a message) is read by both sides for one message in
+ * SHM_STAMP_EVERY only (shm.h, SHM_ENQ_UNTIMED).
  *
  * Why the claim record makes shm_reap() safe (producer.c does the release):
  * the record is written before the CAS on tail (release, then seq_cst RMW),
@@ -137,7 +139,7 @@
 #define STEAL_SPINS	8	/* races with a freeing consumer, yielded */
 #define COPYBUF_STACK	4096
 #define SPACE_SLICE_NS	1000000		/* a blocked sender looks every 1 ms */
-#define CLOCK_EVERY	64	/* takes timed against one clock reading */
+#define CLOCK_EVERY	8	/* timed takes (of 64) against one reading */
 #define WAKE_EVERY	32	/* cells freed between looks for senders */
 #define BIG_SPINS	8	/* yields before a large message sleeps */
 
@@ -174,9 +176,13 @@ static int	 drain_take(struct shm_arena *, uint32_t, unsigned, unsigned,
 static int	 msg_sane(const struct shm_msg *, uint32_t);
 static void	 count_wait(struct shm_mbox *, uint64_t, uint64_t);
 static inline void clock_before_copy(struct shm_arena *,
-		    struct shm_lane_local *, unsigned);
+		    struct shm_lane_local *, unsigned, uint64_t);
+static inline bool sampled(unsigned, uint64_t);
 static inline bool sleeps_on_futex(const struct shm_arena *,
-		    struct shm_mbox *, unsigned);
+		    struct shm_mbox *, uint32_t);
+static inline int send_msg(struct shm_producer *, uint32_t, enum shm_lane,
+		    const struct shm_msg *, const void *, int64_t, uint64_t *,
+		    bool);
 static inline void prefetch_cell(struct shm_lane_local *, uint64_t);
 static inline void prefetch_ahead(struct shm_lane_local *, uint64_t);
 static inline void prefetch_answer(struct shm_arena *,
@@ -187,7 +193,8 @@ static inline bool sys_idle(const struct shm_lane_local *, unsigned,
 		    uint64_t);
 static inline void busy(struct shm_mbox_local *);
 static inline void time_taken(struct shm_arena *, struct shm_mbox_local *,
-		    struct shm_lane_local *, unsigned, const struct shm_msg *);
+		    struct shm_lane_local *, unsigned, const struct shm_msg *,
+		    uint64_t);
 static void	 garbled(struct shm_arena *, uint32_t, unsigned,
 		    const struct shm_msg *);
 static int	 free_flagged(const struct shm_lane_local *, uint64_t, uint64_t,
@@ -299,8 +306,8 @@ shm_send(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 {
 	uint64_t started;
 
-	return shm_send_stamped(p, idx, lane, msg, payload, timeout_ns,
-	    &started);
+	return send_msg(p, idx, lane, msg, payload, timeout_ns, &started,
+	    false);
 }
 
 /* shm_send if a cell is free now; else SHM_EFULL and nothing else. */
@@ -317,6 +324,18 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
     const struct shm_msg *msg, const void *payload, int64_t timeout_ns,
     uint64_t *started)
 {
+	return send_msg(p, idx, lane, msg, payload, timeout_ns, started, true);
+}
+
+/*
+ * Both sends, inlined in each: shm_send_stamped (want_start) says in
+ * *started when it began; shm_send does not, and reads no clock for it.
+ */
+static inline __attribute__((always_inline)) int
+send_msg(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
+    const struct shm_msg *msg, const void *payload, int64_t timeout_ns,
+    uint64_t *started, bool want_start)
+{
 	struct shm_arena *a = p->a;
 	struct shm_mbox_local *mb;
 	struct shm_lane_local ml, *l;
@@ -324,6 +343,8 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	struct shm_mbox	*m;
 	uint64_t	 pos, now;
 	int64_t		 waited_from;
+	uint32_t	 sleeping;
+	bool		 stamp;
 	int		 rc;
 
 	*started = 0;
@@ -381,7 +402,9 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	 * would cost it a whole extra round (test_doorbell).  Nor one that
 	 * sleeps on this CPU (sleeps_on_futex).
 	 */
-	if (sleeps_on_futex(a, m, lane))
+	sleeping = atomic_load_explicit(&m->sleeping, memory_order_relaxed);
+	if ((sleeping & SHM_LANE_BIT(lane)) && sleeps_on_futex(a, m,
+	    sleeping))
 		shm_wake_consumer(a, idx, m, lane, &p->bellfd);
 	if (__builtin_expect((msg->flags & SHM_MSG_COALESCE) != 0, 0) &&
 	    lane == SHM_LANE_MAIN && (rc = coalesce(p, mb = made(a, mb), msg,
@@ -397,29 +420,43 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 		return send_large(p, made(a, mb), idx, lane, msg, payload,
 		    timeout_ns, started);
 	/*
-	 * The clock is read before the claim: RDTSC takes some 20 ns on
-	 * hosts, and read after the claim, the store of enq_ns waits for it
-	 * and the next send's locked CAS waits for that store, so a stream
-	 * of sends paid it in full each (a send on one CPU: 54 ns, 42 ns
-	 * read here, 22 ns with no clock at all).  Read here, it overlaps the
-	 * claim.  A send that waited for room reads it again (enq_ns is when
-	 * the message went in), and began when its wait did.
+	 * The clock: RDTSC takes 11 to 25 ns on the hosts measured, as much
+	 * as the rest of a send, so only the messages shm.h says are timed
+	 * read it (SHM_ENQ_UNTIMED).  A receiver asleep on the lane gets a
+	 * timed message (its wake-up costs far more than the clock, and
+	 * after a nap the first message's time says whether spinning would
+	 * have paid: nap_judged), read before the claim: read after it, the
+	 * store of enq_ns waits for it and the claim's locked CAS for that
+	 * store.  Any other message is timed only at every
+	 * SHM_STAMP_EVERY-th position, read after the claim: one send in 8
+	 * pays it.  A send that waited for room reads it again (enq_ns is
+	 * when the message went in), and began when its wait did.
 	 */
-	now = shm_clock(a);
+	stamp = (sleeping & SHM_LANE_BIT(lane)) != 0;
+	now = stamp ? shm_clock(a) : 0;
 	if ((rc = claim(p, mb, l, lane, msg, payload, timeout_ns, &pos,
 	    &waited_from)) < 0)
 		return rc;
-	if (__builtin_expect(rc == 1, 0)) {
+	if (__builtin_expect(rc == 1, 0) && stamp)
 		now = shm_clock(a);
-		*started = (uint64_t)waited_from;
-	} else
-		*started = now;
+	if (!stamp)
+		now = (pos & (SHM_STAMP_EVERY - 1)) == 0 ? shm_clock(a) :
+		    SHM_ENQ_UNTIMED | pos;
 	if (p->hook != NULL)
 		p->hook(p->hook_arg);		/* tests: die here */
 	publish(p, l, pos, msg, payload, now, lane_cell(l, pos)->payload);
 	wake_after_publish(p, m, idx, lane);
 	if ((msg->flags & (SHM_MSG_ASK | SHM_MSG_REPLY)) == 0 && a->prefetchw)
 		prefetch_ahead(l, pos);
+	/*
+	 * When it began, for a timed send (libactor's ask deadline): its
+	 * wait for room, or the clock read now unless enq_ns is a time
+	 * already: after the publish, where an asker's reading overlaps its
+	 * answer's coming instead of delaying its ask.
+	 */
+	if (want_start)
+		*started = rc == 1 ? (uint64_t)waited_from :
+		    shm_enq_timed(now) ? now : shm_clock(a);
 	return 0;
 }
 
@@ -429,19 +466,33 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
  * large slots (send_large reads the full view) and without the consumer's
  * own fields, which a sender never reads.
  */
+_Static_assert(sizeof(struct shm_lane_local) == 88,
+    "send_lane sets every field of a lane's view");
+
 static inline void
 send_lane(const struct shm_send_view *sv, uint32_t idx,
     struct shm_lane_local *l)
 {
-	memset(l, 0, sizeof(*l));
+	/*
+	 * Field by field, not a memset first: GCC makes that a REP STOSQ,
+	 * whose start-up cost some 6% of a stream of sends (perf, bench_ring's
+	 * mailbox busy-poll).
+	 */
 	l->ctl = &sv->m->lane[SHM_LANE_MAIN];
 	l->cells = sv->cells;
-	l->cap = sv->cap;
 	l->mask = (uint64_t)sv->cap - 1;
+	l->cap = sv->cap;
 	l->cell = sv->cell;
 	l->inl = sv->cell - SHM_CELL_HDR;
 	l->max = sv->max;
 	l->ring_id = (uint64_t)idx * SHM_NLANES + SHM_LANE_MAIN + 1;
+	l->big = NULL;
+	l->big_mask = 0;
+	l->big_size = 0;
+	l->big_count = 0;
+	l->now = 0;
+	l->clock_left = 0;
+	l->unchecked = 0;
 }
 
 /*
@@ -1263,24 +1314,37 @@ count_wait(struct shm_mbox *m, uint64_t now, uint64_t enq)
 }
 
 /*
+ * Whether the message at h of lane is in the wait histogram's sample:
+ * every SHM_STAMP_EVERY-th position of a main or system lane, whose send
+ * timed it (shm.h, SHM_ENQ_UNTIMED).  Answers on the reply lane are not
+ * timed.
+ */
+static inline bool
+sampled(unsigned lane, uint64_t h)
+{
+	return lane != SHM_LANE_REPLY && (h & (SHM_STAMP_EVERY - 1)) == 0;
+}
+
+/*
  * The clock for the wait histogram, as drain_inplace explains: read before
- * the copy of a cell after an idle spell (its latency then overlaps the
- * wait for the cell's lines), and again for a message newer than the
- * reading.  Answers on the reply lane are not timed.
+ * the copy of a sampled cell after an idle spell (its latency then
+ * overlaps the wait for the cell's lines), and again for a message newer
+ * than the reading.
  */
 static inline void
 clock_before_copy(struct shm_arena *a, struct shm_lane_local *l,
-    unsigned lane)
+    unsigned lane, uint64_t h)
 {
-	if (lane != SHM_LANE_REPLY && l->clock_left == 0) {
+	if (sampled(lane, h) && l->clock_left == 0) {
 		l->now = shm_clock(a);
 		l->clock_left = CLOCK_EVERY;
 	}
 }
 
 /*
- * A pure sleeper (fence_mode) asleep on lane in a futex, not a doorbell,
- * on another CPU than this producer's.  One that sleeps on this CPU gains
+ * A pure sleeper (fence_mode) asleep (its sleeping word s, with the lane's
+ * bit: the caller looks) in a futex, not a doorbell, on another CPU than
+ * this producer's.  One that sleeps on this CPU gains
  * nothing from an early wake-up: it can only run when the producer stops
  * (or preempts it, finds nothing and sleeps again: two context switches
  * more on every message, measured on an ask across nodes, whose gateway
@@ -1288,11 +1352,9 @@ clock_before_copy(struct shm_arena *a, struct shm_lane_local *l,
  * the overlap, never a wake-up (the look after the publish is made).
  */
 static inline bool
-sleeps_on_futex(const struct shm_arena *a, struct shm_mbox *m, unsigned lane)
+sleeps_on_futex(const struct shm_arena *a, struct shm_mbox *m, uint32_t s)
 {
-	uint32_t s = atomic_load_explicit(&m->sleeping, memory_order_relaxed);
-
-	return (s & SHM_LANE_BIT(lane)) && !(s & SLEEP_DOORBELL) &&
+	return !(s & SLEEP_DOORBELL) &&
 	    atomic_load_explicit(&m->fence_mode, memory_order_relaxed) &&
 	    atomic_load_explicit(&m->sleep_cpu, memory_order_relaxed) !=
 	    (uint32_t)(shm_cpu(a) + 1);
@@ -1358,6 +1420,8 @@ nap_judged(struct shm_mbox_local *mb, uint64_t enq_ns)
 {
 	if (__builtin_expect(mb->nap_from == 0, 1))
 		return;
+	if (!shm_enq_timed(enq_ns))
+		return;		/* not a time: the next timed one judges */
 	if ((int64_t)(enq_ns - mb->nap_from) <= mb->nap_spin)
 		mb->naps = 0;
 	mb->nap_from = 0;
@@ -1378,12 +1442,15 @@ busy(struct shm_mbox_local *mb)
 
 static inline void
 time_taken(struct shm_arena *a, struct shm_mbox_local *mb,
-    struct shm_lane_local *l, unsigned lane, const struct shm_msg *m)
+    struct shm_lane_local *l, unsigned lane, const struct shm_msg *m,
+    uint64_t h)
 {
 	nap_judged(mb, m->enq_ns);
 	if (lane == SHM_LANE_REPLY)
 		return;
 	busy(mb);
+	if (!sampled(lane, h) || !shm_enq_timed(m->enq_ns))
+		return;
 	if (m->enq_ns > l->now) {
 		l->now = shm_clock(a);
 		l->clock_left = CLOCK_EVERY;
@@ -1411,9 +1478,11 @@ garbled(struct shm_arena *a, uint32_t idx, unsigned lane,
  * Two costs that a batch pays once are paid once per several messages
  * even when the caller takes one message per call (libactor's receive):
  *
- * - the clock read for the wait histogram: the reading is kept in the
- *   lane's process-local view and reused for up to CLOCK_EVERY messages
- *   taken back to back, as within one batch; it is read again when the
+ * - the clock read for the wait histogram, which times only its sample
+ *   (every SHM_STAMP_EVERY-th position, sampled): the reading is kept in
+ *   the lane's process-local view and reused for up to CLOCK_EVERY
+ *   sampled messages taken back to back, as within one batch (the other
+ *   messages read no clock at all); it is read again when the
  *   lane was found empty since (an idle spell), or for a message enqueued
  *   after the reading (so a message that came while the consumer was busy
  *   elsewhere is never timed against an older reading).  The accuracy is
@@ -1454,13 +1523,13 @@ drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 			 * copy: the read then overlaps the wait for the
 			 * cell's lines instead of following it.
 			 */
-			clock_before_copy(a, l, lane);
+			clock_before_copy(a, l, lane, h);
 			SHM_ONCE_COPY(m, c->msg);	/* checked, used */
 			if (!msg_sane(&m, lmax)) {
 				garbled(a, idx, lane, &m);
 			} else {
 				prefetch_answer(a, &m);
-				time_taken(a, mb, l, lane, &m);
+				time_taken(a, mb, l, lane, &m, h);
 				if (fn(arg, (enum shm_lane)lane, &m,
 				    cell_data_at(l, c, h, m.len, inl)) != 0)
 					*stop = 1;
@@ -1666,8 +1735,10 @@ drain_take(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 		if (sane) {
 			nap_judged(mb, m.enq_ns);
 			busy(mb);
-			now = shm_clock(a);
-			count_wait(mb->m, now, m.enq_ns);
+			if (sampled(lane, h) && shm_enq_timed(m.enq_ns)) {
+				now = shm_clock(a);
+				count_wait(mb->m, now, m.enq_ns);
+			}
 			n++;
 			atomic_store_explicit(&ctl->dequeued,
 			    atomic_load_explicit(&ctl->dequeued,
@@ -1736,12 +1807,12 @@ shm_take_one(struct shm_arena *a, uint32_t idx, unsigned lanes,
 		if (seq != h + 1 || uses_take(mb, k))
 			break;
 		prefetch_cell(l, h);
-		clock_before_copy(a, l, k);
+		clock_before_copy(a, l, k, h);
 		SHM_ONCE_COPY(m, c->msg);
 		if (!msg_sane(&m, l->max))
 			break;
 		prefetch_answer(a, &m);
-		time_taken(a, mb, l, k, &m);
+		time_taken(a, mb, l, k, &m, h);
 		(void)fn(arg, (enum shm_lane)k, &m, cell_data_at(l, c, h, m.len,
 		    inl));
 		cell_seq_set(l, h, h + l->cap, memory_order_release);

@@ -264,11 +264,33 @@ struct shm_msg {
 	uint32_t	 len;		/* payload bytes */
 	struct shm_ref	 sender;	/* who sent it; {0, 0} for actord */
 	uint64_t	 corr;		/* correlation id of an ask, or 0 */
-	uint64_t	 enq_ns;	/* shm_clock_ns() at enqueue (set by shm) */
+	uint64_t	 enq_ns;	/* set by shm: see SHM_ENQ_UNTIMED */
 	uint32_t	 attempts;	/* deliveries so far */
 	uint32_t	 flags;		/* SHM_MSG_* */
 };
 #define SHM_CELL_HDR		48	/* sequence number + struct shm_msg */
+
+/*
+ * enq_ns is shm_clock_ns() when the send published the message, for the
+ * messages a send times: every SHM_STAMP_EVERY-th position of a lane (the
+ * sample the wait histogram counts), every send whose receiver was asleep
+ * on that lane when it began, every shm_send_stamped, large message and
+ * coalesced tell.  The others carry SHM_ENQ_UNTIMED | their position in
+ * the lane, which is not a time: reading the clock costs a send as much
+ * as the rest of it on some hosts (RDTSC: 11 to 25 ns in VMs, against
+ * some 30 ns for a whole message of the bare ring,
+ * tools/bench/bench_ring.c).  Either way the value is unique in its lane,
+ * which a header compared for identity relies on (libactor's reap).
+ */
+#define SHM_ENQ_UNTIMED		(1ULL << 63)
+#define SHM_STAMP_EVERY		8	/* a power of two */
+
+/* Whether enq_ns is a time (shm_clock_ns), not a position. */
+static inline int
+shm_enq_timed(uint64_t enq_ns)
+{
+	return (enq_ns & SHM_ENQ_UNTIMED) == 0;
+}
 
 /* Actor states in the actor table. */
 enum shm_actor_state {
@@ -325,7 +347,10 @@ struct shm_counters {
 	uint64_t	 wakeups;	/* futex wakes or doorbells sent */
 	uint64_t	 replaced;	/* coalesce: queued messages replaced */
 	uint64_t	 sender_wakeups; /* blocked senders woken for their turn */
-	/* Enqueue to dequeue, ns, log2: main and system lanes (not replies). */
+	/*
+	 * Enqueue to dequeue, ns, log2: main and system lanes (not replies),
+	 * a sample: the messages at every SHM_STAMP_EVERY-th position.
+	 */
 	uint64_t	 wait_hist[SHM_HIST_BUCKETS];
 };
 
@@ -499,10 +524,11 @@ int	 shm_send(struct shm_producer *, uint32_t idx, enum shm_lane,
 	    const struct shm_msg *, const void *payload, int64_t timeout_ns)
 	    SHM_HOT;
 /*
- * The same, and *started_ns is when the send began in the arena clock:
- * the message's enq_ns, or if it had to wait for room, when it began to
- * wait (0 if it failed first).  A caller timing something from the send
- * (libactor's ask deadline) needs no clock reading of its own.
+ * The same, and *started_ns is when the send took place in the arena
+ * clock: the message's enq_ns if timed, else a reading just after it was
+ * published, or if it had to wait for room, when it began to wait (0 if
+ * it failed first).  A caller timing something from the send (libactor's
+ * ask deadline) needs no clock reading of its own.
  */
 int	 shm_send_stamped(struct shm_producer *, uint32_t idx, enum shm_lane,
 	    const struct shm_msg *, const void *payload, int64_t timeout_ns,
@@ -659,7 +685,8 @@ uint64_t shm_now_ns(void);		/* CLOCK_MONOTONIC in ns */
 /*
  * arena.c: the arena clock, CLOCK_MONOTONIC ns extrapolated from the TSC
  * (calibrated at shm_create; a few ppm off at worst) when the kernel's
- * clock source is the TSC, else clock_gettime.  Message enq_ns uses it.
+ * clock source is the TSC or the CPU says its TSC is invariant
+ * (shm_tsc_trusted), else clock_gettime.  A timed enq_ns uses it.
  */
 uint64_t shm_clock_ns(const struct shm_arena *);
 

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "shm/shm.h"
+#include "shm/shm_impl.h"	/* test_enq_sampled: the sleeping word */
 #include "tests/check_shm_util.h"
 #include "worker/actor.h"
 #include "tests/lib/tcheck.h"
@@ -87,7 +88,9 @@ START_TEST(test_order_exactly_once)
 	ck_assert_uint_eq(c.dead_lettered, 0);
 	for (i = 0, sum = 0; i < SHM_HIST_BUCKETS; i++)
 		sum += c.wait_hist[i];
-	ck_assert_uint_eq(sum, NPROD * M);	/* one wait per delivery */
+	/* One wait per sampled position (shm.h, SHM_STAMP_EVERY). */
+	ck_assert_uint_eq(sum, (NPROD * M + SHM_STAMP_EVERY - 1) /
+	    SHM_STAMP_EVERY);
 	shm_detach(a);
 }
 END_TEST
@@ -456,9 +459,10 @@ any_handler(void *arg, enum shm_lane lane, const struct shm_msg *m,
 }
 
 /*
- * Taken one per call, messages are timed against a clock reading kept
- * from an earlier take; a message sent after that reading must get a
- * reading of its own: sent, left 20 ms, taken, its wait is >= 2^24 ns.
+ * Taken one per call, sampled messages are timed against a clock reading
+ * kept from an earlier take; a message sent after that reading must get
+ * a reading of its own: the next sampled one sent, left 20 ms, taken, its
+ * wait is >= 2^24 ns.
  */
 START_TEST(test_take_one_wait_hist)
 {
@@ -470,9 +474,11 @@ START_TEST(test_take_one_wait_hist)
 	unsigned	 n = 0, i;
 
 	ck_assert_int_eq(shm_producer_open(a, &p), 0);
-	fill(p, 0, 1, 0);
-	ck_assert_int_eq(shm_drain(a, 0, SHM_LANES_INBOX, 1, any_handler,
-	    &n), 1);
+	for (i = 0; i < SHM_STAMP_EVERY; i++) {
+		fill(p, 0, 1, 0);
+		ck_assert_int_eq(shm_drain(a, 0, SHM_LANES_INBOX, 1,
+		    any_handler, &n), 1);
+	}
 	fill(p, 0, 1, 0);
 	nanosleep(&ts, NULL);
 	ck_assert_int_eq(shm_drain(a, 0, SHM_LANES_INBOX, 1, any_handler,
@@ -485,6 +491,80 @@ START_TEST(test_take_one_wait_hist)
 	}
 	ck_assert_uint_eq(sum, 2);
 	ck_assert_uint_eq(slow, 1);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
+/* The enq_ns of each message taken, by tag. */
+static int
+record_enq(void *arg, enum shm_lane lane, const struct shm_msg *m,
+    const void *payload)
+{
+	uint64_t *enq = arg;
+
+	(void)lane;
+	(void)payload;
+	if (m->tag < 16)
+		enq[m->tag] = m->enq_ns;
+	return 0;
+}
+
+/*
+ * Which sends read the clock (shm.h, SHM_ENQ_UNTIMED): a message at every
+ * SHM_STAMP_EVERY-th position carries its time, the others their
+ * position; shm_send_stamped says when it took place without timing its
+ * message; a receiver asleep on the lane gets a timed message whatever
+ * its position.  The wait histogram counts the sampled positions.
+ */
+START_TEST(test_enq_sampled)
+{
+	struct shm_arena *a = shm_test_arena(1, 16, 128, SHM_OVERFLOW_REJECT);
+	struct shm_producer *p;
+	struct shm_counters c;
+	struct shm_msg	 m;
+	uint64_t	 enq[16] = { 0 }, t0, t1, t2, t3, started, sum = 0;
+	unsigned	 i;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	memset(&m, 0, sizeof(m));
+	t0 = shm_clock_ns(a);
+	for (i = 0; i < 10; i++) {
+		m.tag = i;
+		ck_assert_int_eq(shm_send(p, 0, SHM_LANE_MAIN, &m, NULL, 0),
+		    0);
+	}
+	t1 = shm_clock_ns(a);
+	m.tag = 10;
+	ck_assert_int_eq(shm_send_stamped(p, 0, SHM_LANE_MAIN, &m, NULL, 0,
+	    &started), 0);
+	t2 = shm_clock_ns(a);
+	/* Asleep on the main lane, as wait.c's nap says it. */
+	atomic_store(&shm_mb(a, 0)->m->sleeping, SHM_LANE_BIT(SHM_LANE_MAIN));
+	m.tag = 11;
+	ck_assert_int_eq(shm_send(p, 0, SHM_LANE_MAIN, &m, NULL, 0), 0);
+	t3 = shm_clock_ns(a);
+	ck_assert_int_eq(atomic_load(&shm_mb(a, 0)->m->sleeping), 0);
+	ck_assert_int_eq(shm_drain(a, 0, SHM_LANES_INBOX, 0, record_enq, enq),
+	    12);
+	for (i = 0; i < 10; i++) {
+		if (i % SHM_STAMP_EVERY == 0) {
+			ck_assert(shm_enq_timed(enq[i]));
+			ck_assert_uint_ge(enq[i], t0);
+			ck_assert_uint_le(enq[i], t1);
+		} else
+			ck_assert_uint_eq(enq[i], SHM_ENQ_UNTIMED | i);
+	}
+	ck_assert_uint_eq(enq[10], SHM_ENQ_UNTIMED | 10);
+	ck_assert_uint_ge(started, t1);
+	ck_assert_uint_le(started, t2);
+	ck_assert(shm_enq_timed(enq[11]));
+	ck_assert_uint_ge(enq[11], t2);
+	ck_assert_uint_le(enq[11], t3);
+	ck_assert_int_eq(shm_counters(a, 0, &c), 0);
+	for (i = 0; i < SHM_HIST_BUCKETS; i++)
+		sum += c.wait_hist[i];
+	ck_assert_uint_eq(sum, 2);	/* positions 0 and 8 */
 	shm_producer_close(p);
 	shm_detach(a);
 }
@@ -550,7 +630,7 @@ START_TEST(test_take_one_as_drain)
 	ck_assert_uint_eq(c[0].dequeued, c[1].dequeued);
 	ck_assert_uint_eq(c[0].depth, c[1].depth);
 	ck_assert_uint_eq(c[0].depth_hwm, c[1].depth_hwm);
-	ck_assert_uint_eq(sum[0], 4);
+	ck_assert_uint_eq(sum[0], 2);	/* position 0 of each lane */
 	ck_assert_uint_eq(sum[0], sum[1]);
 	for (k = 0; k < 2; k++)
 		shm_detach(a[k]);
@@ -1765,6 +1845,7 @@ shm_suite(void)
 	tcase_add_test(tc, test_take_one_wakes_senders);
 	tcase_add_test(tc, test_take_one_blocked_sender);
 	tcase_add_test(tc, test_take_one_wait_hist);
+	tcase_add_test(tc, test_enq_sampled);
 	tcase_add_test(tc, test_reply_lane_not_timed);
 	tcase_add_test(tc, test_take_one_as_drain);
 	tcase_add_test(tc, test_doorbell);

@@ -137,7 +137,8 @@ struct actor_msg {
 	uint64_t	 corr;		/* correlation id of an ask or reply */
 	uint32_t	 attempts;	/* deliveries so far, this one included */
 	uint32_t	 flags;		/* ACTOR_MSG_* */
-	uint64_t	 enq_ns;	/* CLOCK_MONOTONIC when it was sent */
+	uint64_t	 enq_ns;	/* CLOCK_MONOTONIC when it was sent, or 0:
+					   not timed (libactor(3), Messages) */
 };
 
 /* The payload of ACTOR_SYS_TERMINATED and ACTOR_SYS_GONE. */

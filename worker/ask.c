@@ -194,7 +194,7 @@ to_user(const struct shm_msg *m, const void *data, struct actor_msg *out)
 	out->corr = m->corr;
 	out->attempts = m->attempts;
 	out->flags = m->flags & (ACTOR_MSG_REPLY | ACTOR_MSG_ERROR);
-	out->enq_ns = m->enq_ns;
+	out->enq_ns = shm_enq_timed(m->enq_ns) ? m->enq_ns : 0;
 }
 
 int

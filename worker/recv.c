@@ -152,7 +152,7 @@ fill(struct actor *a, struct actor_msg *out)
 		out->corr = a->cur.corr & CORR_ID_MASK;	/* the key */
 	if (lane == SHM_LANE_SYSTEM)
 		out->flags |= ACTOR_MSG_SYSTEM;
-	out->enq_ns = a->cur.enq_ns;
+	out->enq_ns = shm_enq_timed(a->cur.enq_ns) ? a->cur.enq_ns : 0;
 }
 
 /* A main-lane message for another incarnation: dead letter, never handled. */

@@ -558,8 +558,9 @@ slow_consumer(struct shm_arena *a)
 			continue;
 		if (m.tag == T_QUIT)
 			return;
-		k = atomic_fetch_add(&sh->nwaits, 1);
-		if (k < WAITS_MAX)
+		/* Only a timed message has a wait (shm.h: a sample). */
+		if (shm_enq_timed(m.enq_ns) &&
+		    (k = atomic_fetch_add(&sh->nwaits, 1)) < WAITS_MAX)
 			sh->waits[k] = shm_clock_ns(a) - m.enq_ns;
 		io_1ms();
 	}
