@@ -39,7 +39,10 @@
  *			over 2,000 messages each at P = 1,000, not 200); the
  *			floor: the bare MPSC ring with P = 10 and 1,000 of the
  *			same producers, asleep on a futex while it is full,
- *			woken all at once or one at a time (floor_put)
+ *			woken all at once or one at a time (floor_put).  Per
+ *			message, of each run: the senders' CPU time, sleeps
+ *			and page faults, and the consumer's CPU time, time
+ *			runnable but not running, sleeps and preemptions
  *   one_for_all	a one_for_all supervisor of N actors: SIGKILL of one
  *			to all N running again, against the floor's N stops
  *			(SIGTERM, waitpid) and N starts; with the default
@@ -59,7 +62,10 @@
  * BENCH_SCALE_PHASES runs only the phases named ("floor start core ofa";
  * core is "restart send fanin sparse", each of which may be named alone;
  * the pipes follow sparse), to look at one with a profiler, and
- * BENCH_SCALE_FANIN_P only the fan-in P named ("1 10 100 1000").  Writes
+ * BENCH_SCALE_FANIN_P only the fan-in P named ("1 10 100 1000");
+ * BENCH_SCALE_FANIN_FLOOR=0 leaves the fan-in's floor out, and
+ * BENCH_SCALE_WINDOWS set writes each timed fan-in run's window to
+ * stderr (see fanin_window: a profile of the runs alone).  Writes
  * its figures to $BENCH_JSON and a table to stdout.  Needs $BUILD/actord,
  * $BUILD/tests/progs/actor_echo, $BUILD/tests/progs/tworker and
  * $BUILD/tests/progs/launch_floor.
@@ -1035,6 +1041,7 @@ futex_floor(struct bench *b, struct row *r)
 struct fanin_cost {
 	uint64_t	 cpu_us;	/* user + system CPU time */
 	uint64_t	 sleeps;	/* voluntary context switches */
+	uint64_t	 faults;	/* minor page faults */
 };
 
 /*
@@ -1190,7 +1197,7 @@ floor_consumer(struct floor_ring *f)
 	_exit(h == 0 || buf[0] == 'f' ? 0 : 1);
 }
 
-/* CPU time (us) and voluntary switches of this process so far. */
+/* CPU time (us), voluntary switches and page faults of this process. */
 static struct fanin_cost
 fanin_cost_now(void)
 {
@@ -1199,7 +1206,8 @@ fanin_cost_now(void)
 	getrusage(RUSAGE_SELF, &ru);
 	return (struct fanin_cost){ (uint64_t)(ru.ru_utime.tv_sec +
 	    ru.ru_stime.tv_sec) * 1000000 + (uint64_t)(ru.ru_utime.tv_usec +
-	    ru.ru_stime.tv_usec), (uint64_t)ru.ru_nvcsw };
+	    ru.ru_stime.tv_usec), (uint64_t)ru.ru_nvcsw,
+	    (uint64_t)ru.ru_minflt };
 }
 
 /*
@@ -1237,6 +1245,7 @@ fanin_producer(const struct fanin_src *s, int per, int go, int stop, int res)
 	c1 = fanin_cost_now();
 	c1.cpu_us -= c0.cpu_us;
 	c1.sleeps -= c0.sleeps;
+	c1.faults -= c0.faults;
 	(void)!write(res, &c1, sizeof(c1));
 	(void)!read(stop, &c, 1);
 	if (cl != NULL)
@@ -1253,7 +1262,7 @@ static void
 fanin_costs(struct bench *b, int n, const char *prefix, int p, int fd,
     int nopen, uint64_t msgs)
 {
-	struct fanin_cost one, all = { 0, 0 };
+	struct fanin_cost one, all = { 0, 0, 0 };
 	char key[64];
 	int i;
 
@@ -1262,11 +1271,97 @@ fanin_costs(struct bench *b, int n, const char *prefix, int p, int fd,
 			return;
 		all.cpu_us += one.cpu_us;
 		all.sleeps += one.sleeps;
+		all.faults += one.faults;
 	}
 	snprintf(key, sizeof(key), "%s_p%d_sender_cpu_us_per_msg", prefix, p);
 	emit(b, n, key, (double)all.cpu_us / (double)msgs);
 	snprintf(key, sizeof(key), "%s_p%d_sender_sleeps_per_msg", prefix, p);
 	emit(b, n, key, (double)all.sleeps / (double)msgs);
+	snprintf(key, sizeof(key), "%s_p%d_sender_faults_per_msg", prefix, p);
+	emit(b, n, key, (double)all.faults / (double)msgs);
+}
+
+/*
+ * The consumer's side of a fan-in run: its CPU time, its time runnable
+ * but not running (a CPU's queue: producers ahead of it), its sleeps
+ * and its preemptions (voluntary and involuntary switches), from /proc,
+ * at the start and the end.
+ */
+struct fanin_cons {
+	uint64_t	 run_ns, queued_ns, sleeps, preempted;
+};
+
+static struct fanin_cons
+fanin_cons_now(pid_t pid)
+{
+	struct fanin_cons c = { 0, 0, 0, 0 };
+	unsigned long long run = 0, queued = 0, v = 0;
+	char path[64], line[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
+	if ((f = fopen(path, "re")) != NULL) {
+		if (fscanf(f, "%llu %llu", &run, &queued) == 2) {
+			c.run_ns = run;
+			c.queued_ns = queued;
+		}
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return c;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1)
+			c.sleeps = v;
+		if (sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1)
+			c.preempted = v;
+	}
+	fclose(f);
+	return c;
+}
+
+/* Per message: the consumer's CPU, queued time, sleeps, preemptions. */
+static void
+fanin_cons_emit(struct bench *b, int n, const char *prefix, int p, pid_t pid,
+    const struct fanin_cons *c0, uint64_t msgs)
+{
+	struct fanin_cons c1 = fanin_cons_now(pid);
+	char key[64];
+
+	if (msgs == 0 || c1.run_ns == 0)
+		return;
+	snprintf(key, sizeof(key), "%s_p%d_consumer_cpu_us_per_msg", prefix,
+	    p);
+	emit(b, n, key, (double)(c1.run_ns - c0->run_ns) / 1e3 /
+	    (double)msgs);
+	snprintf(key, sizeof(key), "%s_p%d_consumer_queued_us_per_msg",
+	    prefix, p);
+	emit(b, n, key, (double)(c1.queued_ns - c0->queued_ns) / 1e3 /
+	    (double)msgs);
+	snprintf(key, sizeof(key), "%s_p%d_consumer_sleeps_per_msg", prefix,
+	    p);
+	emit(b, n, key, (double)(c1.sleeps - c0->sleeps) / (double)msgs);
+	snprintf(key, sizeof(key), "%s_p%d_consumer_preempted_per_msg",
+	    prefix, p);
+	emit(b, n, key, (double)(c1.preempted - c0->preempted) /
+	    (double)msgs);
+}
+
+/*
+ * With $BENCH_SCALE_WINDOWS set, each timed fan-in run's window on
+ * stderr, CLOCK_MONOTONIC seconds: "window PREFIX P FROM TO", for
+ * perf record -k CLOCK_MONOTONIC and perf report --time FROM,TO (a
+ * profile of the run alone, not of the forks around it).
+ */
+static void
+fanin_window(const char *prefix, int p, uint64_t from, uint64_t to)
+{
+	if (getenv("BENCH_SCALE_WINDOWS") != NULL)
+		fprintf(stderr, "window %s %d %llu.%09llu %llu.%09llu\n", prefix,
+		    p, (unsigned long long)(from / 1000000000ULL),
+		    (unsigned long long)(from % 1000000000ULL),
+		    (unsigned long long)(to / 1000000000ULL),
+		    (unsigned long long)(to % 1000000000ULL));
 }
 
 /* P producers forked, each opened (or not), none started yet. */
@@ -1335,7 +1430,8 @@ floor_run(struct bench *b, struct row *r, struct fanin_run *fr,
     struct floor_ring *f, bool one, int p)
 {
 	struct fanin_src s = { .ring = f };
-	uint64_t t0, deadline, want;
+	struct fanin_cons c0;
+	uint64_t t0, t1, deadline, want;
 	double rate;
 	char prefix[32];
 	pid_t cons;
@@ -1355,16 +1451,21 @@ floor_run(struct bench *b, struct row *r, struct fanin_run *fr,
 		return -1;
 	}
 	want = (uint64_t)fr->nopen * (uint64_t)fr->per;
+	c0 = fanin_cons_now(cons);
 	t0 = now_ns();
 	close(fr->go[1]);		/* go */
 	deadline = t0 + 120000000000ULL;
 	while (atomic_load(&f->taken) < want && now_ns() < deadline)
 		usleep(1000);
+	t1 = now_ns();
 	rate = atomic_load(&f->taken) >= want && fr->nopen == p ?
-	    (double)want / ((double)(now_ns() - t0) / 1e9) : -1;
+	    (double)want / ((double)(t1 - t0) / 1e9) : -1;
 	snprintf(prefix, sizeof(prefix), "fanin_floor_%s", one ? "one" : "all");
-	if (rate > 0)
+	fanin_window(prefix, p, t0, t1);
+	if (rate > 0) {
+		fanin_cons_emit(b, r->n, prefix, p, cons, &c0, want);
 		fanin_costs(b, r->n, prefix, p, fr->res[0], fr->nopen, want);
+	}
 	close(fr->res[0]);
 	close(fr->stop[1]);		/* stop */
 	atomic_store(&f->stop, 1);
@@ -1394,6 +1495,9 @@ fanin_floor(struct bench *b, struct row *r)
 	char key[64];
 	int i, j;
 
+	if (getenv("BENCH_SCALE_FANIN_FLOOR") != NULL &&
+	    strcmp(getenv("BENCH_SCALE_FANIN_FLOOR"), "0") == 0)
+		return;
 	fr = calloc(1, sizeof(*fr));
 	f = mmap(NULL, sizeof(*f), PROT_READ | PROT_WRITE,
 	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -1445,13 +1549,18 @@ fanin_ours(struct bench *b, struct actord *ad, struct row *r,
     int p, int total)
 {
 	struct shm_counters c0, c1;
-	uint64_t t0, deadline, want;
+	struct fanin_cons k0;
+	struct node *nd;
+	uint64_t t0, t1, deadline, want;
 	double rate;
 	char key[64];
+	pid_t cons;
 	int i;
 
 	if (!fanin_fork(fr, s, p, total))
 		return -1;
+	cons = (nd = actord_find(ad, "/w0/0")) != NULL ? nd->pid : 0;
+	k0 = fanin_cons_now(cons);
 	shm_counters(ad->arena, s->target.index, &c0);
 	want = c0.dequeued + (uint64_t)fr->nopen * (uint64_t)fr->per;
 	t0 = now_ns();
@@ -1461,12 +1570,18 @@ fanin_ours(struct bench *b, struct actord *ad, struct row *r,
 		actord_run_once(ad, 1);
 		shm_counters(ad->arena, s->target.index, &c1);
 	} while (c1.dequeued < want && now_ns() < deadline);
+	t1 = now_ns();
+	fanin_window(prefix, p, t0, t1);
 	rate = fr->nopen == p && c1.dequeued >= want ?
 	    (double)(c1.dequeued - c0.dequeued) /
-	    ((double)(now_ns() - t0) / 1e9) : -1;
-	if (c1.dequeued >= want)
+	    ((double)(t1 - t0) / 1e9) : -1;
+	if (c1.dequeued >= want) {
+		if (cons > 0)
+			fanin_cons_emit(b, r->n, prefix, p, cons, &k0,
+			    c1.dequeued - c0.dequeued);
 		fanin_costs(b, r->n, prefix, p, fr->res[0], fr->nopen,
 		    c1.dequeued - c0.dequeued);
+	}
 	close(fr->res[0]);
 	close(fr->stop[1]);		/* stop */
 	if (fr->nopen < p)
