@@ -727,7 +727,7 @@ void	 shm_wake_space(struct shm_mbox *);
 void	 shm_wake_senders_force(struct shm_mbox *);
 int	 shm_futex_wait_bits(_Atomic uint32_t *, uint32_t, uint32_t bits,
 	    int64_t deadline_ns);
-void	 shm_futex_wake_bits(_Atomic uint32_t *, uint32_t bits);
+void	 shm_futex_wake_bits(_Atomic uint32_t *, uint32_t bits, int n);
 
 
 /* counters.c */

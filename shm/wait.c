@@ -231,11 +231,16 @@ shm_futex_wait_bits(_Atomic uint32_t *w, uint32_t val, uint32_t bits,
 	return 0;
 }
 
-/* Wake the waiters on w whose bits meet these. */
+/*
+ * Wake up to n of the waiters on w whose bits meet these (INT_MAX: all).
+ * The kernel walks w's hash bucket, oldest waiter first, until it has
+ * woken n: asked for all, it walks every waiter on w (each another
+ * sleeper's kernel stack, cold), whatever the bits.
+ */
 void
-shm_futex_wake_bits(_Atomic uint32_t *w, uint32_t bits)
+shm_futex_wake_bits(_Atomic uint32_t *w, uint32_t bits, int n)
 {
-	syscall(SYS_futex, w, FUTEX_WAKE_BITSET, INT_MAX, NULL, NULL, bits);
+	syscall(SYS_futex, w, FUTEX_WAKE_BITSET, n, NULL, NULL, bits);
 }
 
 void

@@ -9,11 +9,15 @@
  * waits on: shm_wake_all and actor_reaped make none on an idle mailbox.
  * FUTEX_WAKEs are counted by a seccomp filter that traps them (SIGSYS),
  * in a child of the test: a trapped wake wakes nobody, so only code with
- * nobody asleep runs under it.
+ * nobody asleep runs under it.  The filter tells a wake that asks for
+ * every waiter from one that asks for a few: asked for every one, the
+ * kernel walks all the word's waiters, so a grant of turns to a line of
+ * blocked senders asks for as many as it wakes.
  */
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/futex.h>
@@ -36,12 +40,18 @@
 #include "worker/actor.h"
 
 static volatile sig_atomic_t wakes;	/* FUTEX_WAKEs trapped in the child */
+static volatile sig_atomic_t wakes_all;	/* those asking for every waiter */
+
+#define TRAP_ALL	1	/* si_errno of a wake asking for INT_MAX */
 
 static void
-on_sigsys(int sig)
+on_sigsys(int sig, siginfo_t *si, void *uc)
 {
 	(void)sig;
+	(void)uc;
 	wakes++;
+	if (si->si_errno == TRAP_ALL)
+		wakes_all++;
 }
 
 /* A seccomp filter for this process and what it forks from now on. */
@@ -56,26 +66,34 @@ install_filter(struct sock_filter *f, unsigned short n)
 	return 0;
 }
 
-/* From now on, this process's FUTEX_WAKE and FUTEX_WAKE_BITSET trap. */
+/*
+ * From now on, this process's FUTEX_WAKE and FUTEX_WAKE_BITSET trap, those
+ * asking for INT_MAX waiters (all) with TRAP_ALL in si_errno.
+ */
 static void
 trap_futex_wakes(void)
 {
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 		    offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_futex, 0, 5),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_futex, 0, 8),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 		    offsetof(struct seccomp_data, args[1])),
 		BPF_STMT(BPF_ALU | BPF_AND | BPF_K, FUTEX_CMD_MASK),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FUTEX_WAKE, 1, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FUTEX_WAKE_BITSET, 0, 1),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FUTEX_WAKE_BITSET, 0, 4),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		    offsetof(struct seccomp_data, args[2])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, INT_MAX, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP | TRAP_ALL),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_sigsys;
+	sa.sa_sigaction = on_sigsys;
+	sa.sa_flags = SA_SIGINFO;
 	if (sigaction(SIGSYS, &sa, NULL) == -1 ||
 	    install_filter(f, sizeof(f) / sizeof(f[0])) == -1)
 		_exit(90);
@@ -147,6 +165,50 @@ START_TEST(wake_all_wakes_only_sleepers)
 	struct shm_arena *a = shm_test_arena(1, 16, 64, SHM_OVERFLOW_BLOCK);
 
 	ck_assert_int_eq(in_trapped_child(wake_all_scenario, a), 0);
+	shm_detach(a);
+}
+END_TEST
+
+/*
+ * A grant of turns to a line of blocked senders (held by nobody here:
+ * only the wakes count) asks the kernel for as many sleepers as it has
+ * bits in each wake, never for all: asked for all, the kernel walks every
+ * sender asleep on the cell (some 31 in a line of 1,000), each a cold
+ * line of another sleeper's stack, for the one or two whose turn it is.
+ * A line longer than a cell and bit per ticket (two tickets share a bit)
+ * asks for all, and so does the repair's wake of every sleeper.
+ */
+static void
+grant_scenario(void *arg)
+{
+	struct shm_arena *a = arg;
+	struct shm_mbox_local *mb = shm_mb(a, 0);
+	uint32_t g;
+
+	atomic_store(&mb->m->turn_next, 10);
+	CHILD_CHECK(shm_turns_grant(mb) >= 1);
+	CHILD_CHECK(wakes >= 1);
+	CHILD_CHECK(wakes_all == 0);
+	/* Longer than SHM_TURN_WAITERS: every sleeper of those bits. */
+	wakes = 0;
+	atomic_store(&mb->m->turn_out, 0);
+	g = atomic_load(&mb->m->turn_grant);
+	atomic_store(&mb->m->turn_next, g + SHM_TURN_WAITERS + 10);
+	CHILD_CHECK(shm_turns_grant(mb) >= 1);
+	CHILD_CHECK(wakes >= 1);
+	CHILD_CHECK(wakes_all == wakes);
+	/* Every sleeper of every cell (a repair, a reap). */
+	wakes = wakes_all = 0;
+	shm_turns_wake_all(mb->m);
+	CHILD_CHECK(wakes == SHM_TURN_CELLS);
+	CHILD_CHECK(wakes_all == SHM_TURN_CELLS);
+}
+
+START_TEST(grant_wakes_as_many_as_its_turns)
+{
+	struct shm_arena *a = shm_test_arena(1, 16, 64, SHM_OVERFLOW_BLOCK);
+
+	ck_assert_int_eq(in_trapped_child(grant_scenario, a), 0);
 	shm_detach(a);
 }
 END_TEST
@@ -432,6 +494,7 @@ death_cost_suite(void)
 	TCase *tc = tcase_create("wakes");
 
 	tcase_add_test(tc, wake_all_wakes_only_sleepers);
+	tcase_add_test(tc, grant_wakes_as_many_as_its_turns);
 	tcase_add_test(tc, reaped_idle_actor_wakes_nobody);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("reaps");
