@@ -4,7 +4,8 @@
  * processes: the order, the wake-ups counted per freed cell, senders
  * SIGKILLed in line (at the front and in the middle), a sender that times
  * out in line, the consumer SIGKILLed while senders wait, a queue
- * scribbled on while senders wait, and its repair; and who a grant wakes.
+ * scribbled on while senders wait, and its repair; who a grant wakes; and
+ * what a sender let in from the line counts as room.
  */
 #include <sys/wait.h>
 
@@ -529,6 +530,59 @@ START_TEST(test_batch_wakes_no_front)
 }
 END_TEST
 
+/*
+ * A sender let in from the line (its pass) sends on while more cells are
+ * free than turns are owed, and counts them from the cells, not from
+ * head: head is the consumer's line, which it writes for every message
+ * it takes (pulled over by every such send, measured), and which a
+ * consumer in a batch publishes only at its end.  So cells freed in a
+ * batch count at once: inside the consumer's handler for its third
+ * message, two cells are free and one turn is owed, and the pass holder
+ * may send; at its first, no cell is free and it may not.
+ */
+struct mid_batch {
+	struct shm_producer *p;
+	struct shm_mbox_local *mb;
+	unsigned	 n;
+	bool		 passed[3];
+};
+
+static int
+mid_batch_handler(void *arg, enum shm_lane lane, const struct shm_msg *m,
+    const void *payload)
+{
+	struct mid_batch *b = arg;
+
+	(void)lane;
+	(void)m;
+	(void)payload;
+	b->p->pass_mbox = 1;		/* mailbox 0's index + 1 */
+	b->p->pass_left = 4;
+	b->passed[b->n] = shm_turns_may_pass(b->p, b->mb);
+	return ++b->n == 3;
+}
+
+START_TEST(test_pass_counts_freed_cells)
+{
+	enum { LANE = 8 };
+	struct shm_arena *a = shm_test_arena(1, LANE, 128,
+	    SHM_OVERFLOW_BLOCK);
+	struct mid_batch b = { .mb = shm_mb(a, 0) };
+
+	ck_assert_int_eq(shm_producer_open(a, &b.p), 0);
+	send_fill(b.p, LANE);
+	/* One in line (held by nobody), one turn owed. */
+	atomic_store(&b.mb->m->turn_next, 1);
+	atomic_store(&b.mb->m->turn_out, 1);
+	ck_assert_int_eq(shm_drain(a, 0, SHM_LANE_BIT(SHM_LANE_MAIN), 0,
+	    mid_batch_handler, &b), 3);
+	ck_assert(!b.passed[0]);
+	ck_assert(b.passed[2]);
+	shm_producer_close(b.p);
+	shm_detach(a);
+}
+END_TEST
+
 /* A send that does not block takes no ticket and wakes nobody. */
 START_TEST(test_unblocked_send_no_turn)
 {
@@ -566,6 +620,7 @@ turns_suite(void)
 	tcase_add_test(tc, test_no_convoy);
 	tcase_add_test(tc, test_wake_own_bit);
 	tcase_add_test(tc, test_batch_wakes_no_front);
+	tcase_add_test(tc, test_pass_counts_freed_cells);
 	suite_add_tcase(s, tc);
 	return s;
 }
