@@ -53,7 +53,12 @@
  *			modes, in processes that reach main and write a byte
  *			(tworker fd 0, vfork/exec): N stops last first, each
  *			awaited, then N starts, each awaited until its byte
- *			came; N SIGTERMs then N waits, N starts then N bytes
+ *			came; N SIGTERMs then N waits, N starts then N bytes.
+ *			Beside each, where the time goes: the CPU time per
+ *			child of actord (this process) in the stops and in
+ *			the starts, and of each actor over its life (start,
+ *			idle, exit: RUSAGE_CHILDREN as the N are reaped);
+ *			and of the floor's starter and of its processes
  *
  * A figure that cannot be measured (the tree does not start, a producer
  * finds no slot) is null in the JSON with the reason beside it.  Every
@@ -135,6 +140,11 @@ struct row {
 	double		 floor_start, floor_stop, start, mem_total_kb;
 	double		 floor_tree;		/* two execs, to main */
 	double		 seq_start, seq_stop;	/* each awaited, to main */
+	double		 seq_child_cpu;		/* per process, its life, us */
+	double		 seq_parent_cpu;	/* per process, the starter's */
+	double		 ofa_cpu[2][3];		/* [parallel]: actord's per
+						   stop and start, each
+						   actor's life, us */
 	double		 par_start, par_stop;	/* all at once, to main */
 	double		 mem_per_actor_kb, restart50, restart99;
 	double		 restart_cpu;		/* actord's, per restart, us */
@@ -192,6 +202,7 @@ static void	 bench_ofa(struct bench *, struct row *, bool);
 static double	 ofa_mode_floor(const struct row *, bool);
 static uint64_t	 schedstat_ns(pid_t);
 static uint64_t	 self_cpu_ns(void);
+static uint64_t	 children_cpu_ns(void);
 static void	 sparse_run(int, int, uint64_t, int, void *,
 		    int (*)(void *, int));
 static void	 path_of(int, int, char *, size_t);
@@ -390,7 +401,7 @@ static void
 bench_ready_floor(struct bench *b, struct row *r)
 {
 	pid_t *pids;
-	uint64_t t0;
+	uint64_t t0, cpu, self;
 	int p[2], devnull, i, n = r->n, ms = 60000 + n * 10, ok = 1;
 
 	if ((pids = calloc((size_t)n, sizeof(*pids))) == NULL)
@@ -401,20 +412,25 @@ bench_ready_floor(struct bench *b, struct row *r)
 	}
 	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	t0 = now_ns();
+	self = self_cpu_ns();
 	for (i = 0; i < n && ok; i++)
 		ok = (pids[i] = ready_spawn(b->tworker, p[1], devnull)) > 0 &&
 		    read_bytes(p[0], 1, ms) == 1;
 	if (ok)
 		r->seq_start = (double)(now_ns() - t0) / 1e6;
 	t0 = now_ns();
+	cpu = children_cpu_ns();
 	for (i = n - 1; i >= 0; i--)
 		if (pids[i] > 0) {
 			kill(pids[i], SIGTERM);
 			waitpid(pids[i], NULL, 0);
 			pids[i] = 0;
 		}
-	if (ok)
+	if (ok) {
 		r->seq_stop = (double)(now_ns() - t0) / 1e6;
+		r->seq_child_cpu = (double)(children_cpu_ns() - cpu) / 1e3 / n;
+		r->seq_parent_cpu = (double)(self_cpu_ns() - self) / 1e3 / n;
+	}
 	t0 = now_ns();
 	for (i = 0; i < n && ok; i++)
 		ok = (pids[i] = ready_spawn(b->tworker, p[1], devnull)) > 0;
@@ -436,6 +452,13 @@ bench_ready_floor(struct bench *b, struct row *r)
 	free(pids);
 	emit(b, n, "floor_ready_start_ms", r->seq_start);
 	emit(b, n, "floor_ready_stop_ms", r->seq_stop);
+	/*
+	 * What one of them cost the CPU, start to exit, and what starting
+	 * and stopping it cost this process: beside an actor's and actord's
+	 * (bench_ofa), where the time of an ordered restart goes.
+	 */
+	emit(b, n, "floor_ready_child_cpu_us", r->seq_child_cpu);
+	emit(b, n, "floor_ready_parent_cpu_us", r->seq_parent_cpu);
 	emit(b, n, "floor_parallel_start_ms", r->par_start);
 	emit(b, n, "floor_parallel_stop_ms", r->par_stop);
 }
@@ -1664,6 +1687,19 @@ schedstat_ns(pid_t pid)
 	return ns;
 }
 
+/* The CPU time of every child reaped so far (RUSAGE_CHILDREN), ns. */
+static uint64_t
+children_cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_CHILDREN, &ru) == -1)
+		return 0;
+	return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) *
+	    1000000000ULL + ((uint64_t)ru.ru_utime.tv_usec +
+	    (uint64_t)ru.ru_stime.tv_usec) * 1000ULL;
+}
+
 static uint64_t
 self_cpu_ns(void)
 {
@@ -2142,8 +2178,9 @@ bench_ofa(struct bench *b, struct row *r, bool parallel)
 {
 	const char *key = parallel ? "one_for_all_parallel" : "one_for_all";
 	char name[64];
-	uint64_t lat[3], t0, deadline, stopped = 0;
-	double stop_ms = -1;
+	uint64_t lat[3], t0, deadline, stopped = 0, cpu0, cpu_stop = 0, kids0;
+	double stop_ms = -1, cpu_stop_us = -1, cpu_start_us = -1;
+	double kid_cpu_us = -1;
 	struct actord *ad;
 	struct node *g, *k;
 	int i, rounds = r->n >= 10000 ? 1 : 3, done = 0;
@@ -2163,6 +2200,8 @@ bench_ofa(struct bench *b, struct row *r, bool parallel)
 		old = k->pid;
 		t0 = now_ns();
 		deadline = t0 + 600000000000ULL;
+		cpu0 = self_cpu_ns();
+		kids0 = children_cpu_ns();
 		kill(old, SIGKILL);
 		/* Until the set restart has begun, then until it is done. */
 		while (g->plan.kind == PLAN_NONE && k->pid == old && !ad->done &&
@@ -2171,8 +2210,10 @@ bench_ofa(struct bench *b, struct row *r, bool parallel)
 		while (!ofa_back(ad, g, old) && !ad->done &&
 		    now_ns() < deadline) {
 			if (g->plan.kind != PLAN_NONE &&
-			    g->plan.phase != PH_STOP && stopped == 0)
+			    g->plan.phase != PH_STOP && stopped == 0) {
 				stopped = now_ns();
+				cpu_stop = self_cpu_ns();
+			}
 			actord_run_once(ad, 10);
 		}
 		if (!ofa_back(ad, g, old)) {
@@ -2181,8 +2222,15 @@ bench_ofa(struct bench *b, struct row *r, bool parallel)
 			break;
 		}
 		lat[done++] = now_ns() - t0;
-		if (stopped != 0)
+		if (stopped != 0) {
 			stop_ms = (double)(stopped - t0) / 1e6;
+			cpu_stop_us = (double)(cpu_stop - cpu0) / 1e3 /
+			    r->n;
+			cpu_start_us = (double)(self_cpu_ns() - cpu_stop) /
+			    1e3 / r->n;
+		}
+		/* The N reaped: each one's whole life (start, idle, exit). */
+		kid_cpu_us = (double)(children_cpu_ns() - kids0) / 1e3 / r->n;
 		stopped = 0;
 	}
 	if (done > 0) {
@@ -2196,6 +2244,16 @@ bench_ofa(struct bench *b, struct row *r, bool parallel)
 	/* Of which the N stops (the last round's): the rest is the N starts. */
 	snprintf(name, sizeof(name), "%s_stop_ms", key);
 	emit(b, r->n, name, stop_ms);
+	/* actord's CPU per child (the last round's): flat in N if O(1). */
+	snprintf(name, sizeof(name), "%s_stop_actord_cpu_us", key);
+	emit(b, r->n, name, cpu_stop_us);
+	snprintf(name, sizeof(name), "%s_start_actord_cpu_us", key);
+	emit(b, r->n, name, cpu_start_us);
+	snprintf(name, sizeof(name), "%s_actor_cpu_us", key);
+	emit(b, r->n, name, kid_cpu_us);
+	r->ofa_cpu[parallel][0] = cpu_stop_us;
+	r->ofa_cpu[parallel][1] = cpu_start_us;
+	r->ofa_cpu[parallel][2] = kid_cpu_us;
 	if (!parallel)
 		emit(b, r->n, "one_for_all_floor_ms", r->ofa_floor);
 	snprintf(name, sizeof(name), "%s_vs_floor", key);
@@ -2321,6 +2379,15 @@ print_table(struct row *rows, int nr)
 	ROW("  vs that floor", r->ofa_par > 0 && ofa_mode_floor(r, true) > 0 ?
 	    r->ofa_par / ofa_mode_floor(r, true) : -1, " %9.2fx",
 	    "the limit");
+	/* Where an ordered restart's time goes: CPU per child, us. */
+	ROW("  CPU us/child: actord, stops", r->ofa_cpu[0][0], " %10.1f", "");
+	ROW("    actord, starts", r->ofa_cpu[0][1], " %10.1f", "");
+	ROW("    floor's starter, both", r->seq_parent_cpu, " %10.1f", "");
+	ROW("    an actor, its life", r->ofa_cpu[0][2], " %10.1f", "");
+	ROW("    floor's process, its life", r->seq_child_cpu, " %10.1f", "");
+	ROW("    parallel: actord, stops", r->ofa_cpu[1][0], " %10.1f", "");
+	ROW("      actord, starts", r->ofa_cpu[1][1], " %10.1f", "");
+	ROW("      an actor, its life", r->ofa_cpu[1][2], " %10.1f", "");
 #undef ROW
 	for (i = 0; i < nr; i++)
 		if (rows[i].why[0] != '\0')
@@ -2411,6 +2478,9 @@ main(void)
 		}
 		r->floor_start = r->floor_stop = r->start = -1;
 		r->floor_tree = r->seq_start = r->seq_stop = -1;
+		r->seq_child_cpu = r->seq_parent_cpu = -1;
+		for (j = 0; j < 6; j++)
+			r->ofa_cpu[j / 3][j % 3] = -1;
 		r->par_start = r->par_stop = -1;
 		r->mem_total_kb = r->mem_per_actor_kb = -1;
 		r->restart50 = r->restart99 = r->path50 = r->ref50 = -1;
