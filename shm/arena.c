@@ -645,6 +645,7 @@ localize(struct shm_arena *a, const struct shm_hdr *h, char *err,
 	a->ns_base = h->ns_base;
 	a->tsc_mult = h->tsc_mult;
 	a->n = h->nmailboxes;
+	a->own = a->n;			/* none (shm_consume) */
 	a->npool = h->nproducers;
 	a->nslots = h->nproducers + SHM_OWN_SLOTS * h->nmailboxes;
 	a->mbox_off = h->mbox_off;
@@ -734,7 +735,7 @@ static void
 localize_desc(struct shm_arena *a, uint32_t i, const struct shm_desc *d,
     unsigned char *base)
 {
-	struct shm_mbox_local *mb = &a->mb[i];
+	struct shm_mbox_local *mb = shm_mb_slot(a, i);
 	uint32_t k;
 
 	mb->lay.capacity = d->capacity[SHM_LANE_MAIN];
@@ -835,9 +836,19 @@ shm_localize(struct shm_arena *a, uint32_t i)
 		localize_desc(a, i, &d, a->base);
 		return;
 	}
-	a->mb[i].bad = true;
+	shm_mb_slot(a, i)->bad = true;
 	quarantine_desc(&d);
 	localize_desc(a, i, &d, a->quarantine);
+}
+
+void
+shm_consume(struct shm_arena *a, uint32_t idx)
+{
+	if (idx >= a->n || a->own != a->n)
+		return;
+	/* A view already made moves; mb[idx] is never read again. */
+	a->own_mb = a->mb[idx];
+	a->own = idx;
 }
 
 /*

@@ -367,7 +367,7 @@ send_msg(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 		send_lane(sv, idx, &ml);
 		l = &ml;
 		m = sv->m;
-		mb = &a->mb[idx];
+		mb = shm_mb_slot(a, idx);
 	} else {
 		mb = shm_mb(a, idx);
 		/* Its descriptor is corrupt: it has no place in the arena. */
@@ -661,7 +661,7 @@ static struct shm_mbox_local *
 made(struct shm_arena *a, struct shm_mbox_local *mb)
 {
 	if (mb->m == NULL)
-		shm_localize(a, (uint32_t)(mb - a->mb));
+		shm_localize(a, shm_mb_index(a, mb));
 	return mb;
 }
 
@@ -758,7 +758,7 @@ drop_newest(struct shm_arena *a, struct shm_mbox_local *mb, unsigned lane,
     const struct shm_msg *msg, const void *payload)
 {
 	atomic_fetch_add(&mb->m->dropped, 1);
-	shm_dl_put(a, (uint32_t)(mb - a->mb), lane, SHM_DL_DROPPED_NEWEST, msg,
+	shm_dl_put(a, shm_mb_index(a, mb), lane, SHM_DL_DROPPED_NEWEST, msg,
 	    payload);
 	return SHM_EDROPPED;
 }
@@ -827,7 +827,7 @@ full(struct shm_arena *a, struct shm_mbox_local *mb, unsigned lane,
     const struct shm_msg *msg, const void *payload)
 {
 	atomic_fetch_add(&mb->m->full, 1);
-	shm_dl_put(a, (uint32_t)(mb - a->mb), lane, SHM_DL_FULL, msg,
+	shm_dl_put(a, shm_mb_index(a, mb), lane, SHM_DL_FULL, msg,
 	    payload);
 	return SHM_EFULL;
 }
@@ -896,7 +896,7 @@ wait_space(struct shm_producer *p, struct shm_mbox_local *mb,
 		timeout_ns = SPACE_SLICE_NS;
 	atomic_fetch_add(&m->space_waiters, 1);
 	/* If we die asleep, shm_reap takes our count back (producer.c). */
-	atomic_store(&p->slot->waiting, (uint32_t)(mb - p->a->mb) + 1);
+	atomic_store(&p->slot->waiting, shm_mb_index(p->a, mb) + 1);
 	w = atomic_load(&m->space_word);
 	seq = cell_seq(l, pos, memory_order_seq_cst) & ~SEQ_FLAGS;
 	lim = (uint32_t)shm_lane_limit(l);
@@ -1035,7 +1035,7 @@ big_room(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 {
 	struct shm_lane_local *l = &mb->lane[lane];
 	struct shm_mbox	*m = mb->m;
-	uint32_t	 idx = (uint32_t)(mb - p->a->mb), w;
+	uint32_t	 idx = shm_mb_index(p->a, mb), w;
 	int64_t		 deadline, now;
 	unsigned	 spins;
 
@@ -1162,7 +1162,7 @@ steal_head(struct shm_producer *p, struct shm_mbox_local *mb, bool any)
 	atomic_fetch_add(&mb->m->dropped, 1);
 	if (m.len > sizeof(pfx))
 		m.len = (uint32_t)n;
-	shm_dl_put(a, (uint32_t)(mb - a->mb), SHM_LANE_MAIN,
+	shm_dl_put(a, shm_mb_index(a, mb), SHM_LANE_MAIN,
 	    SHM_DL_DROPPED_OLDEST, &m, pfx);
 	atomic_store_explicit(&p->slot->rec_ring, l->ring_id << 2 | REC_STOLE,
 	    memory_order_release);

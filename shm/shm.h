@@ -597,6 +597,14 @@ int	 shm_lane_holds(struct shm_arena *, uint32_t idx, enum shm_lane,
  */
 int	 shm_consumer_recover(struct shm_arena *, uint32_t idx);
 /*
+ * This process consumes mailbox idx (libactor's attach, once, before it
+ * receives): the mailbox's process-local view is kept beside the arena
+ * handle, which its every wake-up reads anyway, not among the views of
+ * the other mailboxes.  One mailbox per handle: a later call for another
+ * changes nothing.  arena.c.
+ */
+void	 shm_consume(struct shm_arena *, uint32_t idx);
+/*
  * A mailbox laid out lazy (a spare actord keeps for children added later)
  * costs no memory until it is prepared: its cells are not touched, so the
  * memfd's pages are never allocated.  shm_mailbox_prepare gives its lanes

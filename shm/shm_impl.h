@@ -415,10 +415,11 @@ struct shm_arena {
 	uint64_t	 ns_base;
 	uint64_t	 tsc_mult;
 	struct shm_actor *actors;	/* in the layout: the actor table */
-	int		 membarrier;	/* this process may use GLOBAL_EXPEDITED */
+	bool		 membarrier;	/* this process may use GLOBAL_EXPEDITED */
 	bool		 rdpid;		/* shm_cpu may use RDPID (wait.c) */
 	bool		 prefetchw;	/* the CPU has PREFETCHW (wait.c) */
 	bool		 creator;	/* shm_create's: writes the layout */
+	uint32_t	 own;		/* own_mb's mailbox (shm_consume), or n */
 	/* The rest. */
 	unsigned char	*base;		/* the data memfd, mapped writable */
 	size_t		 size;
@@ -449,6 +450,15 @@ struct shm_arena {
 	/* Tests: called inside a drop_oldest take (shm_consumer_set_hook). */
 	void		(*take_hook)(void *, int);
 	void		*take_hook_arg;
+	/*
+	 * The full view of the mailbox this process consumes (shm_consume),
+	 * here rather than in mb[]: a consumer woken after a long sleep reads
+	 * its view on every message, and in mb[] that was a page of its own
+	 * (10 views to a page), one page walk more per wake-up than this
+	 * handle's, which it reads anyway (tools/bench/bench_scale.c,
+	 * sparse).  mb[own] is never used.
+	 */
+	struct shm_mbox_local own_mb;
 };
 
 struct shm_producer {
@@ -483,6 +493,23 @@ void	 shm_localize(struct shm_arena *, uint32_t idx);	/* arena.c */
 void	 shm_localize_send(struct shm_arena *, uint32_t idx);
 
 /*
+ * Where mailbox idx's full view is kept (idx < a->n), made or not: beside
+ * the handle for the mailbox this process consumes, else in mb[].
+ */
+static inline struct shm_mbox_local *
+shm_mb_slot(struct shm_arena *a, uint32_t idx)
+{
+	return idx == a->own ? &a->own_mb : &a->mb[idx];
+}
+
+/* The mailbox of a full view (one that shm_mb_slot gave). */
+static inline uint32_t
+shm_mb_index(const struct shm_arena *a, const struct shm_mbox_local *mb)
+{
+	return mb == &a->own_mb ? a->own : (uint32_t)(mb - a->mb);
+}
+
+/*
  * Mailbox idx's process-local view (idx < a->n), made on first use, when
  * its descriptor is checked: one that fails makes a view that is "bad"
  * (sends refuse it) and points at a private, empty quarantine.
@@ -490,7 +517,7 @@ void	 shm_localize_send(struct shm_arena *, uint32_t idx);
 static inline struct shm_mbox_local *
 shm_mb(struct shm_arena *a, uint32_t idx)
 {
-	struct shm_mbox_local *mb = &a->mb[idx];
+	struct shm_mbox_local *mb = shm_mb_slot(a, idx);
 
 	if (__builtin_expect(mb->m == NULL, 0))
 		shm_localize(a, idx);

@@ -179,7 +179,7 @@ shm_turns_may_pass(struct shm_producer *p, struct shm_mbox_local *mb)
 		out = 0;
 	if (out > TURN_BATCH)
 		out = TURN_BATCH;
-	if (p->pass_mbox == (uint32_t)(mb - p->a->mb) + 1 && p->pass_left > 0) {
+	if (p->pass_mbox == shm_mb_index(p->a, mb) + 1 && p->pass_left > 0) {
 		/* Nothing owed: the claim finds a full lane itself. */
 		if (out == 0 || room_beyond(mb, (uint64_t)out)) {
 			p->pass_left--;
@@ -382,7 +382,7 @@ take(struct shm_producer *p, struct shm_mbox_local *mb, struct shm_turn *tu)
 
 	tu->ticket = atomic_fetch_add(&mb->m->turn_next, 1);
 	atomic_store(&p->slot->turn_ticket, tu->ticket);
-	atomic_store(&p->slot->turn_mbox, (uint32_t)(mb - p->a->mb) + 1);
+	atomic_store(&p->slot->turn_mbox, shm_mb_index(p->a, mb) + 1);
 	tu->held = true;
 	tu->tried = false;
 	tu->stuck = 0;
@@ -519,7 +519,7 @@ shm_turn_done(struct shm_producer *p, struct shm_mbox_local *mb,
 	    &mb->m->turn_out, &out, out - 1))
 		;
 	/* Its next sends may follow this one while there is room. */
-	p->pass_mbox = (uint32_t)(mb - p->a->mb) + 1;
+	p->pass_mbox = shm_mb_index(p->a, mb) + 1;
 	p->pass_left = (uint32_t)shm_lane_limit(&mb->lane[SHM_LANE_MAIN]) / 2;
 	atomic_store(&p->slot->turn_mbox, 0);
 	tu->held = false;

@@ -61,6 +61,8 @@ init(struct actor *a, struct shm_arena *arena, int32_t idx, char *err,
 			    (int)idx);
 			return ACTOR_EBADINDEX;
 		}
+		/* Its view beside the arena handle: read on every wake-up. */
+		shm_consume(arena, (uint32_t)idx);
 		/* Its own descriptor, checked now (attach checked the header). */
 		if ((rc = shm_mailbox_check(arena, (uint32_t)idx, err,
 		    errlen)) < 0)

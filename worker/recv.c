@@ -43,15 +43,19 @@ static bool	 stale_system(struct actor *) SHM_HOT;
 
 /*
  * The only global of libactor: a signal handler can reach nothing else.
- * While actor_run() runs, SIGTERM sets term_seen and, through a producer
- * slot of its own (never used by the interrupted code, so the send cannot
- * re-enter a half-done one), puts a Stop for this incarnation on the
- * actor's own system lane: a sleeping run loop wakes at once, and an idle
- * one never has to poll.  shm_send takes no lock and allocates nothing.
+ * While actor_run() runs, SIGTERM sets term_seen and the running actor's
+ * stop and, through a producer slot of its own (never used by the
+ * interrupted code, so the send cannot re-enter a half-done one), puts a
+ * Stop for this incarnation on the actor's own system lane: a sleeping
+ * run loop wakes at once, and an idle one never has to poll.  shm_send
+ * takes no lock and allocates nothing.  The loop reads the actor's stop,
+ * not term_seen: a woken actor then touches no page of libactor's data
+ * (one page walk more per message: tools/bench/bench_scale.c, sparse).
  */
 static struct {
 	volatile sig_atomic_t term_seen;
 	struct shm_producer *prod;
+	struct actor	*a;		/* whose stop SIGTERM sets */
 	uint32_t	 idx;
 	uint32_t	 incarnation;
 } run_sig;
@@ -296,6 +300,8 @@ on_term(int sig)
 
 	(void)sig;
 	term_seen = 1;
+	if (run_sig.a != NULL)
+		run_sig.a->stop = 1;
 	if (run_sig.prod != NULL) {
 		memset(&m, 0, sizeof(m));
 		m.tag = ACTOR_SYS_STOP;
@@ -304,7 +310,7 @@ on_term(int sig)
 		m.corr = run_sig.incarnation;
 		/*
 		 * Only to wake a sleeping loop: with the system lane full the
-		 * loop is not asleep and sees term_seen after this message,
+		 * loop is not asleep and sees its stop after this message,
 		 * so a Stop that does not fit is no dead letter.
 		 */
 		(void)shm_offer(run_sig.prod, run_sig.idx, SHM_LANE_SYSTEM, &m,
@@ -324,15 +330,19 @@ actor_run(struct actor *a, actor_handler fn, actor_stop_fn on_stop,
 {
 	struct sigaction sa, old;
 	struct actor_msg m;
+	int64_t timeout;
 	int rc = 0, r;
 
 	if (a->idx < 0)
 		return ACTOR_ENOMAILBOX;
+	if (term_seen)
+		a->stop = 1;		/* an earlier run's SIGTERM */
+	run_sig.a = a;
 	run_sig.idx = (uint32_t)a->idx;
 	run_sig.incarnation = a->incarnation;
 	if (shm_producer_open_own(a->arena, (uint32_t)a->idx, 1,
 	    &run_sig.prod) < 0)
-		run_sig.prod = NULL;	/* then the loop polls term_seen */
+		run_sig.prod = NULL;	/* then the loop polls its stop */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_term;
 	sigemptyset(&sa.sa_mask);
@@ -340,11 +350,12 @@ actor_run(struct actor *a, actor_handler fn, actor_stop_fn on_stop,
 		if (run_sig.prod != NULL)
 			shm_producer_close(run_sig.prod);
 		run_sig.prod = NULL;
+		run_sig.a = NULL;
 		return ACTOR_ESYS;
 	}
-	while (!a->stop && !term_seen) {
-		r = actor_recv(a, &m, run_sig.prod != NULL ? ACTOR_FOREVER :
-		    RUN_SLICE_NS);
+	timeout = run_sig.prod != NULL ? ACTOR_FOREVER : RUN_SLICE_NS;
+	while (!a->stop) {
+		r = actor_recv(a, &m, timeout);
 		if (r == ACTOR_ETIMEDOUT)
 			continue;
 		if (r < 0) {
@@ -363,6 +374,7 @@ actor_run(struct actor *a, actor_handler fn, actor_stop_fn on_stop,
 	if (on_stop != NULL)
 		on_stop(a, arg);
 	(void)sigaction(SIGTERM, &old, NULL);
+	run_sig.a = NULL;
 	if (run_sig.prod != NULL)
 		shm_producer_close(run_sig.prod);
 	run_sig.prod = NULL;

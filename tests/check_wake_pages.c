@@ -1,0 +1,314 @@
+/*
+ * check_wake_pages.c: what an actor asleep in actor_run touches when one
+ * message wakes it.  After a long sleep its TLB and caches are cold, and
+ * each page it touches costs a page walk (about a microsecond on a VM:
+ * tools/bench/bench_scale.c, sparse, where 10,000 actors each wake ten
+ * times a second), so the wake-up path keeps to its stack, its heap (the
+ * handle and the arena handle), its mailbox's pages in the arena and its
+ * thread block (where the kernel keeps rseq), and never reads:
+ *
+ *   - the process-local views of other mailboxes (shm/'s mb[]): its own
+ *     view is kept beside the arena handle (shm_consume);
+ *   - the program's data or bss: the run loop reads the actor's stop, not
+ *     libactor's global that SIGTERM sets.
+ *
+ * A view page read is caught by making mb[] unreadable; the rest by the
+ * kernel's accessed bits: /proc/PID/clear_refs, one message, then the
+ * Referenced pages of each mapping in /proc/PID/smaps.
+ */
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shm/shm_impl.h"
+#include "tests/lib/tcheck.h"
+#include "worker/actor.h"
+
+#define NBOX		4
+#define ME		2	/* the mailbox the sleeper consumes */
+#define WAIT_MS		5000
+
+/* What the sleeper and the test share (MAP_SHARED). */
+struct seen {
+	_Atomic uint32_t handled;
+	_Atomic uintptr_t tls;		/* &errno in the sleeper */
+};
+
+/* Pages of the sleeper's memory a wake-up referenced, by kind. */
+struct refs {
+	long	 data;		/* the program's data and bss */
+	long	 anon;		/* anonymous: neither stack, heap nor TLS */
+	char	 what[512];	/* the first such mapping */
+};
+
+static struct shm_arena *
+arena(void)
+{
+	struct shm_mailbox_layout mb[NBOX];
+	struct shm_layout l;
+	struct shm_arena *a;
+	char err[SHM_ERRBUF], path[16];
+	uint32_t i;
+
+	memset(mb, 0, sizeof(mb));
+	for (i = 0; i < NBOX; i++) {
+		mb[i].capacity = 64;
+		mb[i].cell = 128;
+		mb[i].sys_capacity = 16;
+		mb[i].reply_capacity = 16;
+		mb[i].overflow = SHM_OVERFLOW_REJECT;
+		mb[i].state_size = (uint32_t)actor_region_size(16, 256, 16);
+	}
+	memset(&l, 0, sizeof(l));
+	l.nmailboxes = NBOX;
+	l.mailboxes = mb;
+	l.nproducers = 8;
+	l.dl_capacity = 64;
+	ck_assert_int_eq(shm_create(&l, "wake-pages", &a, err, sizeof(err)),
+	    0);
+	for (i = 0; i < NBOX; i++) {
+		snprintf(path, sizeof(path), "/w%u", i);
+		ck_assert_int_eq(shm_actor_set_path(a, i, path), 0);
+		ck_assert_int_eq(actor_configure(a, i, NULL), 0);
+		ck_assert_uint_eq(actor_prepare_start(a, i), 1);
+		shm_actor_set_state(a, i, SHM_ACTOR_UP);
+	}
+	return a;
+}
+
+static struct actor *
+open_(struct shm_arena *ar, int32_t idx)
+{
+	struct actor *a;
+	char err[ACTOR_ERRBUF];
+
+	ck_assert_msg(actor_open(ar, idx, &a, err, sizeof(err)) == 0, "%s",
+	    err);
+	return a;
+}
+
+static void
+tell(struct actor *c, uint32_t tag)
+{
+	struct actor_ref to = { ME, ACTOR_ANY };
+
+	ck_assert_int_eq(actor_tell(c, to, tag, "wake", 4), 0);
+}
+
+/*
+ * A consumer's wake-up never reads mb[], where the views of the mailboxes
+ * it sends to are: its own is beside the arena handle.  With mb[] made
+ * unreadable, it still takes its message, and waits and times out.
+ */
+START_TEST(test_own_view_beside_handle)
+{
+	struct shm_arena *ar = arena();
+	struct actor *me = open_(ar, ME), *c = open_(ar, -1);
+	struct actor_msg m;
+	size_t views = (size_t)((unsigned char *)ar->sv -
+	    (unsigned char *)ar->mb);
+
+	tell(c, 1);
+	tell(c, 2);
+	ck_assert_int_eq(actor_recv(me, &m, 0), 0);
+	ck_assert_uint_eq(m.tag, 1);
+	ck_assert_int_eq(mprotect(ar->mb, views, PROT_NONE), 0);
+	ck_assert_int_eq(actor_recv(me, &m, 0), 0);
+	ck_assert_uint_eq(m.tag, 2);
+	ck_assert_int_eq(actor_recv(me, &m, 1000000), ACTOR_ETIMEDOUT);
+	ck_assert_int_eq(mprotect(ar->mb, views, PROT_READ | PROT_WRITE), 0);
+	actor_close(c);
+	actor_close(me);
+	shm_detach(ar);
+}
+END_TEST
+
+static int
+count(struct actor *a, const struct actor_msg *m, void *arg)
+{
+	struct seen *s = arg;
+
+	(void)a;
+	(void)m;
+	atomic_fetch_add(&s->handled, 1);
+	return 0;
+}
+
+/* A process's state letter in /proc ('S': asleep), or '?'. */
+static char
+proc_state(pid_t pid)
+{
+	char	 path[64], buf[512], *p;
+	FILE	*f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return '?';
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	if (p == NULL || (p = strrchr(buf, ')')) == NULL || p[1] == '\0')
+		return '?';
+	return p[2];
+}
+
+/* Until the sleeper has handled n and sleeps again: bounded. */
+static void
+until_handled(pid_t pid, struct seen *s, uint32_t n)
+{
+	int	 i;
+
+	for (i = 0; i < WAIT_MS; i++) {
+		if (atomic_load(&s->handled) >= n && proc_state(pid) == 'S')
+			return;
+		usleep(1000);
+	}
+	ck_abort_msg("sleeper %d handled %u of %u", (int)pid,
+	    atomic_load(&s->handled), n);
+}
+
+static void
+clear_refs(pid_t pid)
+{
+	char	 path[64];
+	FILE	*f;
+
+	snprintf(path, sizeof(path), "/proc/%d/clear_refs", (int)pid);
+	f = fopen(path, "we");
+	ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
+	ck_assert_int_eq(fputs("1", f) >= 0, 1);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/*
+ * The pages pid referenced since clear_refs, in the mappings that a
+ * wake-up must leave alone: the program's (exe) writable ones and the
+ * anonymous one right after them (its bss), and any other private
+ * anonymous mapping but the stack, the heap and the one holding tls.
+ */
+static void
+read_refs(pid_t pid, const char *exe, uintptr_t tls, struct refs *r)
+{
+	char	 path[64], line[512], hdr[512] = "", perm[8], name[PATH_MAX];
+	unsigned long lo, hi, prog_end = 0, kb;
+	long	 page = sysconf(_SC_PAGESIZE);
+	int	 kind = 0;	/* 1: data, 2: anon, 0: neither */
+	FILE	*f;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+	f = fopen(path, "re");
+	ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f) != NULL) {
+		name[0] = '\0';
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %4095s", &lo, &hi,
+		    perm, name) >= 3) {
+			kind = 0;
+			if (strcmp(name, exe) == 0) {
+				prog_end = hi;
+				kind = perm[1] == 'w' ? 1 : 0;
+			} else if (name[0] == '\0' && perm[3] == 'p') {
+				if (lo == prog_end)
+					kind = 1;	/* the bss */
+				else if (tls < lo || tls >= hi)
+					kind = 2;
+			}
+			snprintf(hdr, sizeof(hdr), "%s", line);
+			continue;
+		}
+		if (kind == 0 || sscanf(line, "Referenced: %lu kB", &kb) != 1)
+			continue;
+		if (kb > 0 && r->what[0] == '\0')
+			snprintf(r->what, sizeof(r->what), "%s", hdr);
+		if (kind == 1)
+			r->data += (long)kb * 1024 / page;
+		else
+			r->anon += (long)kb * 1024 / page;
+	}
+	fclose(f);
+}
+
+/*
+ * A sleeper in actor_run, woken by one message at a time: it reads no
+ * page of the program's data or bss, and no anonymous page but its stack,
+ * heap and thread block (no view in mb[]).  The least of a few wake-ups,
+ * so that nothing else the process might do once is counted.
+ */
+START_TEST(test_wake_touches_no_data)
+{
+	struct shm_arena *ar = arena();
+	struct actor *c = open_(ar, -1), *me;
+	struct seen *s;
+	struct refs r, least;
+	char	 exe[PATH_MAX];
+	ssize_t	 n;
+	pid_t	 pid;
+	int	 i, st;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ck_assert_int_gt(n, 0);
+	exe[n] = '\0';
+	s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED |
+	    MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(s, MAP_FAILED);
+	memset(s, 0, sizeof(*s));
+	if ((pid = fork()) == 0) {
+		me = open_(ar, ME);
+		atomic_store(&s->tls, (uintptr_t)&errno);
+		(void)actor_run(me, count, NULL, s);
+		_exit(0);
+	}
+	ck_assert_int_gt(pid, 0);
+	/* Its first messages make what it keeps (views, cell pages). */
+	for (i = 1; i <= 3; i++) {
+		tell(c, 1);
+		until_handled(pid, s, (uint32_t)i);
+	}
+	for (i = 4; i <= 8; i++) {
+		clear_refs(pid);
+		tell(c, 1);
+		until_handled(pid, s, (uint32_t)i);
+		read_refs(pid, exe, atomic_load(&s->tls), &r);
+		if (i == 4 || r.data + r.anon < least.data + least.anon)
+			least = r;
+	}
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+#if defined(__SANITIZE_ADDRESS__)
+	/* ASan's shadow memory, anonymous, is read on every access. */
+	least.data = least.anon = 0;
+#endif
+	ck_assert_msg(least.data == 0 && least.anon == 0, "a wake-up "
+	    "referenced %ld pages of data, %ld anonymous: %s", least.data,
+	    least.anon, least.what);
+	actor_close(c);
+	shm_detach(ar);
+	munmap(s, sizeof(*s));
+}
+END_TEST
+
+static Suite *
+wake_suite(void)
+{
+	Suite	*s = suite_create("wake_pages");
+	TCase	*tc = tcase_create("wake");
+
+	tcase_add_test(tc, test_own_view_beside_handle);
+	tcase_add_test(tc, test_wake_touches_no_data);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return tcheck_run(wake_suite());
+}
