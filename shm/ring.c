@@ -223,7 +223,7 @@ static inline void wake_after_publish(struct shm_producer *,
 		    struct shm_mbox *, uint32_t, unsigned);
 static int	 over_limit(const struct shm_lane_local *, uint32_t, uint64_t);
 static void	 wake_blocked(struct shm_mbox_local *, struct shm_lane_local *,
-		    uint64_t) SHM_HOT;
+		    uint64_t) SHM_RECV;
 static int	 big_room(struct shm_producer *, struct shm_mbox_local *,
 		    unsigned, uint64_t, const struct shm_msg *, const void *,
 		    int64_t);

@@ -698,7 +698,7 @@ shm_cpu(const struct shm_arena *a)
 }
 
 /* ring.c: before a consumer sleeps, the look for blocked senders it put off */
-void	 shm_settle(struct shm_arena *, uint32_t idx) SHM_HOT;
+void	 shm_settle(struct shm_arena *, uint32_t idx) SHM_RECV;
 
 /*
  * The effective capacity of a lane (shm_mailbox_configure): its limit
@@ -745,7 +745,7 @@ void	 shm_membarrier_init(struct shm_arena *);
 void	 shm_cpu_init(struct shm_arena *);
 int	 shm_membarrier_register(void);
 int	 shm_futex_wait(_Atomic uint32_t *, uint32_t, int64_t timeout_ns)
-	    SHM_HOT;
+	    SHM_RECV;
 void	 shm_futex_wake(_Atomic uint32_t *, int n);
 void	 shm_wake_consumer(struct shm_arena *, uint32_t idx,
 	    struct shm_mbox *, unsigned lane, int *bellfd) SHM_HOT;

@@ -88,12 +88,12 @@ static void	 ring_bell(struct shm_arena *, uint32_t, int *);
 static void	 wake_blocked(struct shm_mbox *);
 static int	 polls(struct shm_arena *, uint32_t, unsigned) SHM_HOT;
 static int	 spin(struct shm_arena *, uint32_t, unsigned, int64_t)
-	    SHM_HOT;
+	    SHM_RECV;
 static int	 barrier_all(struct shm_arena *);
 static int	 set_fence_mode(struct shm_arena *, struct shm_mbox *, uint32_t)
-	    SHM_HOT;
+	    SHM_RECV;
 static int	 nap(struct shm_arena *, uint32_t, unsigned, int, int64_t)
-	    SHM_HOT;
+	    SHM_RECV;
 
 #define SLICE_NS		1000000	/* sleep slice without membarrier */
 

@@ -295,6 +295,37 @@ START_TEST(test_wake_touches_no_data)
 }
 END_TEST
 
+/*
+ * The wake-up's code lies together (SHM_RECV), no send function among it:
+ * the sends' hot code (SHM_HOT) took some 6 KiB between its functions.
+ */
+START_TEST(test_wake_code_together)
+{
+	const uintptr_t recv[] = {
+		(uintptr_t)shm_pending, (uintptr_t)shm_take_one,
+		(uintptr_t)shm_wait, (uintptr_t)actor_recv,
+		(uintptr_t)actor_done, (uintptr_t)actor_run,
+	};
+	const uintptr_t send[] = {
+		(uintptr_t)shm_send_stamped, (uintptr_t)shm_send,
+		(uintptr_t)shm_wake_consumer, (uintptr_t)actor_tell,
+		(uintptr_t)actor_tell_timeout,
+	};
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	size_t	 i;
+
+	for (i = 0; i < sizeof(recv) / sizeof(recv[0]); i++) {
+		lo = recv[i] < lo ? recv[i] : lo;
+		hi = recv[i] > hi ? recv[i] : hi;
+	}
+	for (i = 0; i < sizeof(send) / sizeof(send[0]); i++)
+		ck_assert_msg(send[i] < lo || send[i] > hi, "send function "
+		    "%zu at %#lx, among the wake-up's [%#lx, %#lx]", i,
+		    (unsigned long)send[i], (unsigned long)lo,
+		    (unsigned long)hi);
+}
+END_TEST
+
 static Suite *
 wake_suite(void)
 {
@@ -303,6 +334,7 @@ wake_suite(void)
 
 	tcase_add_test(tc, test_own_view_beside_handle);
 	tcase_add_test(tc, test_wake_touches_no_data);
+	tcase_add_test(tc, test_wake_code_together);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -299,11 +299,14 @@ int	 send_stamped(struct actor *, struct actor_ref, enum shm_lane,
 	    struct shm_msg *, const void *, int64_t timeout_ns,
 	    unsigned flags, uint64_t *started);
 
-/* The message path of libactor's API (actor.h), kept together (SHM_HOT). */
-int	 actor_recv(struct actor *, struct actor_msg *, int64_t) SHM_HOT;
-void	 actor_done(struct actor *) SHM_HOT;
+/*
+ * The message path of libactor's API (actor.h), kept together: receiving
+ * with shm's wake-up (SHM_RECV), sending with shm's sends (SHM_HOT).
+ */
+int	 actor_recv(struct actor *, struct actor_msg *, int64_t) SHM_RECV;
+void	 actor_done(struct actor *) SHM_RECV;
 int	 actor_run(struct actor *, actor_handler, actor_stop_fn, void *)
-	    SHM_HOT;
+	    SHM_RECV;
 int	 actor_tell(struct actor *, struct actor_ref, uint32_t, const void *,
 	    size_t) SHM_HOT;
 int	 actor_tell_timeout(struct actor *, struct actor_ref, uint32_t,

@@ -33,13 +33,13 @@
 #define RUN_SLICE_NS	50000000LL	/* without a wake-up slot: poll SIGTERM */
 
 static int	 take_cb(void *, enum shm_lane, const struct shm_msg *,
-		    const void *) SHM_HOT;
-static int	 take_pending(struct actor *) SHM_HOT;
-static void	 fill(struct actor *, struct actor_msg *) SHM_HOT;
-static bool	 refuse_stale(struct actor *) SHM_HOT;
+		    const void *) SHM_RECV;
+static int	 take_pending(struct actor *) SHM_RECV;
+static void	 fill(struct actor *, struct actor_msg *) SHM_RECV;
+static bool	 refuse_stale(struct actor *) SHM_RECV;
 static void	 on_term(int);
 
-static bool	 stale_system(struct actor *) SHM_HOT;
+static bool	 stale_system(struct actor *) SHM_RECV;
 
 /*
  * The only global of libactor: a signal handler can reach nothing else.
