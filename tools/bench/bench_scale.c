@@ -40,9 +40,10 @@
  *			floor: the bare MPSC ring with P = 10 and 1,000 of the
  *			same producers, asleep on a futex while it is full,
  *			woken all at once or one at a time (floor_put).  Per
- *			message, of each run: the senders' CPU time, sleeps
- *			and page faults, and the consumer's CPU time, time
- *			runnable but not running, sleeps and preemptions
+ *			message, of each run: the senders' CPU time, sleeps,
+ *			preemptions and page faults, and the consumer's CPU
+ *			time, time runnable but not running, sleeps and
+ *			preemptions
  *   one_for_all	a one_for_all supervisor of N actors: SIGKILL of one
  *			to all N running again, against the floor's N stops
  *			(SIGTERM, waitpid) and N starts; with the default
@@ -1065,6 +1066,7 @@ struct fanin_cost {
 	uint64_t	 cpu_us;	/* user + system CPU time */
 	uint64_t	 sleeps;	/* voluntary context switches */
 	uint64_t	 faults;	/* minor page faults */
+	uint64_t	 preempted;	/* involuntary context switches */
 };
 
 /*
@@ -1220,7 +1222,7 @@ floor_consumer(struct floor_ring *f)
 	_exit(h == 0 || buf[0] == 'f' ? 0 : 1);
 }
 
-/* CPU time (us), voluntary switches and page faults of this process. */
+/* CPU time (us), context switches and page faults of this process. */
 static struct fanin_cost
 fanin_cost_now(void)
 {
@@ -1230,7 +1232,7 @@ fanin_cost_now(void)
 	return (struct fanin_cost){ (uint64_t)(ru.ru_utime.tv_sec +
 	    ru.ru_stime.tv_sec) * 1000000 + (uint64_t)(ru.ru_utime.tv_usec +
 	    ru.ru_stime.tv_usec), (uint64_t)ru.ru_nvcsw,
-	    (uint64_t)ru.ru_minflt };
+	    (uint64_t)ru.ru_minflt, (uint64_t)ru.ru_nivcsw };
 }
 
 /*
@@ -1269,6 +1271,7 @@ fanin_producer(const struct fanin_src *s, int per, int go, int stop, int res)
 	c1.cpu_us -= c0.cpu_us;
 	c1.sleeps -= c0.sleeps;
 	c1.faults -= c0.faults;
+	c1.preempted -= c0.preempted;
 	(void)!write(res, &c1, sizeof(c1));
 	(void)!read(stop, &c, 1);
 	if (cl != NULL)
@@ -1285,7 +1288,7 @@ static void
 fanin_costs(struct bench *b, int n, const char *prefix, int p, int fd,
     int nopen, uint64_t msgs)
 {
-	struct fanin_cost one, all = { 0, 0, 0 };
+	struct fanin_cost one, all = { 0, 0, 0, 0 };
 	char key[64];
 	int i;
 
@@ -1295,6 +1298,7 @@ fanin_costs(struct bench *b, int n, const char *prefix, int p, int fd,
 		all.cpu_us += one.cpu_us;
 		all.sleeps += one.sleeps;
 		all.faults += one.faults;
+		all.preempted += one.preempted;
 	}
 	snprintf(key, sizeof(key), "%s_p%d_sender_cpu_us_per_msg", prefix, p);
 	emit(b, n, key, (double)all.cpu_us / (double)msgs);
@@ -1302,6 +1306,9 @@ fanin_costs(struct bench *b, int n, const char *prefix, int p, int fd,
 	emit(b, n, key, (double)all.sleeps / (double)msgs);
 	snprintf(key, sizeof(key), "%s_p%d_sender_faults_per_msg", prefix, p);
 	emit(b, n, key, (double)all.faults / (double)msgs);
+	snprintf(key, sizeof(key), "%s_p%d_sender_preempted_per_msg", prefix,
+	    p);
+	emit(b, n, key, (double)all.preempted / (double)msgs);
 }
 
 /*
