@@ -32,12 +32,13 @@
  *       and the free cells bounded k, or the lane is over half full
  *       (not if TURN_BATCH bounded k below the mark, where the consumer
  *       grants the next): one FUTEX_WAKE_BITSET per cell, each waking
- *       only its bits (a line of up to SHM_TURN_WAITERS has a cell and
- *       bit per ticket).
+ *       only its bits and asking for as many sleepers (a line of up to
+ *       SHM_TURN_WAITERS has a cell and bit per ticket).
  *
  *   passing (shm_turns_may_pass, while "queued" is set): a sender with a
- *   pass claims while more cells are free than turns are owed; any other
- *   only while the lane is less than half full (turns owed besides).
+ *   pass claims while more cells are free than turns are owed (the cell
+ *   that many past tail is free); any other only while the lane is less
+ *   than half full (turns owed besides).
  *
  * Why passes: with more senders in line than free cells, a sender let in
  * for one message used to queue again behind the whole line for the
