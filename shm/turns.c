@@ -78,12 +78,14 @@
  * there were no queue.  turn_out is clamped to [-waiting, capacity] (to
  * TURN_BATCH when passing), and the front forgets it when it sees room
  * nobody takes for TURN_STUCK polls in a row.  A sender in line looks at
- * least every TURN_LOST_NS: a line that has not moved that long while
- * the lane has room (its front a ticket nobody holds) is left, to claim
- * outside it.  The repair at a consumer's reap (repair.c) resets a queue
- * nobody stands in, whatever its words say, and one that makes no sense.
- * A lie costs fairness or a wait of at most TURN_LOST_NS, never a crash,
- * and every sleep ends at the sender's deadline.
+ * least every TURN_LOST_NS, and TURN_LOST_PER_NS later per ticket ahead
+ * of it (lost_look: at most 166 ms): a line that has not moved for
+ * TURN_LOST_NS while the lane has room (its front a ticket nobody holds)
+ * is left, to claim outside it.  The repair at a consumer's reap
+ * (repair.c) resets a queue nobody stands in, whatever its words say,
+ * and one that makes no sense.  A lie costs fairness or a wait of at most
+ * TURN_LOST_NS and a look (230 ms in all), never a crash, and every sleep
+ * ends at the sender's deadline.
  */
 #include <limits.h>
 #include <stdint.h>
@@ -94,6 +96,7 @@
 #define TURN_SLICE_NS	1000000		/* the front looks every 1 ms */
 #define TURN_BATCH	2		/* turns out at once */
 #define TURN_LOST_NS	64000000	/* a line that has not moved: lost */
+#define TURN_LOST_PER_NS 100000		/* a look later per ticket ahead */
 #define TURN_STUCK	16		/* front polls with room nobody took */
 #define TURN_NOBODY	UINT64_MAX	/* grant(): no sender of our own */
 
@@ -110,6 +113,7 @@ static uint64_t	 room(struct shm_mbox_local *);
 static bool	 room_beyond(struct shm_mbox_local *, uint64_t);
 static bool	 line_lost(struct shm_mbox_local *, struct shm_turn *,
 		    uint32_t, int64_t);
+static int64_t	 lost_look(int32_t);
 
 /* Free cells of the main lane now (0 if head and tail make no sense). */
 static uint64_t
@@ -410,7 +414,7 @@ shm_turn_wait(struct shm_producer *p, struct shm_mbox_local *mb,
 	_Atomic uint32_t *cell;
 	uint32_t	 v, g;
 	int32_t		 d;
-	int64_t		 now, until;
+	int64_t		 now, until, look;
 	bool		 slice, again;
 
 	/* Out of time: the last look was had. */
@@ -455,13 +459,31 @@ shm_turn_wait(struct shm_producer *p, struct shm_mbox_local *mb,
 			shm_turn_leave(p, mb, tu);
 			return 0;
 		}
-		until = deadline - now > (slice ? TURN_SLICE_NS : TURN_LOST_NS) ?
-		    now + (slice ? TURN_SLICE_NS : TURN_LOST_NS) : deadline;
+		look = slice ? TURN_SLICE_NS : lost_look(d);
+		until = deadline - now > look ? now + look : deadline;
 		(void)shm_futex_wait_bits(cell, v, shm_turn_bit(tu->ticket),
 		    until);
 		if (again)
 			return 0;
 	}
+}
+
+/*
+ * How long a sender d tickets behind the front sleeps before it looks
+ * whether the line moved: TURN_LOST_NS, and TURN_LOST_PER_NS more per
+ * ticket ahead of it (at most SHM_TURN_WAITERS of them: 166 ms).  Its
+ * turn is that much further off: a sender far back that looked every
+ * TURN_LOST_NS found the line moving and slept again, a sleep and a
+ * wake-up for nothing per 64 ms in line (at P = 1,000 in bench-scale's
+ * fan-in, once it ran slower than 64 ms, a third of the senders' sleeps).
+ */
+static int64_t
+lost_look(int32_t d)
+{
+	uint32_t ahead = d < (int32_t)SHM_TURN_WAITERS ? (uint32_t)d :
+	    SHM_TURN_WAITERS;
+
+	return TURN_LOST_NS + (int64_t)ahead * TURN_LOST_PER_NS;
 }
 
 /*

@@ -4,8 +4,9 @@
  * processes: the order, the wake-ups counted per freed cell, senders
  * SIGKILLed in line (at the front and in the middle), a sender that times
  * out in line, the consumer SIGKILLed while senders wait, a queue
- * scribbled on while senders wait, and its repair; who a grant wakes; and
- * what a sender let in from the line counts as room.
+ * scribbled on while senders wait, and its repair; who a grant wakes;
+ * what a sender let in from the line counts as room; and how often a
+ * sender far back in line looks at it.
  */
 #include <sys/wait.h>
 
@@ -583,6 +584,61 @@ START_TEST(test_pass_counts_freed_cells)
 }
 END_TEST
 
+/* Voluntary context switches of pid so far (its sleeps), or -1. */
+static long
+sleeps_of(pid_t pid)
+{
+	char	 path[64], line[256];
+	long	 v = -1;
+	FILE	*f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/*
+ * A sender far back in line sleeps longer between its looks at the line
+ * than one near the front (turns.c, lost_look): 1,000 tickets behind, it
+ * looks every 164 ms, not every 64 ms, so in 300 ms it wakes at most
+ * twice whatever the load (a late wake-up only makes it fewer); every
+ * 64 ms it woke four or five times, each a sleep and a wake-up for
+ * nothing while the line moved (a third of the senders' sleeps in
+ * bench-scale's fan-in at P = 1,000).  The lane stays full and the line
+ * does not move: the sender never leaves it.
+ */
+START_TEST(test_far_back_looks_less)
+{
+	struct shm_arena *a = shm_test_arena(1, CAP, 128, SHM_OVERFLOW_BLOCK);
+	struct timespec	 ms100 = { 0, 100000000 }, ms300 = { 0, 300000000 };
+	struct shm_producer *p;
+	long		 s0, s1;
+	pid_t		 pid;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	send_fill(p, CAP);
+	/* 1,000 tickets ahead, held by nobody, none granted. */
+	atomic_store(&shm_mb(a, 0)->m->turn_next, 1000);
+	pid = shm_test_spawn_sender(a, 0, 1, 1);
+	ck_assert(shm_test_waiting_senders(a, 0, 1001, WAIT_MS));
+	nanosleep(&ms100, NULL);		/* asleep by now */
+	s0 = sleeps_of(pid);
+	nanosleep(&ms300, NULL);
+	s1 = sleeps_of(pid);
+	ck_assert_int_ge(s0, 0);
+	ck_assert_msg(s1 - s0 <= 2, "%ld looks in 300 ms", s1 - s0);
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	ck_assert_int_eq(shm_test_wait_exit(pid), 128 + SIGKILL);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
 /* A send that does not block takes no ticket and wakes nobody. */
 START_TEST(test_unblocked_send_no_turn)
 {
@@ -621,6 +677,7 @@ turns_suite(void)
 	tcase_add_test(tc, test_wake_own_bit);
 	tcase_add_test(tc, test_batch_wakes_no_front);
 	tcase_add_test(tc, test_pass_counts_freed_cells);
+	tcase_add_test(tc, test_far_back_looks_less);
 	suite_add_tcase(s, tc);
 	return s;
 }
