@@ -1220,6 +1220,13 @@ shm_pending(struct shm_arena *a, uint32_t idx, unsigned lanes)
 	return false;
 }
 
+void
+shm_prefetch_own(const struct shm_arena *a, const void *p)
+{
+	if (a->prefetchw)
+		prefetch_own(p);
+}
+
 int
 shm_head_msg(struct shm_arena *a, uint32_t idx, enum shm_lane lane,
     struct shm_msg *msg)

@@ -568,6 +568,12 @@ int	 shm_drain(struct shm_arena *, uint32_t idx, unsigned lanes,
 bool	 shm_pending(struct shm_arena *, uint32_t idx, unsigned lanes)
 	    SHM_RECV;
 /*
+ * Ask for the cache line at p to be written soon: PREFETCHW where the CPU
+ * has it, nothing elsewhere (a read prefetch would fetch a line another
+ * CPU holds shared, and the write would pay the round trip again).
+ */
+void	 shm_prefetch_own(const struct shm_arena *, const void *p) SHM_HOT;
+/*
  * shm_drain of one message (returns 1 or 0), for a consumer that takes one
  * per call: the same effects, with less bookkeeping per call.
  */

@@ -269,6 +269,8 @@ int	 slot_answered(struct actor *, const struct shm_msg *);
 int	 slots_reclaim(struct actor *);
 bool	 slot_claim(struct shm_arena *, const struct shm_msg *ask,
 	    uint32_t who, uint32_t inc);
+void	 slot_prefetch(struct shm_arena *, const struct shm_msg *ask) SHM_HOT;
+void	 slot_prefetch_mine(struct actor *, uint64_t corr) SHM_HOT;
 void	 slot_unclaim(struct shm_arena *, const struct shm_msg *ask);
 bool	 slot_release_dead(struct shm_arena *, const struct shm_msg *ask,
 	    uint32_t who, uint32_t inc);

@@ -482,6 +482,8 @@ actor_ask_with(struct actor *a, struct actor_ref ref, uint32_t tag,
 		    a->spin_ns, deadline - now);
 		if (rc < 0 && rc != SHM_ETIMEDOUT)
 			return rc;
+		if (rc == 0)
+			slot_prefetch_mine(a, corr);	/* for slot_answered */
 	}
 }
 

@@ -83,6 +83,8 @@ take_cb(void *arg, enum shm_lane lane, const struct shm_msg *m,
 	 * changing them on a copy and copying that again would load wide
 	 * what was just stored narrow, which stalls store forwarding.
 	 */
+	if (m->flags & SHM_MSG_ASK)
+		slot_prefetch(a->arena, m);	/* for actor_reply's claim */
 	*c = *m;
 	if (c->len > a->inhand_len - INHAND_PAYLOAD)
 		c->len = (uint32_t)(a->inhand_len - INHAND_PAYLOAD);

@@ -287,6 +287,38 @@ slot_release_dead(struct shm_arena *a, const struct shm_msg *ask,
 }
 
 /*
+ * An ask was just taken: its slot asked for, to be written, now.  The
+ * asker wrote it last (slot_take), so the line is in the asker's cache,
+ * and slot_claim's CAS would wait for it after the handler, on the round
+ * trip's path; asked for here, its transfer overlaps the taking and the
+ * handling.  Only a prefetch: nothing is read or checked here but what
+ * ar_hdr checks.
+ */
+void
+slot_prefetch(struct shm_arena *a, const struct shm_msg *ask)
+{
+	struct ar_caps c;
+	struct ar_hdr *h = ar_hdr(a, ask->sender.index, &c);
+
+	if (h != NULL)
+		shm_prefetch_own(a, &ar_asks(h, &c)[SLOT_ID(ask->corr) &
+		    (c.ask_cap - 1)]);
+}
+
+/*
+ * The asker's side: an answer came (the replier claimed the slot, so the
+ * line is in the replier's cache), and slot_answered will read and clear
+ * the slot once the answer is taken off the lane: its line asked for
+ * first, so that the two transfers overlap.
+ */
+void
+slot_prefetch_mine(struct actor *a, uint64_t corr)
+{
+	shm_prefetch_own(a->arena, &ar_asks(a->hdr, &a->caps)[corr &
+	    (a->reply_cap - 1)]);
+}
+
+/*
  * The claimed answer was not sent after all (it failed, or its recipient
  * died while it was owed): the ask waits again, or its slot is reclaimed.
  */

@@ -16,9 +16,12 @@
  * the price of what the upper one adds: any producer (tail claimed by a
  * CAS, the consumer publishing head once per batch, the producer asking
  * for the cell two ahead as the mailbox's does), a claim record in the
- * producer's own line, the header, the clock reading in it (the consumer
- * copies and checks the header and counts the wait in a histogram), the
- * look at the consumer's sleeping word after publishing.  The mailbox in
+ * producer's own line, the header (the consumer copies and checks it, and
+ * counts the wait of every SHM_STAMP_EVERY-th message in a histogram),
+ * the clock readings for those (enq_ns on the producer's side, the
+ * wait's end on the consumer's: the others carry their position, as the
+ * mailbox's do: shm.h, SHM_ENQ_UNTIMED), the look at the consumer's
+ * sleeping word after publishing.  The mailbox in
  * busy-poll mode is the rung above the last.
  *
  * Round trip p50 and p99 (request in one mailbox, answer in the other
@@ -76,7 +79,7 @@ enum unit { UNIT_RATE, UNIT_LATENCY };
 #define LAD_REC		0x2u	/* a claim record before the CAS, cleared after */
 #define LAD_HDR		0x4u	/* header; consumer checks it, counts its wait */
 #define LAD_WAKE	0x8u	/* producer looks at "sleeping" after publishing */
-#define LAD_CLK		0x10u	/* enq_ns from the clock; consumer reads it too */
+#define LAD_CLK		0x10u	/* the clock, as the mailbox reads it (sampled) */
 #define LAD_INL		(MB_CELL - SHM_CELL_HDR)
 
 struct lad_cell {
@@ -462,7 +465,8 @@ lad_put(struct ladder *l, unsigned rung, const struct shm_msg *m,
 	memcpy(c->payload, p, PAYLOAD);
 	if (rung & LAD_HDR) {
 		hdr = *m;
-		hdr.enq_ns = (rung & LAD_CLK) ? lad_clock() : i;
+		hdr.enq_ns = (rung & LAD_CLK) && (pos & (SHM_STAMP_EVERY -
+		    1)) == 0 ? lad_clock() : SHM_ENQ_UNTIMED | pos;
 		hdr.flags &= SHM_MSG_USER_MASK;
 		c->msg = hdr;
 	}
@@ -530,9 +534,12 @@ lad_take(struct ladder *l, unsigned rung, uint64_t h, long *sum, long *bad)
 			if (m.len > LAD_INL ||
 			    (m.flags & ~SHM_MSG_USER_MASK) != 0)
 				(*bad)++;
-			if (now == 0)
-				now = (rung & LAD_CLK) ? lad_clock() : h + 5;
-			lad_count(l, now, m.enq_ns);
+			if ((h & (SHM_STAMP_EVERY - 1)) == 0) {
+				if (now == 0)
+					now = (rung & LAD_CLK) ? lad_clock() :
+					    h + 5;
+				lad_count(l, now, m.enq_ns & ~SHM_ENQ_UNTIMED);
+			}
 		}
 		memcpy(&v, c->payload, sizeof(v));
 		*bad += v != (long)h;
