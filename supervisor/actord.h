@@ -165,8 +165,6 @@ struct node {
 	pid_t		 pid;		/* also its process group */
 	uint64_t	 incarnation;
 	int		 wstatus;	/* from waitpid */
-	int		 exec_fd;	/* exec-error pipe, read end, or -1 */
-	struct ev	 exec_ev;
 	int		 notify_fd;	/* ACTORD_NOTIFY_FD pipe, read end, or -1 */
 	struct ev	 notify_ev;
 	int		 pidfd;		/* its death, one event (worker.c), or -1 */
@@ -300,7 +298,6 @@ struct spawn_fds {
 	int		 cgroup;	/* its cgroup.procs to join, or -1 */
 	int		 out;		/* child's stdout and stderr, or -1 */
 	int		 notify;	/* write end for ACTORD_NOTIFY_FD, or -1 */
-	int		 exec_err;	/* write end of the exec-error pipe */
 	int		 arena;		/* the shared arena's data, or -1 */
 	int		 layout;	/* ... and its read-only layout, or -1 */
 };
@@ -310,7 +307,7 @@ struct spawn_fds {
  * (spawn.c): low descriptors reserved to stage a child's own, and the
  * stack the child runs on until execve.  Made at the first start.
  */
-#define SPAWN_NSTAGE	6	/* cgroup, out, notify, exec_err, arena, layout */
+#define SPAWN_NSTAGE	5	/* cgroup, out, notify, arena, layout */
 struct spawner {
 	bool		 tried;		/* made (or failed to be) */
 	bool		 ok;		/* ... and usable */
@@ -321,8 +318,8 @@ struct spawner {
 	size_t		 stack_size;
 };
 
-pid_t	 spawn_child(struct node *, const struct spawn_fds *, char *err,
-	    size_t errlen);
+pid_t	 spawn_child(struct node *, const struct spawn_fds *, int failed[2],
+	    char *err, size_t errlen);
 void	 spawn_close(struct actord *);
 void	 spawn_describe_error(const int msg[2], const char *argv0, char *buf,
 	    size_t len);

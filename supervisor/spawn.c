@@ -8,11 +8,12 @@
  * before fork, so the child only makes system calls: a program child is
  * started as vfork would, a function child with fork.  The parent-death signal
  * is armed last, after the credential change that would clear it.  A step
- * that fails in the child is reported through a close-on-exec pipe as
- * {stage, errno}: the parent reads EOF when execve succeeded, or the exact
- * error otherwise, so a missing program is logged as "exec /usr/bin/nope:
- * No such file or directory", never as a mysterious exit 127.  It must
- * never touch the tree.
+ * that fails in a program child is reported as {stage, errno} in the
+ * memory it shares with actord until execve (posix_spawn's way), where
+ * spawn_child finds it when the child has exec'd or died (vfork returns
+ * then): no pipe, no turn of the loop, and a missing program is logged as
+ * "exec /usr/bin/nope: No such file or directory", never as a mysterious
+ * exit 127.  It must never touch the tree.
  *
  * What a start costs must not grow with the tree (issue 13): actord holds
  * a descriptor or more per worker (its output pipe, its readiness pipe),
@@ -53,7 +54,6 @@
 #define FD_NOTIFY	3	/* ACTORD_NOTIFY_FD */
 #define FD_ARENA	4	/* ACTORD_ARENA_FD */
 #define FD_LAYOUT	5	/* ACTORD_LAYOUT_FD */
-#define FD_EXECERR	6	/* close-on-exec, gone after execve */
 #define FD_HIGH		10	/* staging area above the fixed numbers */
 
 enum stage {
@@ -80,15 +80,17 @@ static int	 resolve_creds(const struct child_spec *, struct creds *,
 		    char *, size_t);
 static char	**build_env(const struct node *, const struct spawn_fds *);
 static void	 free_env(char **);
-static void	 child_fail(int fd, int stage) __attribute__((noreturn));
+static void	 child_fail(volatile int *, int stage)
+		    __attribute__((noreturn));
 static void	 child_signals(void);
-static void	 child_fds(const struct spawn_fds *, bool exec);
+static void	 child_fds(const struct spawn_fds *, bool exec,
+		    volatile int *);
 static void	 child_exec(struct node *, const struct spawn_fds *,
-		    const struct creds *, char **, pid_t)
+		    const struct creds *, char **, pid_t, volatile int *)
 		    __attribute__((noreturn));
 static bool	 spawner_ready(struct spawner *);
 static pid_t	 spawn_clone(struct node *, const struct spawn_fds *,
-		    const struct creds *, char **, pid_t);
+		    const struct creds *, char **, pid_t, volatile int *);
 static int	 clone_child(void *);
 
 #define SPAWN_STACK	(256 * 1024)	/* the child's, guard page included */
@@ -118,6 +120,7 @@ struct clone_arg {
 	char			**env;
 	pid_t			 parent;
 	int			 top;
+	volatile int		*failed;	/* {stage, errno}, actord's */
 };
 
 static const char *stage_names[] = {
@@ -125,7 +128,7 @@ static const char *stage_names[] = {
 	"setuid", "prctl(PR_SET_PDEATHSIG)", "joining its cgroup"
 };
 
-/* Turn {stage, errno} from the pipe into "exec /usr/bin/nope: ...". */
+/* Turn {stage, errno} of a failed start into "exec /usr/bin/nope: ...". */
 void
 spawn_describe_error(const int msg[2], const char *argv0, char *buf,
     size_t len)
@@ -261,14 +264,17 @@ free_env(char **env)
 	free(env);
 }
 
+/*
+ * Say why in actord's memory, shared until execve (NULL: a function child,
+ * forked, whose failure its exit status says), and leave.
+ */
 static void
-child_fail(int fd, int stage)
+child_fail(volatile int *failed, int stage)
 {
-	int msg[2];
-
-	msg[0] = stage;
-	msg[1] = errno;
-	(void)!write(fd, msg, sizeof(msg));
+	if (failed != NULL) {
+		failed[1] = errno;
+		failed[0] = stage;
+	}
 	_exit(127);
 }
 
@@ -307,34 +313,30 @@ child_signals(void)
  * descriptors (they run the embedding program's code), except stdio.
  */
 static void
-child_fds(const struct spawn_fds *fds, bool exec)
+child_fds(const struct spawn_fds *fds, bool exec, volatile int *failed)
 {
-	int devnull, out = -1, notify = -1, arena = -1, layout = -1, ee;
+	int devnull, out = -1, notify = -1, arena = -1, layout = -1;
 
-	ee = fds->exec_err;
 	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (devnull != -1)
 		devnull = fcntl(devnull, F_DUPFD_CLOEXEC, FD_HIGH);
 	if (fds->out != -1)
 		out = fcntl(fds->out, F_DUPFD_CLOEXEC, FD_HIGH);
 	if (exec) {
-		ee = fcntl(fds->exec_err, F_DUPFD_CLOEXEC, FD_HIGH);
-		if (ee == -1)
-			child_fail(fds->exec_err, STAGE_FDS);
 		if (fds->notify != -1 &&
 		    (notify = fcntl(fds->notify, F_DUPFD_CLOEXEC, FD_HIGH)) == -1)
-			child_fail(ee, STAGE_FDS);
+			child_fail(failed, STAGE_FDS);
 		if (fds->arena != -1 &&
 		    (arena = fcntl(fds->arena, F_DUPFD_CLOEXEC, FD_HIGH)) == -1)
-			child_fail(ee, STAGE_FDS);
+			child_fail(failed, STAGE_FDS);
 		if (fds->layout != -1 && (layout = fcntl(fds->layout,
 		    F_DUPFD_CLOEXEC, FD_HIGH)) == -1)
-			child_fail(ee, STAGE_FDS);
+			child_fail(failed, STAGE_FDS);
 	}
 	if (devnull != -1 && dup2(devnull, 0) == -1)
-		child_fail(ee, STAGE_FDS);
+		child_fail(failed, STAGE_FDS);
 	if (out != -1 && (dup2(out, 1) == -1 || dup2(out, 2) == -1))
-		child_fail(ee, STAGE_FDS);
+		child_fail(failed, STAGE_FDS);
 	if (!exec) {
 		if (fds->notify != -1)
 			(void)fcntl(fds->notify, F_SETFD, 0);
@@ -345,40 +347,36 @@ child_fds(const struct spawn_fds *fds, bool exec)
 		return;
 	}
 	if (notify != -1 && dup2(notify, FD_NOTIFY) == -1)
-		child_fail(ee, STAGE_FDS);
+		child_fail(failed, STAGE_FDS);
 	if (notify == -1)
 		(void)close(FD_NOTIFY);
 	if (arena != -1 && dup2(arena, FD_ARENA) == -1)
-		child_fail(ee, STAGE_FDS);
+		child_fail(failed, STAGE_FDS);
 	if (arena == -1)
 		(void)close(FD_ARENA);
 	if (layout != -1 && dup2(layout, FD_LAYOUT) == -1)
-		child_fail(ee, STAGE_FDS);
+		child_fail(failed, STAGE_FDS);
 	if (layout == -1)
 		(void)close(FD_LAYOUT);
-	if (dup3(ee, FD_EXECERR, O_CLOEXEC) == -1)
-		child_fail(ee, STAGE_FDS);
-	/* closefrom(7): nothing of actord's leaks into the child. */
-	if (close_range(FD_EXECERR + 1, ~0U, 0) == -1) {
+	/* closefrom(6): nothing of actord's leaks into the child. */
+	if (close_range(FD_LAYOUT + 1, ~0U, 0) == -1) {
 		int fd;
 		long max = sysconf(_SC_OPEN_MAX);
 
-		for (fd = FD_EXECERR + 1; fd < max; fd++)
+		for (fd = FD_LAYOUT + 1; fd < max; fd++)
 			(void)close(fd);
 	}
 }
 
 static void
 child_exec(struct node *n, const struct spawn_fds *fds,
-    const struct creds *cr, char **env, pid_t parent)
+    const struct creds *cr, char **env, pid_t parent, volatile int *failed)
 {
 	const struct child_spec *cs = n->cs;
 	sigset_t empty;
 	size_t i;
-	int efd;
 	bool exec = cs->argv != NULL;
 
-	efd = fds->exec_err;
 	/*
 	 * Its own process group, so that stopping it is killpg and nothing it
 	 * forks survives it.  The parent calls setpgid too: whichever runs
@@ -387,11 +385,9 @@ child_exec(struct node *n, const struct spawn_fds *fds,
 	(void)setpgid(0, 0);
 	/* Into its cgroup before it can fork anything that could escape. */
 	if (fds->cgroup != -1 && write(fds->cgroup, "0", 1) != 1)
-		child_fail(efd, STAGE_CGROUP);
+		child_fail(failed, STAGE_CGROUP);
 	child_signals();
-	child_fds(fds, exec);
-	if (exec)
-		efd = FD_EXECERR;
+	child_fds(fds, exec, failed);
 	/* The descriptor limit actord found, not the one it raised. */
 	(void)setrlimit(RLIMIT_NOFILE, &n->ad->nofile);
 	for (i = 0; i < cs->nlimits; i++) {
@@ -399,27 +395,27 @@ child_exec(struct node *n, const struct spawn_fds *fds,
 
 		rl.rlim_cur = rl.rlim_max = cs->limits[i].value;
 		if (setrlimit(cs->limits[i].resource, &rl) == -1)
-			child_fail(efd, STAGE_RLIMIT);
+			child_fail(failed, STAGE_RLIMIT);
 	}
 	if (cs->umask >= 0)
 		umask((mode_t)cs->umask);
 	if (cs->cwd != NULL && chdir(cs->cwd) == -1)
-		child_fail(efd, STAGE_CHDIR);
+		child_fail(failed, STAGE_CHDIR);
 	if (cr->set_gid) {
 		if (setgroups((size_t)cr->ngroups, cr->groups) == -1)
-			child_fail(efd, STAGE_SETGROUPS);
+			child_fail(failed, STAGE_SETGROUPS);
 		if (setresgid(cr->gid, cr->gid, cr->gid) == -1)
-			child_fail(efd, STAGE_SETGID);
+			child_fail(failed, STAGE_SETGID);
 	}
 	if (cr->set_uid && setresuid(cr->uid, cr->uid, cr->uid) == -1)
-		child_fail(efd, STAGE_SETUID);
+		child_fail(failed, STAGE_SETUID);
 	/*
 	 * Die with actord.  Armed after the credential change, which clears
 	 * it (prctl(2)); and if actord died before it was armed, the signal
 	 * never comes: getppid() tells, and we leave at once.
 	 */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
-		child_fail(efd, STAGE_PDEATHSIG);
+		child_fail(failed, STAGE_PDEATHSIG);
 	if (getppid() != parent)
 		_exit(127);
 	sigemptyset(&empty);
@@ -430,12 +426,11 @@ child_exec(struct node *n, const struct spawn_fds *fds,
 		for (i = 0; env[i] != NULL; i++)
 			(void)putenv(env[i]);
 		(void)sigprocmask(SIG_SETMASK, &empty, NULL);
-		close(efd);
 		_exit(cs->fn(cs->fn_arg));
 	}
 	(void)sigprocmask(SIG_SETMASK, &empty, NULL);
 	execve(cs->argv[0], cs->argv, env);
-	child_fail(efd, STAGE_EXEC);
+	child_fail(failed, STAGE_EXEC);
 }
 
 /*
@@ -504,8 +499,8 @@ clone_child(void *arg)
 
 	if (close_range((unsigned)ca->top, ~0U, CLOSE_RANGE_UNSHARE) == -1 &&
 	    unshare(CLONE_FILES) == -1)
-		child_fail(ca->fds->exec_err, STAGE_FDS);
-	child_exec(ca->n, ca->fds, ca->cr, ca->env, ca->parent);
+		child_fail(ca->failed, STAGE_FDS);
+	child_exec(ca->n, ca->fds, ca->cr, ca->env, ca->parent, ca->failed);
 }
 
 /*
@@ -516,11 +511,11 @@ clone_child(void *arg)
  */
 static pid_t
 spawn_clone(struct node *n, const struct spawn_fds *fds,
-    const struct creds *cr, char **env, pid_t parent)
+    const struct creds *cr, char **env, pid_t parent, volatile int *failed)
 {
 	struct spawner *sp = &n->ad->spawner;
 	const int src[SPAWN_NSTAGE] = { fds->cgroup, fds->out, fds->notify,
-	    fds->exec_err, fds->arena, fds->layout };
+	    fds->arena, fds->layout };
 	int dst[SPAWN_NSTAGE], i, saved;
 	struct spawn_fds staged;
 	struct clone_arg ca;
@@ -535,15 +530,15 @@ spawn_clone(struct node *n, const struct spawn_fds *fds,
 	staged.cgroup = dst[0];
 	staged.out = dst[1];
 	staged.notify = dst[2];
-	staged.exec_err = dst[3];
-	staged.arena = dst[4];
-	staged.layout = dst[5];
+	staged.arena = dst[3];
+	staged.layout = dst[4];
 	ca.n = n;
 	ca.fds = &staged;
 	ca.cr = cr;
 	ca.env = env;
 	ca.parent = parent;
 	ca.top = sp->top;
+	ca.failed = failed;
 	pid = clone(clone_child, (char *)sp->stack + sp->stack_size,
 	    CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, &ca);
 out:
@@ -559,16 +554,23 @@ out:
  * Fork one worker.  Every signal is blocked around fork so that no handler
  * of the embedding program runs in the child before its dispositions are
  * reset (libuv's reasoning); actord itself has no handlers (signalfd).
- * Returns the pid, or -1 with err set.
+ * Returns the pid, or -1 with err set.  A program child has exec'd when
+ * this returns, or failed to: failed is then its {stage, errno}
+ * (spawn_describe_error), else { -1, 0 }.
  */
 pid_t
-spawn_child(struct node *n, const struct spawn_fds *fds, char *err,
-    size_t errlen)
+spawn_child(struct node *n, const struct spawn_fds *fds, int failed[2],
+    char *err, size_t errlen)
 {
 	struct creds cr;
 	sigset_t all, old;
 	char **env;
 	pid_t pid, parent;
+	/* Written by the child, in memory it shares with us (CLONE_VM). */
+	volatile int report[2] = { -1, 0 };
+
+	failed[0] = -1;
+	failed[1] = 0;
 
 	if (resolve_creds(n->cs, &cr, err, errlen) == -1)
 		return -1;
@@ -589,17 +591,21 @@ spawn_child(struct node *n, const struct spawn_fds *fds, char *err,
 	 * fork.
 	 */
 	if (n->cs->argv != NULL && spawner_ready(&n->ad->spawner))
-		pid = spawn_clone(n, fds, &cr, env, parent);
+		pid = spawn_clone(n, fds, &cr, env, parent, report);
 	else if (n->cs->argv != NULL)
 		pid = vfork();
 	else
 		pid = fork();
 	if (pid == 0)
-		child_exec(n, fds, &cr, env, parent);
+		child_exec(n, fds, &cr, env, parent, n->cs->argv != NULL ?
+		    report : NULL);
 	if (pid == -1)
 		snprintf(err, errlen, "fork: %s", strerror(errno));
-	else
+	else {
 		(void)setpgid(pid, pid);
+		failed[0] = report[0];
+		failed[1] = report[1];
+	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	free_env(env);
 	free(cr.groups);

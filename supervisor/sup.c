@@ -41,7 +41,7 @@
 /*
  * Instances of a group starting at once: enough to keep forks, execs and
  * readiness overlapped on a few CPUs, few enough that a starting child's
- * descriptors (exec pipe, readiness pipe, output pipe) never crowd out
+ * descriptors (readiness pipe, output pipe) never crowd out
  * actord's own, and that one loop turn never forks for long.
  */
 #define START_AT_ONCE	32

@@ -54,9 +54,9 @@ node_alloc(struct actord *ad, struct node *parent, const char *name)
 	    name) >= (int)sizeof(n->path))
 		log_warnx("%s: path truncated", n->path);
 	n->state = NS_STOPPED;
-	n->exec_fd = n->notify_fd = n->pidfd = -1;
+	n->notify_fd = n->pidfd = -1;
 	n->mbox = -1;
-	n->exec_ev.fd = n->notify_ev.fd = n->pid_ev.fd = -1;
+	n->notify_ev.fd = n->pid_ev.fd = -1;
 	timer_init(&n->timer, NULL, n);
 	timer_init(&n->backoff, NULL, n);
 	timer_init(&n->op_timer, NULL, n);
@@ -233,11 +233,6 @@ node_free(struct node *n)
 	timer_cancel(&ad->loop, &n->timer);
 	timer_cancel(&ad->loop, &n->backoff);
 	timer_cancel(&ad->loop, &n->op_timer);
-	if (n->exec_fd != -1) {
-		loop_del(&ad->loop, &n->exec_ev);
-		close(n->exec_fd);
-		n->exec_fd = -1;
-	}
 	ready_release(n);
 	worker_unwatch(n);
 	mailboxes_release(n);

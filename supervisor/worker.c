@@ -5,7 +5,7 @@
  * death is described ("exited 3", "killed by signal 9 (Killed)") and
  * handed to its supervisor.
  *
- * It owns a worker's pid, exec pipe, start and kill timers.  It must never
+ * It owns a worker's pid, start and kill timers.  It must never
  * decide about restarts: that is the supervisor's (sup.c); it only reports
  * node_started, node_stopped and node_exited.
  */
@@ -37,11 +37,10 @@ static void	a_died(struct node *);
 static void	a_stopped(struct node *);
 static void	a_kill(struct node *);
 static void	a_down_stop(struct node *);
-static void	on_exec(void *, uint32_t);
 static void	cleanup(struct node *);
 static void	group_kill(struct node *, int);
 static void	on_timer(void *);
-static void	close_exec(struct node *);
+static void	exec_done(struct node *, const int[2]);
 static bool	timed_by_group(const struct node *);
 static void	watch_pid(struct node *, pid_t);
 static void	on_pidfd(void *, uint32_t);
@@ -107,20 +106,9 @@ group_kill(struct node *n, int sig)
 }
 
 static void
-close_exec(struct node *n)
-{
-	if (n->exec_fd == -1)
-		return;
-	loop_del(&n->ad->loop, &n->exec_ev);
-	close(n->exec_fd);
-	n->exec_fd = -1;
-}
-
-static void
 cleanup(struct node *n)
 {
 	timer_cancel(&n->ad->loop, &n->timer);
-	close_exec(n);
 	ready_release(n);
 }
 
@@ -129,7 +117,7 @@ a_spawn(struct node *n)
 {
 	struct spawn_fds fds;
 	char err[256];
-	int ep[2] = { -1, -1 }, notify_w = -1, out_w = -1, cg_fd = -1;
+	int failed[2], notify_w = -1, out_w = -1, cg_fd = -1;
 	pid_t pid;
 
 	if (n->timer.fn == NULL)
@@ -143,13 +131,6 @@ a_spawn(struct node *n)
 	n->start_cause[0] = '\0';
 	n->wstatus = 0;
 	err[0] = '\0';
-	if (n->cs->argv != NULL) {
-		if (pipe2(ep, O_CLOEXEC) == -1) {
-			snprintf(err, sizeof(err), "pipe: %s", strerror(errno));
-			goto fail;
-		}
-		(void)fcntl(ep[0], F_SETFL, O_NONBLOCK);
-	}
 	if (ready_prepare(n, &notify_w) == -1) {
 		snprintf(err, sizeof(err), "notify pipe: %s", strerror(errno));
 		goto fail;
@@ -161,14 +142,13 @@ a_spawn(struct node *n)
 	fds.cgroup = cg_fd;
 	fds.out = out_w;
 	fds.notify = notify_w;
-	fds.exec_err = ep[1];
 	/*
 	 * The arena only to an actor: a worker without a mailbox has no use
 	 * for it, and what it forks would keep (and could write) it.
 	 */
 	fds.arena = n->mbox >= 0 ? n->ad->arena_fd : -1;
 	fds.layout = n->mbox >= 0 ? n->ad->layout_fd : -1;
-	pid = spawn_child(n, &fds, err, sizeof(err));
+	pid = spawn_child(n, &fds, failed, err, sizeof(err));
 	if (cg_fd != -1)
 		close(cg_fd);
 	cg_fd = -1;
@@ -176,9 +156,7 @@ a_spawn(struct node *n)
 		close(out_w);
 	if (notify_w != -1)
 		close(notify_w);
-	if (ep[1] != -1)
-		close(ep[1]);
-	ep[1] = -1;
+	notify_w = -1;
 	if (pid == -1)
 		goto fail;
 	if (node_set_pid(n, pid) == -1)
@@ -189,26 +167,18 @@ a_spawn(struct node *n)
 	n->state = NS_STARTING;
 	output_forked(n);
 	mailboxes_state(n, NS_STARTING);
-	if (ep[0] != -1) {
-		if (loop_add(&n->ad->loop, &n->exec_ev, ep[0], EPOLLIN, on_exec,
-		    n) == -1)
-			fatal("%s: epoll_ctl", n->path);
-		n->exec_fd = ep[0];
-	}
 	log_debug("%s: forked pid %d, incarnation %llu", n->path, (int)pid,
 	    (unsigned long long)n->incarnation);
 	if (n->cs->start_timeout > 0)
 		timer_after(&n->ad->loop, &n->timer, n->cs->start_timeout);
-	if (n->cs->argv == NULL && n->cs->ready == READY_EXEC)
+	if (n->cs->argv != NULL)
+		exec_done(n, failed);
+	else if (n->cs->ready == READY_EXEC)
 		a_ready(n);	/* a function child is ready once forked */
 	return;
 fail:
 	if (cg_fd != -1)
 		close(cg_fd);
-	if (ep[0] != -1)
-		close(ep[0]);
-	if (ep[1] != -1)
-		close(ep[1]);
 	if (notify_w != -1)
 		close(notify_w);
 	cleanup(n);
@@ -219,21 +189,19 @@ fail:
 	node_started(n, false, err);
 }
 
-/* The exec pipe: EOF means execve succeeded, {stage, errno} it failed. */
+/*
+ * A program child has exec'd, or failed to: spawn_child returns only then
+ * (vfork's way), with the child's {stage, errno} if it failed, so that no
+ * pipe and no turn of the loop are needed to learn it (issue 13: three
+ * descriptors, their epoll entries and a wake-up per start, at 10,000
+ * starts a set restart).  A failed child exits 127 at once: its death is
+ * handled then, with this cause (a_start_died).
+ */
 static void
-on_exec(void *arg, uint32_t events)
+exec_done(struct node *n, const int failed[2])
 {
-	struct node *n = arg;
-	int msg[2];
-	ssize_t r;
-
-	(void)events;
-	r = read(n->exec_fd, msg, sizeof(msg));
-	if (r == -1 && (errno == EAGAIN || errno == EINTR))
-		return;
-	close_exec(n);
-	if (r == (ssize_t)sizeof(msg)) {
-		spawn_describe_error(msg, n->cs->argv[0], n->start_cause,
+	if (failed[0] >= 0) {
+		spawn_describe_error(failed, n->cs->argv[0], n->start_cause,
 		    sizeof(n->start_cause));
 		worker_event(n, WEV_EXEC_FAIL);
 	} else
@@ -244,8 +212,6 @@ on_exec(void *arg, uint32_t events)
 void
 worker_drain(struct node *n)
 {
-	if (n->exec_fd != -1)
-		on_exec(n, 0);
 	ready_drain(n);
 	worker_unwatch(n);	/* reaped: its pidfd has nothing more to say */
 }
