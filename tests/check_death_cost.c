@@ -159,13 +159,21 @@ wake_all_scenario(void *arg)
 	CHILD_CHECK(wakes == SHM_TURN_CELLS);
 }
 
+/* Run fn on a mailbox of its own in a child under the trap: its status. */
+static int
+on_a_mailbox_trapped(void (*fn)(void *))
+{
+	struct shm_arena *a = shm_test_arena(1, 16, 64, SHM_OVERFLOW_BLOCK);
+	int st = in_trapped_child(fn, a);
+
+	shm_detach(a);
+	return st;
+}
+
 /* shm_wake_all makes a FUTEX_WAKE only where somebody may sleep. */
 START_TEST(wake_all_wakes_only_sleepers)
 {
-	struct shm_arena *a = shm_test_arena(1, 16, 64, SHM_OVERFLOW_BLOCK);
-
-	ck_assert_int_eq(in_trapped_child(wake_all_scenario, a), 0);
-	shm_detach(a);
+	ck_assert_int_eq(on_a_mailbox_trapped(wake_all_scenario), 0);
 }
 END_TEST
 
@@ -206,10 +214,7 @@ grant_scenario(void *arg)
 
 START_TEST(grant_wakes_as_many_as_its_turns)
 {
-	struct shm_arena *a = shm_test_arena(1, 16, 64, SHM_OVERFLOW_BLOCK);
-
-	ck_assert_int_eq(in_trapped_child(grant_scenario, a), 0);
-	shm_detach(a);
+	ck_assert_int_eq(on_a_mailbox_trapped(grant_scenario), 0);
 }
 END_TEST
 
