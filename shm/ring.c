@@ -1531,6 +1531,7 @@ drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 			 * cell's lines instead of following it.
 			 */
 			clock_before_copy(a, l, lane, h);
+			cell_fence();
 			SHM_ONCE_COPY(m, c->msg);	/* checked, used */
 			if (!msg_sane(&m, lmax)) {
 				garbled(a, idx, lane, &m);

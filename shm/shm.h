@@ -94,16 +94,35 @@
  * message.  A process woken after a long sleep has lost its TLB entries,
  * and a call to libc's memcpy costs it three page walks (the PLT's page,
  * the GOT's, libc's code) of the 11 pages or so it touches a message
- * (tools/bench/bench_scale.c, sparse, at 10,000 actors).  REP MOVSB is one
- * instruction; warm, on a host with fast short REP MOV (FSRM), it took
- * 5.7 ns for 64 bytes against memcpy's 5.5, but 10 to 14 for 200 against
- * 9: above 128 bytes, memcpy.  Under the sanitizers, memcpy, which they
- * check.
+ * (tools/bench/bench_scale.c, sparse, at 10,000 actors).  From 16 to 64
+ * bytes, two or four 16-byte moves that overlap as the length needs (SSE2,
+ * in every x86-64): a send of 64 bytes on one CPU took 27 ns with them
+ * against 29.5 with REP MOVSB.  REP MOVSB is one instruction; warm, on a
+ * host with fast short REP MOV (FSRM), it took 5.7 ns for 64 bytes
+ * against memcpy's 5.5, but 10 to 14 for 200 against 9: up to 128 bytes
+ * it, above, memcpy.  Under the sanitizers, memcpy, which they check.
  */
 static inline void
 shm_copy(void *dst, const void *src, size_t n)
 {
 #if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+	unsigned char *d = dst, a[16], b[16], c[16], e[16];
+	const unsigned char *s = src;
+
+	if (n >= 16 && n <= 64) {
+		/* Constant sizes: each is one unaligned 16-byte move. */
+		__builtin_memcpy(a, s, 16);
+		__builtin_memcpy(b, s + n - 16, 16);
+		if (n > 32) {
+			__builtin_memcpy(c, s + 16, 16);
+			__builtin_memcpy(e, s + n - 32, 16);
+			__builtin_memcpy(d + 16, c, 16);
+			__builtin_memcpy(d + n - 32, e, 16);
+		}
+		__builtin_memcpy(d, a, 16);
+		__builtin_memcpy(d + n - 16, b, 16);
+		return;
+	}
 	if (n <= 128) {
 		__asm__ __volatile__("rep movsb" : "+D"(dst), "+S"(src),
 		    "+c"(n) : : "memory");

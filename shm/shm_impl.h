@@ -638,6 +638,29 @@ prefetch_own(const void *p)
 #endif
 }
 
+/*
+ * The consumer, after a cell's number said published and before it copies
+ * the header: LFENCE, so that no later load issues before that number
+ * came.  Not for ordering (the acquire load does that): without it, a
+ * consumer that keeps up with its producer ran ahead speculatively, into
+ * the header and the next cells, lines the producer was still writing,
+ * and each such early read sent a line back and forth once more.  Measured
+ * with bench_ring's ladder: the header rung at 0.62 to 0.85 of the rung
+ * below, at 0.95 to 1.1 with it; the mailbox busy-poll 20% to 40% faster.
+ * Only in the batch drain (drain_inplace), not in shm_take_one: a round
+ * trip's receiver has no next cell being written, and the fence only
+ * delayed it (bench_ring rtt p50 1.17x the bare ring's without, 1.29x
+ * with).  Nothing on other CPUs: an acquire load orders what follows on
+ * its own.
+ */
+static inline void
+cell_fence(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ __volatile__("lfence" ::: "memory");
+#endif
+}
+
 static inline void
 cpu_relax(void)
 {

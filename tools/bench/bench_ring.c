@@ -16,7 +16,8 @@
  * the price of what the upper one adds: any producer (tail claimed by a
  * CAS, the consumer publishing head once per batch, the producer asking
  * for the cell two ahead as the mailbox's does), a claim record in the
- * producer's own line, the header (the consumer copies and checks it, and
+ * producer's own line, the header (the consumer fences its loads after the
+ * cell's number as the mailbox's does, copies and checks it, and
  * counts the wait of every SHM_STAMP_EVERY-th message in a histogram),
  * the clock readings for those (enq_ns on the producer's side, the
  * wait's end on the consumer's: the others carry their position, as the
@@ -530,6 +531,8 @@ lad_take(struct ladder *l, unsigned rung, uint64_t h, long *sum, long *bad)
 		    h + 1)
 			break;
 		if (rung & LAD_HDR) {
+			/* shm_impl.h, cell_fence, as the mailbox's drain. */
+			__asm__ __volatile__("lfence" ::: "memory");
 			memcpy(&m, &c->msg, sizeof(m));
 			if (m.len > LAD_INL ||
 			    (m.flags & ~SHM_MSG_USER_MASK) != 0)
