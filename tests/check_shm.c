@@ -1107,23 +1107,6 @@ START_TEST(test_shm_copy)
 }
 END_TEST
 
-/* A process's state letter in /proc ('S': asleep), or '?'. */
-static char
-proc_state(pid_t pid)
-{
-	char	 path[64], buf[256], *p;
-	FILE	*f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((f = fopen(path, "re")) == NULL)
-		return '?';
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	if (p == NULL || (p = strrchr(buf, ')')) == NULL || p[1] == '\0')
-		return '?';
-	return p[2];
-}
-
 /* Until pid sleeps (and, if w is given, *w is non-zero): bounded. */
 static void
 until_asleep(pid_t pid, _Atomic uint32_t *w)
@@ -1132,7 +1115,7 @@ until_asleep(pid_t pid, _Atomic uint32_t *w)
 
 	for (i = 0; i < 5000; i++) {
 		if ((w == NULL || atomic_load(w) != 0) &&
-		    proc_state(pid) == 'S')
+		    tcheck_proc_state(pid) == 'S')
 			return;
 		usleep(1000);
 	}

@@ -418,23 +418,6 @@ actorctl(const char *sock, const char *a1, const char *a2, const char *a3,
 	return WEXITSTATUS(st);
 }
 
-/* The state letter of pid in /proc (R, S, T, Z...), or 0. */
-static char
-proc_state(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((f = fopen(path, "re")) == NULL)
-		return 0;
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	if (p == NULL || (p = strrchr(buf, ')')) == NULL)
-		return 0;
-	return p[2];
-}
-
 /*
  * With `cgroup`, a descendant that left its worker's process group
  * (setsid) gets the signals sent to its worker (actorctl kill) and is
@@ -489,9 +472,9 @@ START_TEST(escaped_descendant_dies_with_its_worker)
 
 	/* A signal to the worker reaches it. */
 	ck_assert_int_eq(actorctl(sock, "kill", "-s", "STOP", "/w"), 0);
-	for (i = 0; i < WAIT && proc_state(esc) != 'T'; i += 10)
+	for (i = 0; i < WAIT && tcheck_proc_state(esc) != 'T'; i += 10)
 		ts_sleep_ms(10);
-	ck_assert_int_eq(proc_state(esc), 'T');
+	ck_assert_int_eq(tcheck_proc_state(esc), 'T');
 
 	/* The worker dies: its escaped descendant with it. */
 	ck_assert_int_eq(kill(main1, SIGKILL), 0);

@@ -143,23 +143,6 @@ count(struct actor *a, const struct actor_msg *m, void *arg)
 	return 0;
 }
 
-/* A process's state letter in /proc ('S': asleep), or '?'. */
-static char
-proc_state(pid_t pid)
-{
-	char	 path[64], buf[512], *p;
-	FILE	*f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((f = fopen(path, "re")) == NULL)
-		return '?';
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	if (p == NULL || (p = strrchr(buf, ')')) == NULL || p[1] == '\0')
-		return '?';
-	return p[2];
-}
-
 /* Until the sleeper has handled n and sleeps again: bounded. */
 static void
 until_handled(pid_t pid, struct seen *s, uint32_t n)
@@ -167,7 +150,8 @@ until_handled(pid_t pid, struct seen *s, uint32_t n)
 	int	 i;
 
 	for (i = 0; i < WAIT_MS; i++) {
-		if (atomic_load(&s->handled) >= n && proc_state(pid) == 'S')
+		if (atomic_load(&s->handled) >= n &&
+		    tcheck_proc_state(pid) == 'S')
 			return;
 		usleep(1000);
 	}

@@ -46,6 +46,23 @@ tcheck_ctxt_switches(pid_t pid)
 	return total;
 }
 
+char
+tcheck_proc_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return '?';
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	/* After the command's closing parenthesis: " S ...". */
+	if (p == NULL || (p = strrchr(buf, ')')) == NULL || p[1] == '\0')
+		return '?';
+	return p[2];
+}
+
 const char *
 tcheck_copy_public(const char *src, const char *dir, char *dst, size_t size)
 {

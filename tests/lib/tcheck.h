@@ -17,6 +17,7 @@
 /* tcheck.c */
 int	 tcheck_run(Suite *);		/* runs it all: EXIT_SUCCESS or not */
 long	 tcheck_ctxt_switches(pid_t);	/* voluntary + not; -1: no such pid */
+char	 tcheck_proc_state(pid_t);	/* its state letter in /proc, or '?' */
 /* len bytes of a pattern its seed says, and whether b still holds it whole. */
 void	 tcheck_fill(unsigned char *b, size_t len, uint32_t seed);
 bool	 tcheck_intact(const unsigned char *b, size_t len, uint32_t seed);
