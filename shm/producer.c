@@ -41,20 +41,23 @@ static int	 live_twin(struct shm_arena *, const struct shm_slot *,
 		    uint64_t, uint64_t);
 static void	 forget_waiter(struct shm_arena *, struct shm_slot *);
 static int	 reap_slot(struct shm_arena *, struct shm_slot *, unsigned *);
-static int	 claim(struct shm_arena *, uint32_t, struct shm_producer **);
+static int	 claim(struct shm_arena *, uint32_t, pid_t,
+		    struct shm_producer **);
 static uint32_t	 pool_end(const struct shm_arena *);
 static int	 reap_ranges(struct shm_arena *, pid_t, const uint32_t (*)[2],
 		    size_t, unsigned *, int *);
 static int	 sweep_slot(struct shm_arena *, uint32_t, pid_t, unsigned *);
 
-/* Slot i for this process, if free: 0, SHM_EAGAIN if taken, or an error. */
+/*
+ * Slot i for this process (pid: getpid(), read once by the caller, not
+ * once per slot a scan looks at): 0, SHM_EAGAIN if taken, or an error.
+ */
 static int
-claim(struct shm_arena *a, uint32_t i, struct shm_producer **out)
+claim(struct shm_arena *a, uint32_t i, pid_t pid, struct shm_producer **out)
 {
 	struct shm_producer *p;
 	struct shm_slot	*s = &a->slots[i];
 	int32_t		 zero = 0;
-	pid_t		 pid = getpid();
 
 	if (atomic_load_explicit(&s->pid, memory_order_relaxed) != 0 ||
 	    !atomic_compare_exchange_strong(&s->pid, &zero, pid))
@@ -92,11 +95,12 @@ int
 shm_producer_open(struct shm_arena *a, struct shm_producer **out)
 {
 	uint32_t	 i, h;
+	pid_t		 self = getpid();
 	int		 rc;
 
 	*out = NULL;
 	for (i = 0; i < a->npool; i++) {
-		if ((rc = claim(a, i, out)) == SHM_EAGAIN)
+		if ((rc = claim(a, i, self, out)) == SHM_EAGAIN)
 			continue;
 		if (rc < 0)
 			return rc;
@@ -119,7 +123,7 @@ shm_producer_open_own(struct shm_arena *a, uint32_t idx, unsigned which,
 	*out = NULL;
 	if (idx >= a->n || which >= SHM_OWN_SLOTS)
 		return SHM_EINVAL;
-	rc = claim(a, a->npool + idx * SHM_OWN_SLOTS + which, out);
+	rc = claim(a, a->npool + idx * SHM_OWN_SLOTS + which, getpid(), out);
 	return rc == SHM_EAGAIN ? shm_producer_open(a, out) : rc;
 }
 

@@ -12,7 +12,9 @@
  * nobody asleep runs under it.  The filter tells a wake that asks for
  * every waiter from one that asks for a few: asked for every one, the
  * kernel walks all the word's waiters, so a grant of turns to a line of
- * blocked senders asks for as many as it wakes.
+ * blocked senders asks for as many as it wakes.  The producer slot a
+ * reap opens is found reading the pid once (getpid trapped and counted
+ * the same way), not once per taken slot.
  */
 #include <check.h>
 #include <dirent.h>
@@ -31,6 +33,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "supervisor/actord.h"
@@ -492,6 +495,92 @@ START_TEST(deaths_watched_in_the_loop_without_io_uring)
 }
 END_TEST
 
+static volatile sig_atomic_t getpids;	/* getpid()s trapped in the child */
+static pid_t child_pid;
+
+/* A trapped getpid: counted, and answered as the kernel would have. */
+static void
+on_getpid(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)si;
+	getpids++;
+#ifdef __x86_64__
+	((ucontext_t *)uc)->uc_mcontext.gregs[REG_RAX] = child_pid;
+#endif
+}
+
+static void
+trap_getpid(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		    offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getpid, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_getpid;
+	sa.sa_flags = SA_SIGINFO;
+	child_pid = (pid_t)syscall(SYS_getpid);
+	if (sigaction(SIGSYS, &sa, NULL) == -1 ||
+	    install_filter(f, sizeof(f) / sizeof(f[0])) == -1)
+		_exit(90);
+}
+
+/*
+ * actord opens a producer slot at every reap (for the dead's error
+ * answers and Terminateds); a client opens one per thread.  Finding a
+ * free slot behind many taken ones reads the pid once, not once per
+ * slot looked at (a system call each: a million for 1,000 producers).
+ */
+START_TEST(producer_open_reads_the_pid_once)
+{
+	struct shm_mailbox_layout mb;
+	struct shm_layout l;
+	struct shm_arena *a;
+	struct shm_producer *p[60], *q;
+	char err[SHM_ERRBUF];
+	pid_t pid;
+	int i;
+
+#ifndef __x86_64__
+	return;			/* the trap answers getpid through RAX */
+#endif
+	memset(&mb, 0, sizeof(mb));
+	mb.capacity = 16;
+	mb.cell = 128;
+	mb.sys_capacity = 16;
+	mb.reply_capacity = 16;
+	mb.overflow = SHM_OVERFLOW_BLOCK;
+	memset(&l, 0, sizeof(l));
+	l.nmailboxes = 1;
+	l.mailboxes = &mb;
+	l.nproducers = 64;
+	l.dl_capacity = 64;
+	ck_assert_msg(shm_create(&l, "pid", &a, err, sizeof(err)) == 0, "%s",
+	    err);
+	for (i = 0; i < 60; i++)
+		ck_assert_int_eq(shm_producer_open(a, &p[i]), 0);
+	if ((pid = fork()) == 0) {
+		trap_getpid();
+		CHILD_CHECK(getpid() == child_pid && getpids == 1);
+		getpids = 0;
+		CHILD_CHECK(shm_producer_open(a, &q) == 0);
+		CHILD_CHECK(getpids <= 1);
+		_exit(0);
+	}
+	ck_assert_int_ge(pid, 0);
+	ck_assert_int_eq(shm_test_wait_exit(pid), 0);
+	for (i = 0; i < 60; i++)
+		shm_producer_close(p[i]);
+	shm_detach(a);
+}
+END_TEST
+
 static Suite *
 death_cost_suite(void)
 {
@@ -501,6 +590,7 @@ death_cost_suite(void)
 	tcase_add_test(tc, wake_all_wakes_only_sleepers);
 	tcase_add_test(tc, grant_wakes_as_many_as_its_turns);
 	tcase_add_test(tc, reaped_idle_actor_wakes_nobody);
+	tcase_add_test(tc, producer_open_reads_the_pid_once);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("reaps");
 	tcase_set_timeout(tc, 120);
