@@ -16,46 +16,21 @@
 #include <unistd.h>
 
 #include "shm/shm.h"
+#include "tests/check_shm_util.h"
 #include "tests/lib/tcheck.h"
 #include "worker/actor.h"
+/* shm_impl.h's producer slots' SLOT_FREE is not libactor's reply slots'. */
+#undef SLOT_FREE
 #include "worker/actor_impl.h"
 
 /* n actors up, their main lanes cap cells by policy ov, reply lanes rcap. */
 static struct shm_arena *
 arena_reply(uint32_t n, enum shm_overflow ov, uint32_t cap, uint32_t rcap)
 {
-	struct shm_mailbox_layout mb[32];
-	struct shm_layout l;
-	struct shm_arena *a;
-	char err[SHM_ERRBUF], path[16];
-	uint32_t i;
-
-	ck_assert_uint_le(n, 32);
-	memset(mb, 0, sizeof(mb));
-	for (i = 0; i < n; i++) {
-		mb[i].capacity = cap;
-		mb[i].cell = 128;
-		mb[i].sys_capacity = 16;
-		mb[i].reply_capacity = rcap;
-		mb[i].overflow = ov;
-		mb[i].block_timeout_ms = 10;
-		/* Room for 256 watchers, should a test configure them. */
-		mb[i].state_size = (uint32_t)actor_region_size(256, 256, rcap);
-	}
-	memset(&l, 0, sizeof(l));
-	l.nmailboxes = n;
-	l.mailboxes = mb;
-	l.nproducers = 8;
-	l.dl_capacity = 64;
-	ck_assert_int_eq(shm_create(&l, "unit", &a, err, sizeof(err)), 0);
-	for (i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "/a%u", i);
-		ck_assert_int_eq(shm_actor_set_path(a, i, path), 0);
-		ck_assert_int_eq(actor_configure(a, i, NULL), 0);
-		ck_assert_uint_eq(actor_prepare_start(a, i), 1);
-		shm_actor_set_state(a, i, SHM_ACTOR_UP);
-	}
-	return a;
+	/* Room for 256 watchers, should a test configure them. */
+	return shm_test_actors_up(&(struct shm_test_actors){ .n = n,
+	    .cap = cap, .rcap = rcap, .ov = ov, .block_ms = 10,
+	    .watchers = 256 });
 }
 
 static struct shm_arena *
@@ -64,22 +39,11 @@ arena(uint32_t n, enum shm_overflow ov, uint32_t cap)
 	return arena_reply(n, ov, cap, 2048);
 }
 
-static struct actor *
-open_(struct shm_arena *ar, int32_t idx)
-{
-	struct actor *a;
-	char err[ACTOR_ERRBUF];
-
-	ck_assert_msg(actor_open(ar, idx, &a, err, sizeof(err)) == 0, "%s",
-	    err);
-	return a;
-}
-
 /* Killed after marking the copy held, before the cell was freed. */
 START_TEST(reaped_inhand_still_in_its_cell)
 {
 	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
-	struct actor *c = open_(ar, 1), *w = open_(ar, 0);
+	struct actor *c = shm_test_open(ar, 1), *w = shm_test_open(ar, 0);
 	struct ar_hdr *h = ar_hdr(ar, 0, NULL);
 	struct shm_msg q;
 	struct actor_msg m;
@@ -98,7 +62,7 @@ START_TEST(reaped_inhand_still_in_its_cell)
 	ck_assert_int_eq(actor_reaped(ar, 0, 0, 9, NULL), 0);
 	ck_assert_uint_eq(atomic_load(&h->inhand), IH_EMPTY);
 	shm_actor_set_state(ar, 0, SHM_ACTOR_UP);
-	w = open_(ar, 0);
+	w = shm_test_open(ar, 0);
 	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
 	ck_assert_uint_eq(m.tag, 7);
 	ck_assert_uint_eq(m.attempts, 1);
@@ -120,7 +84,7 @@ died_holding(struct shm_arena *ar, struct actor *w)
 	actor_close(w);
 	ck_assert_int_eq(actor_reaped(ar, 0, 0, 9, NULL), 0);
 	shm_actor_set_state(ar, 0, SHM_ACTOR_UP);
-	return open_(ar, 0);
+	return shm_test_open(ar, 0);
 }
 
 /* Receive a keyed tell: its key, its value. */
@@ -145,7 +109,7 @@ recv_keyed(struct actor *w, uint64_t key, char value, bool redelivered)
 START_TEST(tell_keyed_coalesces)
 {
 	struct shm_arena *ar = arena(2, SHM_OVERFLOW_COALESCE, 16);
-	struct actor *c = open_(ar, 1), *w = open_(ar, 0);
+	struct actor *c = shm_test_open(ar, 1), *w = shm_test_open(ar, 0);
 	struct actor_ref to = { 0, ACTOR_ANY };
 	struct shm_counters sc;
 	struct actor_msg m;
@@ -182,7 +146,7 @@ END_TEST
 START_TEST(reaped_inhand_redelivered)
 {
 	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
-	struct actor *c = open_(ar, 1), *w = open_(ar, 0);
+	struct actor *c = shm_test_open(ar, 1), *w = shm_test_open(ar, 0);
 	struct actor_ref to = { 0, ACTOR_ANY };
 	struct actor_msg m;
 	struct actor_stats st;
@@ -212,7 +176,7 @@ END_TEST
 START_TEST(reaped_inhand_committed)
 {
 	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
-	struct actor *c = open_(ar, 1), *w = open_(ar, 0);
+	struct actor *c = shm_test_open(ar, 1), *w = shm_test_open(ar, 0);
 	struct actor_ref to = { 0, ACTOR_ANY };
 	struct actor_msg m;
 	char buf[8];
@@ -239,7 +203,7 @@ END_TEST
 START_TEST(reaped_committed_ask_fails_at_once)
 {
 	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
-	struct actor *c = open_(ar, 1), *w = open_(ar, 0);
+	struct actor *c = shm_test_open(ar, 1), *w = shm_test_open(ar, 0);
 	struct actor_ref to = { 0, ACTOR_ANY };
 	struct actor_msg m, r;
 	struct actor_stats st;
@@ -272,6 +236,72 @@ START_TEST(reaped_committed_ask_fails_at_once)
 }
 END_TEST
 
+/*
+ * An asker (actor 1) whose ask waits on actor 0: what the tests of a
+ * replier dying with that ask in hand start from.
+ */
+struct asked {
+	struct shm_arena *ar;
+	struct actor	*c;		/* the asker */
+	struct actor	*w;		/* the replier (NULL: not opened) */
+	struct actor_msg m;		/* the ask, as the replier took it */
+	uint64_t	 corr;		/* the ask's */
+};
+
+/* The ask sent; the replier not opened. */
+static void
+ask_sent(struct asked *k)
+{
+	struct actor_ref to = { 0, ACTOR_ANY };
+
+	memset(k, 0, sizeof(*k));
+	k->ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
+	k->c = shm_test_open(k->ar, 1);
+	ck_assert_int_eq(actor_ask_send(k->c, to, 1, "a", 1, 10000000000LL,
+	    &k->corr), 0);
+}
+
+/* The ask sent, and taken by the replier. */
+static void
+ask_in_hand(struct asked *k)
+{
+	ask_sent(k);
+	k->w = shm_test_open(k->ar, 0);
+	ck_assert_int_eq(actor_recv(k->w, &k->m, 0), 0);
+}
+
+/* The asker's next answer is ACTOR_EDIED, for that ask. */
+static void
+ask_failed_edied(struct asked *k)
+{
+	struct actor_msg r;
+	uint64_t got;
+
+	ck_assert_int_eq(actor_ask_next(k->c, &r, 0, &got), ACTOR_EDIED);
+	ck_assert_uint_eq(got, k->corr);
+}
+
+/* The asker's next answer is the replier's "A", for that ask. */
+static void
+ask_answered_a(struct asked *k)
+{
+	struct actor_msg r;
+	uint64_t got;
+
+	ck_assert_int_eq(actor_ask_next(k->c, &r, 0, &got), 0);
+	ck_assert_uint_eq(got, k->corr);
+	ck_assert(r.len == 1 && memcmp(r.data, "A", 1) == 0);
+}
+
+static void
+ask_done(struct asked *k)
+{
+	if (k->w != NULL)
+		actor_close(k->w);
+	actor_close(k->c);
+	shm_detach(k->ar);
+}
+
 /* What a replier has done when it dies after claiming the answer's slot. */
 static void
 claim_answer(struct shm_arena *ar, struct actor *w, const struct shm_msg *ask)
@@ -286,23 +316,14 @@ claim_answer(struct shm_arena *ar, struct actor *w, const struct shm_msg *ask)
  */
 START_TEST(reaped_committed_ask_claimed_fails_at_once)
 {
-	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
-	struct actor *c = open_(ar, 1), *w = open_(ar, 0);
-	struct actor_ref to = { 0, ACTOR_ANY };
-	struct actor_msg m, r;
-	uint64_t c1, got;
+	struct asked k;
 
-	ck_assert_int_eq(actor_ask_send(c, to, 1, "a", 1, 10000000000LL, &c1),
-	    0);
-	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
-	ck_assert_int_eq(actor_commit(w, "one", 4), 0);
-	claim_answer(ar, w, &w->cur);
-	w = died_holding(ar, w);
-	ck_assert_int_eq(actor_ask_next(c, &r, 0, &got), ACTOR_EDIED);
-	ck_assert_uint_eq(got, c1);
-	actor_close(w);
-	actor_close(c);
-	shm_detach(ar);
+	ask_in_hand(&k);
+	ck_assert_int_eq(actor_commit(k.w, "one", 4), 0);
+	claim_answer(k.ar, k.w, &k.w->cur);
+	k.w = died_holding(k.ar, k.w);
+	ask_failed_edied(&k);
+	ask_done(&k);
 }
 END_TEST
 
@@ -324,34 +345,30 @@ die_sending(void *arg)
  */
 START_TEST(reaped_killed_sending_answer)
 {
-	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
-	struct actor *c = open_(ar, 1), *w;
-	struct actor_ref to = { 0, ACTOR_ANY };
-	struct actor_msg m, r;
-	uint64_t c1, got;
+	struct asked k;
+	struct actor_msg r;
+	uint64_t got;
 	pid_t pid;
 	int st;
 
-	ck_assert_int_eq(actor_ask_send(c, to, 1, "a", 1, 10000000000LL, &c1),
-	    0);
+	ask_sent(&k);
 	if ((pid = fork()) == 0) {
-		w = open_(ar, 0);
-		if (actor_recv(w, &m, 0) != 0 || actor_commit(w, "one", 4) != 0)
+		k.w = shm_test_open(k.ar, 0);
+		if (actor_recv(k.w, &k.m, 0) != 0 ||
+		    actor_commit(k.w, "one", 4) != 0)
 			_exit(1);
-		shm_producer_set_hook(w->prod, die_sending, NULL);
-		(void)actor_reply(w, 1, "A", 1);
+		shm_producer_set_hook(k.w->prod, die_sending, NULL);
+		(void)actor_reply(k.w, 1, "A", 1);
 		_exit(0);		/* the hook did not fire */
 	}
 	ck_assert_int_gt(pid, 0);
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 9,
 	    "the child did not die sending its answer (status %d)", st);
-	ck_assert_int_eq(actor_reaped(ar, 0, pid, st, NULL), 0);
-	ck_assert_int_eq(actor_ask_next(c, &r, 0, &got), ACTOR_EDIED);
-	ck_assert_uint_eq(got, c1);
-	ck_assert_int_eq(actor_ask_next(c, &r, 0, &got), ACTOR_EEMPTY);
-	actor_close(c);
-	shm_detach(ar);
+	ck_assert_int_eq(actor_reaped(k.ar, 0, pid, st, NULL), 0);
+	ask_failed_edied(&k);
+	ck_assert_int_eq(actor_ask_next(k.c, &r, 0, &got), ACTOR_EEMPTY);
+	ask_done(&k);
 }
 END_TEST
 
@@ -361,28 +378,20 @@ END_TEST
  */
 START_TEST(reaped_committed_ask_sent_answered_once)
 {
-	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
-	struct actor *c = open_(ar, 1), *w = open_(ar, 0);
-	struct actor_ref to = { 0, ACTOR_ANY };
-	struct actor_msg m, r;
+	struct asked k;
+	struct actor_msg r;
 	struct actor_stats st;
-	uint64_t c1, got;
+	uint64_t got;
 
-	ck_assert_int_eq(actor_ask_send(c, to, 1, "a", 1, 10000000000LL, &c1),
-	    0);
-	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
-	ck_assert_int_eq(actor_commit(w, "one", 4), 0);
-	ck_assert_int_eq(send_answer(w, &w->cur, 1, "A", 1), 0);
-	w = died_holding(ar, w);
-	ck_assert_int_eq(actor_ask_next(c, &r, 0, &got), 0);
-	ck_assert_uint_eq(got, c1);
-	ck_assert(r.len == 1 && memcmp(r.data, "A", 1) == 0);
-	ck_assert_int_eq(actor_ask_next(c, &r, 0, &got), ACTOR_EEMPTY);
-	ck_assert_int_eq(actor_stats(ar, 1, &st), 0);
+	ask_in_hand(&k);
+	ck_assert_int_eq(actor_commit(k.w, "one", 4), 0);
+	ck_assert_int_eq(send_answer(k.w, &k.w->cur, 1, "A", 1), 0);
+	k.w = died_holding(k.ar, k.w);
+	ask_answered_a(&k);
+	ck_assert_int_eq(actor_ask_next(k.c, &r, 0, &got), ACTOR_EEMPTY);
+	ck_assert_int_eq(actor_stats(k.ar, 1, &st), 0);
 	ck_assert_uint_eq(st.late_replies, 0);
-	actor_close(w);
-	actor_close(c);
-	shm_detach(ar);
+	ask_done(&k);
 }
 END_TEST
 
@@ -393,26 +402,16 @@ END_TEST
  */
 START_TEST(reaped_redelivered_ask_claimed_answered)
 {
-	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
-	struct actor *c = open_(ar, 1), *w = open_(ar, 0);
-	struct actor_ref to = { 0, ACTOR_ANY };
-	struct actor_msg m, r;
-	uint64_t c1, got;
+	struct asked k;
 
-	ck_assert_int_eq(actor_ask_send(c, to, 1, "a", 1, 10000000000LL, &c1),
-	    0);
-	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
-	claim_answer(ar, w, &w->cur);
-	w = died_holding(ar, w);
-	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
-	ck_assert(m.flags & ACTOR_MSG_REDELIVERED);
-	ck_assert_int_eq(actor_reply(w, 1, "A", 1), 0);
-	ck_assert_int_eq(actor_ask_next(c, &r, 0, &got), 0);
-	ck_assert_uint_eq(got, c1);
-	ck_assert(r.len == 1 && memcmp(r.data, "A", 1) == 0);
-	actor_close(w);
-	actor_close(c);
-	shm_detach(ar);
+	ask_in_hand(&k);
+	claim_answer(k.ar, k.w, &k.w->cur);
+	k.w = died_holding(k.ar, k.w);
+	ck_assert_int_eq(actor_recv(k.w, &k.m, 0), 0);
+	ck_assert(k.m.flags & ACTOR_MSG_REDELIVERED);
+	ck_assert_int_eq(actor_reply(k.w, 1, "A", 1), 0);
+	ask_answered_a(&k);
+	ask_done(&k);
 }
 END_TEST
 
@@ -422,26 +421,18 @@ END_TEST
  */
 START_TEST(deferred_claimed_fails_at_death)
 {
-	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
-	struct actor *c = open_(ar, 1), *w = open_(ar, 0);
-	struct actor_ref to = { 0, ACTOR_ANY };
-	struct actor_caller k;
-	struct actor_msg m, r;
-	uint64_t c1, got;
+	struct asked k;
+	struct actor_caller d;
 
-	ck_assert_int_eq(actor_ask_send(c, to, 1, "a", 1, 10000000000LL, &c1),
-	    0);
-	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
-	ck_assert_int_eq(actor_defer(w, &k), 0);
-	ck_assert_int_eq(actor_recv(w, &m, 0), ACTOR_ETIMEDOUT);
-	claim_answer(ar, w, &(struct shm_msg){ .sender = { k.asker.index,
-	    k.asker.incarnation }, .corr = k.corr, .flags = SHM_MSG_ASK });
-	w = died_holding(ar, w);
-	ck_assert_int_eq(actor_ask_next(c, &r, 0, &got), ACTOR_EDIED);
-	ck_assert_uint_eq(got, c1);
-	actor_close(w);
-	actor_close(c);
-	shm_detach(ar);
+	ask_in_hand(&k);
+	ck_assert_int_eq(actor_defer(k.w, &d), 0);
+	ck_assert_int_eq(actor_recv(k.w, &k.m, 0), ACTOR_ETIMEDOUT);
+	claim_answer(k.ar, k.w, &(struct shm_msg){ .sender = {
+	    d.asker.index, d.asker.incarnation }, .corr = d.corr,
+	    .flags = SHM_MSG_ASK });
+	k.w = died_holding(k.ar, k.w);
+	ask_failed_edied(&k);
+	ask_done(&k);
 }
 END_TEST
 
@@ -449,7 +440,7 @@ END_TEST
 START_TEST(late_answer_is_dropped)
 {
 	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
-	struct actor *asker = open_(ar, 0), *srv = open_(ar, 1);
+	struct actor *asker = shm_test_open(ar, 0), *srv = shm_test_open(ar, 1);
 	struct actor_ref to = { 1, ACTOR_ANY };
 	struct actor_msg m, r;
 	struct actor_stats st;
@@ -489,7 +480,7 @@ END_TEST
 START_TEST(application_error_code_and_text)
 {
 	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
-	struct actor *asker = open_(ar, 0), *srv = open_(ar, 1);
+	struct actor *asker = shm_test_open(ar, 0), *srv = shm_test_open(ar, 1);
 	struct actor_ref to = { 1, ACTOR_ANY };
 	const char *key = "no such key: a key that is longer than sixty bytes!";
 	char longtext[200];
@@ -532,7 +523,7 @@ END_TEST
 START_TEST(many_asks_in_flight)
 {
 	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 2048);
-	struct actor *asker = open_(ar, 0), *srv = open_(ar, 1);
+	struct actor *asker = shm_test_open(ar, 0), *srv = shm_test_open(ar, 1);
 	struct actor_ref to = { 1, ACTOR_ANY };
 	struct actor_msg m, r;
 	static uint64_t corr[1500];
@@ -572,7 +563,7 @@ END_TEST
 START_TEST(ask_no_wait_refused_when_full)
 {
 	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 2);
-	struct actor *c = open_(ar, 1), *w = open_(ar, 0);
+	struct actor *c = shm_test_open(ar, 1), *w = shm_test_open(ar, 0);
 	struct actor_ref to = { 0, ACTOR_ANY };
 	struct actor_dl_counters dc;
 	struct actor_msg m;
@@ -605,7 +596,7 @@ END_TEST
 START_TEST(tell_by_policy)
 {
 	struct shm_arena *ar = arena(2, SHM_OVERFLOW_REJECT, 2);
-	struct actor *c = open_(ar, 1);
+	struct actor *c = shm_test_open(ar, 1);
 	struct actor_ref to = { 0, ACTOR_ANY }, stale = { 0, 7 };
 	struct actor_dl_counters dc;
 	struct actor_dead_letter d;
@@ -638,7 +629,7 @@ START_TEST(while_down_policies)
 	struct shm_arena *ar = arena(3, SHM_OVERFLOW_BLOCK, 16);
 	struct actor_policy rej = { 3, ACTOR_ON_DOWN_KEEP,
 	    ACTOR_WHILE_DOWN_REJECT, 0, 0 };
-	struct actor *c = open_(ar, 2);
+	struct actor *c = shm_test_open(ar, 2);
 	struct actor_ref q = { 0, ACTOR_ANY }, r = { 1, ACTOR_ANY };
 	struct actor_msg m;
 
@@ -667,7 +658,7 @@ die_now(void *arg)
 START_TEST(torn_commit_keeps_previous)
 {
 	struct shm_arena *ar = arena(1, SHM_OVERFLOW_BLOCK, 16);
-	struct actor *w = open_(ar, 0);
+	struct actor *w = shm_test_open(ar, 0);
 	char buf[16];
 	size_t len;
 	pid_t pid;
@@ -707,7 +698,7 @@ END_TEST
 START_TEST(late_answer_never_answers_next_ask)
 {
 	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
-	struct actor *asker = open_(ar, 0), *srv = open_(ar, 1);
+	struct actor *asker = shm_test_open(ar, 0), *srv = shm_test_open(ar, 1);
 	struct actor_ref to = { 1, ACTOR_ANY };
 	struct actor_msg m, r;
 	struct actor_stats st;
@@ -737,7 +728,7 @@ END_TEST
 START_TEST(sync_ask_keeps_async_answers)
 {
 	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
-	struct actor *asker = open_(ar, 0), *srv = open_(ar, 1);
+	struct actor *asker = shm_test_open(ar, 0), *srv = shm_test_open(ar, 1);
 	struct actor_ref to = { 1, ACTOR_ANY };
 	struct actor_msg m, r;
 	struct actor_stats st;
@@ -787,7 +778,7 @@ static void
 killed_while_taking(int where)
 {
 	struct shm_arena *ar = arena(2, SHM_OVERFLOW_DROP_OLDEST, 4);
-	struct actor *c = open_(ar, 1), *w;
+	struct actor *c = shm_test_open(ar, 1), *w;
 	struct actor_ref to = { 0, ACTOR_ANY };
 	struct actor_msg m;
 	struct actor_dl_counters dl;
@@ -798,7 +789,7 @@ killed_while_taking(int where)
 	for (tag = 1; tag <= 3; tag++)
 		ck_assert_int_eq(actor_tell(c, to, tag, "x", 1), 0);
 	if ((pid = fork()) == 0) {
-		w = open_(ar, 0);
+		w = shm_test_open(ar, 0);
 		shm_consumer_set_hook(ar, die_at, &where);
 		(void)actor_recv(w, &m, 0);
 		_exit(0);		/* the hook did not fire */
@@ -809,7 +800,7 @@ killed_while_taking(int where)
 	    "the child did not die inside the take (status %d)", st);
 	ck_assert_int_eq(actor_reaped(ar, 0, pid, st, NULL), 0);
 	shm_actor_set_state(ar, 0, SHM_ACTOR_UP);
-	w = open_(ar, 0);
+	w = shm_test_open(ar, 0);
 	for (tag = 1; tag <= 3; tag++) {
 		ck_assert_int_eq(actor_recv(w, &m, 0), 0);
 		ck_assert_uint_eq(m.tag, tag);
@@ -894,7 +885,7 @@ reap_range(struct shm_arena *ar, uint32_t first, uint32_t last,
 START_TEST(terminated_burst_is_owed_not_lost)
 {
 	struct shm_arena *ar = arena(BURST + 1, SHM_OVERFLOW_BLOCK, 16);
-	struct actor *w = open_(ar, 0);
+	struct actor *w = shm_test_open(ar, 0);
 	struct actor_owed *owed = NULL;
 	struct actor_dl_counters dl;
 	int seen[BURST + 1] = { 0 }, got, rounds = 0;
@@ -930,7 +921,7 @@ START_TEST(owed_list_capped)
 {
 	enum { OWED_CAP = 3, OVER = BURST - 16 - OWED_CAP };
 	struct shm_arena *ar = arena(BURST + 1, SHM_OVERFLOW_BLOCK, 16);
-	struct actor *w = open_(ar, 0);
+	struct actor *w = shm_test_open(ar, 0);
 	struct actor_owed *owed = NULL;
 	struct actor_dead_letter d;
 	struct shm_counters c;
@@ -973,7 +964,7 @@ END_TEST
 START_TEST(owed_dropped_when_watcher_dies)
 {
 	struct shm_arena *ar = arena(BURST + 1, SHM_OVERFLOW_BLOCK, 16);
-	struct actor *w = open_(ar, 0);
+	struct actor *w = shm_test_open(ar, 0);
 	struct actor_owed *owed = NULL;
 	struct actor_msg m;
 
@@ -987,7 +978,7 @@ START_TEST(owed_dropped_when_watcher_dies)
 	/* Nor do the 16 queued before it died reach its next incarnation. */
 	ck_assert_uint_eq(actor_prepare_start(ar, 0), 2);
 	shm_actor_set_state(ar, 0, SHM_ACTOR_UP);
-	w = open_(ar, 0);
+	w = shm_test_open(ar, 0);
 	ck_assert_int_eq(actor_recv(w, &m, 0), ACTOR_ETIMEDOUT);
 	actor_close(w);
 	shm_detach(ar);
@@ -1002,7 +993,7 @@ END_TEST
 START_TEST(watch_of_the_dead_with_full_lane)
 {
 	struct shm_arena *ar = arena(BURST + 1, SHM_OVERFLOW_BLOCK, 16);
-	struct actor *w = open_(ar, 0);
+	struct actor *w = shm_test_open(ar, 0);
 	struct actor_owed *owed = NULL;
 	struct actor_dl_counters dl;
 	int seen[BURST + 1] = { 0 }, got = 0, rounds = 0;
@@ -1035,7 +1026,7 @@ START_TEST(error_answer_owed_when_reply_lane_full)
 	struct shm_arena *ar = arena_reply(2, SHM_OVERFLOW_BLOCK, 16, 64);
 	struct actor_policy fail = { 3, ACTOR_ON_DOWN_FAIL,
 	    ACTOR_WHILE_DOWN_QUEUE, 0, 0 };
-	struct actor *c = open_(ar, 0);
+	struct actor *c = shm_test_open(ar, 0);
 	struct actor_ref to = { 1, ACTOR_ANY };
 	struct actor_owed *owed = NULL;
 	struct actor_dead_letter d;
@@ -1074,7 +1065,7 @@ END_TEST
 START_TEST(owed_at_close_is_a_dead_letter)
 {
 	struct shm_arena *ar = arena(18, SHM_OVERFLOW_BLOCK, 16);
-	struct actor *w = open_(ar, 0);
+	struct actor *w = shm_test_open(ar, 0);
 	struct actor_owed *owed = NULL;
 	struct actor_dead_letter d;
 	uint64_t cur = 0;
@@ -1101,7 +1092,7 @@ END_TEST
 START_TEST(watches_of_dead_watchers_are_reclaimed)
 {
 	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
-	struct actor *w = open_(ar, 0);
+	struct actor *w = shm_test_open(ar, 0);
 	struct actor_owed *owed = NULL;
 	struct actor_ref t = { 1, ACTOR_ANY };
 	int seen[2] = { 0 };
@@ -1113,7 +1104,7 @@ START_TEST(watches_of_dead_watchers_are_reclaimed)
 		ck_assert_int_eq(actor_reaped(ar, 0, 0, 9, &owed), 0);
 		ck_assert_uint_eq(actor_prepare_start(ar, 0), i + 2);
 		shm_actor_set_state(ar, 0, SHM_ACTOR_UP);
-		w = open_(ar, 0);
+		w = shm_test_open(ar, 0);
 	}
 	ck_assert_int_eq(actor_watch(w, t), 0);
 	ck_assert_int_eq(actor_reaped(ar, 1, 0, 1 << 8, &owed), 0);
@@ -1134,7 +1125,7 @@ START_TEST(watcher_set_sized_by_config)
 	struct shm_arena *ar = arena(3, SHM_OVERFLOW_BLOCK, 16);
 	struct actor_policy many = { 3, ACTOR_ON_DOWN_KEEP,
 	    ACTOR_WHILE_DOWN_QUEUE, 200, 0 };
-	struct actor *w = open_(ar, 0);
+	struct actor *w = shm_test_open(ar, 0);
 	struct actor_ref dflt = { 1, ACTOR_ANY }, big = { 2, ACTOR_ANY };
 	size_t len = 0;
 	uint32_t i;
@@ -1173,8 +1164,8 @@ START_TEST(asks_in_flight_bounded_by_reply_lane)
 	uint64_t corr;
 	uint32_t i;
 
-	c = open_(ar, 0);
-	s = open_(ar, 1);
+	c = shm_test_open(ar, 0);
+	s = shm_test_open(ar, 1);
 	/* 64 unanswered: a slot each, and no 65th. */
 	for (i = 0; i < 64; i++)
 		ck_assert_int_eq(actor_ask_send(c, to, 1, &i, sizeof(i),
@@ -1210,7 +1201,7 @@ END_TEST
 START_TEST(late_answers_never_crowd_out_live_ones)
 {
 	struct shm_arena *ar = arena_reply(2, SHM_OVERFLOW_BLOCK, 256, 64);
-	struct actor *c = open_(ar, 0), *s = open_(ar, 1);
+	struct actor *c = shm_test_open(ar, 0), *s = shm_test_open(ar, 1);
 	struct actor_ref to = { 1, ACTOR_ANY };
 	struct actor_dl_counters dl;
 	struct actor_stats st;
@@ -1255,7 +1246,7 @@ END_TEST
 START_TEST(ghost_slots_are_reclaimed)
 {
 	struct shm_arena *ar = arena_reply(3, SHM_OVERFLOW_BLOCK, 256, 64);
-	struct actor *c = open_(ar, 0), *s = open_(ar, 1);
+	struct actor *c = shm_test_open(ar, 0), *s = shm_test_open(ar, 1);
 	struct actor_ref to = { 1, ACTOR_ANY };
 	struct actor_msg m;
 	struct shm_msg ask;
@@ -1288,7 +1279,7 @@ START_TEST(ghost_slots_are_reclaimed)
 	ck_assert_uint_eq(c->nslots, 1);
 	/* The next incarnation: the ask still waiting is nobody's now. */
 	actor_close(c);
-	c = open_(ar, 0);
+	c = shm_test_open(ar, 0);
 	ck_assert_uint_eq(c->nslots, 0);
 	actor_close(s);
 	actor_close(c);
@@ -1300,7 +1291,7 @@ END_TEST
 START_TEST(deferred_answer_later)
 {
 	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
-	struct actor *c = open_(ar, 0), *s = open_(ar, 1);
+	struct actor *c = shm_test_open(ar, 0), *s = shm_test_open(ar, 1);
 	struct actor_ref to = { 1, ACTOR_ANY };
 	struct actor_caller k;
 	struct actor_msg m, r;
@@ -1335,7 +1326,7 @@ END_TEST
 START_TEST(deferred_fail_at_death)
 {
 	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
-	struct actor *c = open_(ar, 1), *w = open_(ar, 0);
+	struct actor *c = shm_test_open(ar, 1), *w = shm_test_open(ar, 0);
 	struct actor_ref to = { 0, ACTOR_ANY };
 	struct actor_caller k1, k2;
 	struct actor_msg m, r;
@@ -1371,7 +1362,7 @@ END_TEST
 START_TEST(deferred_set_reclaims_asks_that_are_over)
 {
 	struct shm_arena *ar = arena_reply(2, SHM_OVERFLOW_BLOCK, 256, 64);
-	struct actor *c = open_(ar, 0), *s = open_(ar, 1);
+	struct actor *c = shm_test_open(ar, 0), *s = shm_test_open(ar, 1);
 	struct actor_ref to = { 1, ACTOR_ANY };
 	struct actor_caller k;
 	struct actor_msg m;
@@ -1411,7 +1402,7 @@ END_TEST
 START_TEST(asks_while_down)
 {
 	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
-	struct actor *c = open_(ar, 1), *w = open_(ar, 0);
+	struct actor *c = shm_test_open(ar, 1), *w = shm_test_open(ar, 0);
 	struct actor_ref to = { 0, ACTOR_ANY }, old = actor_self(w);
 	struct actor_dl_counters dl;
 	struct actor_dead_letter d;
@@ -1441,7 +1432,7 @@ START_TEST(asks_while_down)
 	/* The restart. */
 	ck_assert_uint_gt(actor_prepare_start(ar, 0), 0);
 	shm_actor_set_state(ar, 0, SHM_ACTOR_UP);
-	w = open_(ar, 0);
+	w = shm_test_open(ar, 0);
 	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
 	ck_assert_uint_eq(m.tag, 2);
 	ck_assert_int_eq(actor_reply(w, 2, "Y", 1), 0);
@@ -1466,7 +1457,7 @@ END_TEST
 START_TEST(oversized_answer_fails_the_ask_at_once)
 {
 	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
-	struct actor *c = open_(ar, 0), *s = open_(ar, 1);
+	struct actor *c = shm_test_open(ar, 0), *s = shm_test_open(ar, 1);
 	struct actor_ref to = { 1, ACTOR_ANY };
 	struct actor_dl_counters dl;
 	size_t big = shm_payload_max(ar, 0) + 1;
@@ -1505,7 +1496,7 @@ END_TEST
 START_TEST(recv_hands_answers_over)
 {
 	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
-	struct actor *c = open_(ar, 0), *s = open_(ar, 1);
+	struct actor *c = shm_test_open(ar, 0), *s = shm_test_open(ar, 1);
 	struct actor_ref to = { 1, ACTOR_ANY }, back = { 0, ACTOR_ANY };
 	struct actor_msg m;
 	uint64_t c1, c2, c3;

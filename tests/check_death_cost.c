@@ -225,36 +225,9 @@ END_TEST
 static struct shm_arena *
 actors(void)
 {
-	struct shm_mailbox_layout mb[2];
-	struct shm_layout l;
-	struct shm_arena *a;
-	char err[SHM_ERRBUF], path[16];
-	uint32_t i;
-
-	memset(mb, 0, sizeof(mb));
-	for (i = 0; i < 2; i++) {
-		mb[i].capacity = 16;
-		mb[i].cell = 128;
-		mb[i].sys_capacity = 16;
-		mb[i].reply_capacity = 16;
-		mb[i].overflow = SHM_OVERFLOW_BLOCK;
-		mb[i].block_timeout_ms = 10;
-		mb[i].state_size = (uint32_t)actor_region_size(256, 256, 16);
-	}
-	memset(&l, 0, sizeof(l));
-	l.nmailboxes = 2;
-	l.mailboxes = mb;
-	l.nproducers = 8;
-	l.dl_capacity = 64;
-	ck_assert_int_eq(shm_create(&l, "death", &a, err, sizeof(err)), 0);
-	for (i = 0; i < 2; i++) {
-		snprintf(path, sizeof(path), "/a%u", i);
-		ck_assert_int_eq(shm_actor_set_path(a, i, path), 0);
-		ck_assert_int_eq(actor_configure(a, i, NULL), 0);
-		ck_assert_uint_eq(actor_prepare_start(a, i), 1);
-		shm_actor_set_state(a, i, SHM_ACTOR_UP);
-	}
-	return a;
+	return shm_test_actors_up(&(struct shm_test_actors){ .n = 2,
+	    .cap = 16, .rcap = 16, .ov = SHM_OVERFLOW_BLOCK, .block_ms = 10,
+	    .watchers = 256 });
 }
 
 static void

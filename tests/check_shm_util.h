@@ -1,6 +1,7 @@
 /*
- * check_shm_util.h: helpers shared by the shm tests (check_shm*.c): small
- * arenas, sender processes, waiting for children.  Static, so each test
+ * check_shm_util.h: helpers shared by the shm tests (check_shm*.c) and the
+ * libactor tests that run without actord: small arenas, arenas of actors
+ * up, sender processes, waiting for children.  Static, so each test
  * binary has its own copy; never used outside tests.
  */
 #ifndef ACTORD_CHECK_SHM_UTIL_H
@@ -12,12 +13,14 @@
 #include <check.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "shm/shm_impl.h"
+#include "worker/actor.h"
 
 #define UNUSED	__attribute__((unused))
 
@@ -56,6 +59,70 @@ shm_test_arena(uint32_t n, uint32_t cap, uint32_t cell, enum shm_overflow pol)
 		m[i] = shm_test_mbox(cap, cell, pol);
 	ck_assert_msg(shm_create(&l, "check-shm", &a, err, sizeof(err)) == 0,
 	    "shm_create: %s", err);
+	return a;
+}
+
+/* The mailboxes of shm_test_actors_up, all alike. */
+struct shm_test_actors {
+	uint32_t	 n;		/* actors, at most 32 */
+	uint32_t	 cap;		/* main lane's cells (of 128 bytes) */
+	uint32_t	 rcap;		/* reply lane's cells */
+	enum shm_overflow ov;		/* main lane's policy */
+	uint32_t	 block_ms;	/* block_timeout_ms */
+	uint32_t	 watchers;	/* room in each region for so many */
+};
+
+/*
+ * n actors up, as actord makes them without actord: each with a path
+ * ("/a0", "/a1", ...), configured, prepared and UP.
+ */
+static UNUSED struct shm_arena *
+shm_test_actors_up(const struct shm_test_actors *t)
+{
+	struct shm_mailbox_layout mb[32];
+	struct shm_layout l;
+	struct shm_arena *a;
+	char	 err[SHM_ERRBUF], path[16];
+	uint32_t i;
+
+	ck_assert_uint_le(t->n, 32);
+	memset(mb, 0, sizeof(mb));
+	for (i = 0; i < t->n; i++) {
+		mb[i].capacity = t->cap;
+		mb[i].cell = 128;
+		mb[i].sys_capacity = 16;
+		mb[i].reply_capacity = t->rcap;
+		mb[i].overflow = t->ov;
+		mb[i].block_timeout_ms = t->block_ms;
+		mb[i].state_size = (uint32_t)actor_region_size(t->watchers,
+		    256, t->rcap);
+	}
+	memset(&l, 0, sizeof(l));
+	l.nmailboxes = t->n;
+	l.mailboxes = mb;
+	l.nproducers = 8;
+	l.dl_capacity = 64;
+	ck_assert_msg(shm_create(&l, "actors", &a, err, sizeof(err)) == 0,
+	    "shm_create: %s", err);
+	for (i = 0; i < t->n; i++) {
+		snprintf(path, sizeof(path), "/a%u", i);
+		ck_assert_int_eq(shm_actor_set_path(a, i, path), 0);
+		ck_assert_int_eq(actor_configure(a, i, NULL), 0);
+		ck_assert_uint_eq(actor_prepare_start(a, i), 1);
+		shm_actor_set_state(a, i, SHM_ACTOR_UP);
+	}
+	return a;
+}
+
+/* A handle on actor idx (-1: a client), or the test fails. */
+static UNUSED struct actor *
+shm_test_open(struct shm_arena *ar, int32_t idx)
+{
+	struct actor *a;
+	char	 err[ACTOR_ERRBUF];
+
+	ck_assert_msg(actor_open(ar, idx, &a, err, sizeof(err)) == 0, "%s",
+	    err);
 	return a;
 }
 

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "shm/shm_impl.h"
+#include "tests/check_shm_util.h"
 #include "tests/lib/tcheck.h"
 #include "worker/actor.h"
 
@@ -53,47 +54,8 @@ struct refs {
 static struct shm_arena *
 arena(void)
 {
-	struct shm_mailbox_layout mb[NBOX];
-	struct shm_layout l;
-	struct shm_arena *a;
-	char err[SHM_ERRBUF], path[16];
-	uint32_t i;
-
-	memset(mb, 0, sizeof(mb));
-	for (i = 0; i < NBOX; i++) {
-		mb[i].capacity = 64;
-		mb[i].cell = 128;
-		mb[i].sys_capacity = 16;
-		mb[i].reply_capacity = 16;
-		mb[i].overflow = SHM_OVERFLOW_REJECT;
-		mb[i].state_size = (uint32_t)actor_region_size(16, 256, 16);
-	}
-	memset(&l, 0, sizeof(l));
-	l.nmailboxes = NBOX;
-	l.mailboxes = mb;
-	l.nproducers = 8;
-	l.dl_capacity = 64;
-	ck_assert_int_eq(shm_create(&l, "wake-pages", &a, err, sizeof(err)),
-	    0);
-	for (i = 0; i < NBOX; i++) {
-		snprintf(path, sizeof(path), "/w%u", i);
-		ck_assert_int_eq(shm_actor_set_path(a, i, path), 0);
-		ck_assert_int_eq(actor_configure(a, i, NULL), 0);
-		ck_assert_uint_eq(actor_prepare_start(a, i), 1);
-		shm_actor_set_state(a, i, SHM_ACTOR_UP);
-	}
-	return a;
-}
-
-static struct actor *
-open_(struct shm_arena *ar, int32_t idx)
-{
-	struct actor *a;
-	char err[ACTOR_ERRBUF];
-
-	ck_assert_msg(actor_open(ar, idx, &a, err, sizeof(err)) == 0, "%s",
-	    err);
-	return a;
+	return shm_test_actors_up(&(struct shm_test_actors){ .n = NBOX,
+	    .cap = 64, .rcap = 16, .ov = SHM_OVERFLOW_REJECT, .watchers = 16 });
 }
 
 static void
@@ -112,7 +74,7 @@ tell(struct actor *c, uint32_t tag)
 START_TEST(test_own_view_beside_handle)
 {
 	struct shm_arena *ar = arena();
-	struct actor *me = open_(ar, ME), *c = open_(ar, -1);
+	struct actor *me = shm_test_open(ar, ME), *c = shm_test_open(ar, -1);
 	struct actor_msg m;
 	size_t views = (size_t)((unsigned char *)ar->sv -
 	    (unsigned char *)ar->mb);
@@ -229,7 +191,7 @@ read_refs(pid_t pid, const char *exe, uintptr_t tls, struct refs *r)
 START_TEST(test_wake_touches_no_data)
 {
 	struct shm_arena *ar = arena();
-	struct actor *c = open_(ar, -1), *me;
+	struct actor *c = shm_test_open(ar, -1), *me;
 	struct seen *s;
 	struct refs r, least;
 	char	 exe[PATH_MAX];
@@ -245,7 +207,7 @@ START_TEST(test_wake_touches_no_data)
 	ck_assert_ptr_ne(s, MAP_FAILED);
 	memset(s, 0, sizeof(*s));
 	if ((pid = fork()) == 0) {
-		me = open_(ar, ME);
+		me = shm_test_open(ar, ME);
 		atomic_store(&s->tls, (uintptr_t)&errno);
 		(void)actor_run(me, count, NULL, s);
 		_exit(0);
