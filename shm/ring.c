@@ -37,10 +37,10 @@
  *   cell 1: seq, header,        P per message; C    C per message;    2
  *     payload[0, 16)            frees it            P's claim
  *   cell 2: payload[16, 64)     P per message       C per message     1
- *   tail, limit, queued         P: CAS per message  P                 0
+ *   tail, limit, queued;        P: CAS per message; P                 0
+ *     sleeping, fence_mode      C when it sleeps
  *   head, dequeued, depth_hwm   C per batch         P: limit only     0
  *   claim record (P's slot)     P twice a message   a reaper          0
- *   sleeping, fence_mode        C when it sleeps    P per message     0
  *   actor entry (prepared)      actord              P per message     0
  *   wait histogram              C per message       metrics           0
  *   turn words, space_waiters   blocked senders     C, fenced, when   0
@@ -48,9 +48,11 @@
  *   system lane head, cell      system senders      C per drain       0
  *
  * (cell 2 also costs P an invalidation, a lap later; tail moves between
- * producers at every message when several send; sleeping moves once per
- * sleep; "P: limit only": a lane with an effective capacity below its
- * cells, large messages and coalesce read head too.)  So a message moves
+ * producers at every message when several send; the main lane's tail
+ * shares its line with the consumer's wake-up words (shm_impl.h, struct
+ * shm_mbox), which moves to C and back once per sleep; "P: limit
+ * only": a lane with an effective capacity below its cells, large
+ * messages and coalesce read head too.)  So a message moves
  * the lines the bare ring's moves (tools/bench/bench_ring.c: its cell is
  * a sequence number and 64 bytes in 128, two lines as well).  What it
  * costs more is measured there rung by rung (tput_ladder_*): the locked

@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "shm/shm.h"
@@ -217,7 +218,12 @@ struct shm_cell {
 	unsigned char	 payload[];
 };
 
-/* One lane's control block: producers' line, consumer's line. */
+/*
+ * One lane's control block: producers' line, consumer's line.  The main
+ * lane's producers' line also holds the consumer's wake-up words (struct
+ * shm_mbox, SHM_WAKE_OFF): the rest of that line in the other lanes is
+ * never used.
+ */
 struct shm_lane_ctl {
 	_Alignas(SHM_CL) _Atomic uint64_t tail;	/* next position to claim */
 	/*
@@ -240,19 +246,41 @@ struct shm_lane_ctl {
 	_Atomic uint64_t depth_hwm;
 };
 
+/* Where the wake-up words begin: after the main lane's tail, limit, queued. */
+#define SHM_WAKE_OFF		16
+
 struct shm_mbox {
-	struct shm_lane_ctl lane[SHM_NLANES];
-	/* The consumer's wake-up line: producers only read it while busy. */
-	_Alignas(SHM_CL) _Atomic uint32_t wake_word;	/* futex */
-	_Atomic uint32_t sleeping;	/* lane bits | SLEEP_DOORBELL, 0: awake */
-	_Atomic uint32_t fence_mode;	/* 1: producers fence after publishing */
-	_Atomic uint32_t sleep_cpu;	/* 1 + the CPU it last slept on; 0: ? */
-	/*
-	 * FUTEX_WAKEs and doorbells sent: counted by the producer that woke
-	 * the consumer, on the line it just wrote "sleeping" on, not on a
-	 * line of its own (one cache miss more on every wake-up).
-	 */
-	_Atomic uint64_t wakeups;
+	union {
+		struct shm_lane_ctl lane[SHM_NLANES];
+		/*
+		 * The consumer's wake-up words, on the main lane's producers'
+		 * line, after tail, limit and queued (the union only names
+		 * them there): every send reads "sleeping" and fence_mode and
+		 * claims tail, and with the two on one line a send to a
+		 * consumer asleep since long ago misses one line, not two
+		 * (tools/bench/bench_scale.c, sparse).  The consumer writes
+		 * them only as it falls asleep, never while it drains: a
+		 * stream of sends keeps the line in the producers' caches as
+		 * before.
+		 */
+		struct {
+			unsigned char	 wake_off[SHM_WAKE_OFF];
+			_Atomic uint32_t wake_word;	/* futex */
+			/* lane bits | SLEEP_DOORBELL, 0: awake */
+			_Atomic uint32_t sleeping;
+			/* 1: producers fence after publishing */
+			_Atomic uint32_t fence_mode;
+			/* 1 + the CPU it last slept on; 0: unknown */
+			_Atomic uint32_t sleep_cpu;
+			/*
+			 * FUTEX_WAKEs and doorbells sent: counted by the
+			 * producer that woke the consumer, on the line it
+			 * just wrote "sleeping" on, not on a line of its own
+			 * (one cache miss more on every wake-up).
+			 */
+			_Atomic uint64_t wakeups;
+		};
+	};
 	/*
 	 * Blocked senders: drop_oldest's, which wait for a head cell to take
 	 * (space_word), and the queue of block and coalesce senders in
@@ -488,6 +516,10 @@ _Static_assert(sizeof(struct shm_send_view) == 32, "send view: 128 a page");
 _Static_assert(sizeof(struct shm_cell) == SHM_CELL_HDR, "cell");
 _Static_assert(sizeof(struct shm_msg) == 40, "msg");
 _Static_assert(sizeof(struct shm_dl_entry) % SHM_CL == 0, "dl entry");
+_Static_assert(SHM_LANE_MAIN == 0 && offsetof(struct shm_mbox, wake_word) ==
+    offsetof(struct shm_lane_ctl, queued) + sizeof(uint32_t) &&
+    offsetof(struct shm_mbox, wakeups) + sizeof(uint64_t) <= SHM_CL,
+    "the wake-up words share the main lane's producers' line, after queued");
 
 void	 shm_localize(struct shm_arena *, uint32_t idx);	/* arena.c */
 void	 shm_localize_send(struct shm_arena *, uint32_t idx);
