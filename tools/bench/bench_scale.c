@@ -29,7 +29,15 @@
  *			design in shared memory: a word per receiver, laid
  *			out a mailbox apart as in the arena, each receiver
  *			a process in FUTEX_WAIT on it; then a FUTEX_WAKE
- *			of one of those N sleepers, timed as send's floor
+ *			of one of those N sleepers, timed as send's floor;
+ *			then that floor again with its receivers out of
+ *			rseq (the kernel's update of a thread's rseq area
+ *			on every return to user space after it slept: what
+ *			it costs each wake-up, in every design alike).  Per
+ *			message, of each design: the receivers' and the
+ *			producers' CPU time and minor page faults (a fault:
+ *			a page the process maps for the first time, such as
+ *			a lane's next page of cells in its first lap)
  *   fan-in		P = 1, 10, 100, 1,000 producer processes telling one
  *			actor as fast as they can: messages per second (each
  *			forked and attached before the start, gone after the
@@ -89,6 +97,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <linux/rseq.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -99,6 +108,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/rseq.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -152,6 +162,13 @@ struct row {
 	double		 path50, ref50, lookup50, wake50;
 	double		 sparse_cpu, pipe_cpu;
 	double		 futex_cpu;		/* bare futex mailboxes */
+	double		 futex_norseq_cpu;	/* ... receivers out of rseq */
+	/*
+	 * Per message, of actors, pipes, the floor, the floor without rseq
+	 * (enum sparse_design): receivers' and producers' CPU us, and
+	 * their minor page faults.
+	 */
+	double		 per_msg[4][4];
 	double		 wake_n50;		/* FUTEX_WAKE among N asleep */
 	size_t		 mb_stride;		/* the arena's, between mailboxes */
 	double		 fanin[4];
@@ -194,9 +211,9 @@ static bool	 fanin_p_wanted(int);
 static void	 bench_sparse(struct bench *, struct actord *, struct row *);
 static void	 bench_pipes(struct bench *, struct row *);
 static void	 bench_futex(struct bench *, struct row *);
+struct sparse_cost;
 static void	 sparse_window(struct bench *, int, void *,
-		    int (*)(void *, int), const pid_t *, uint64_t *,
-		    uint64_t *);
+		    int (*)(void *, int), const pid_t *, struct sparse_cost *);
 static void	 wake_count(struct actord *, const struct actor_ref *, int,
 		    uint64_t *, uint64_t *);
 static void	 bench_ofa(struct bench *, struct row *, bool);
@@ -1749,6 +1766,22 @@ sparse_run(int p, int n, uint64_t t0, int secs, void *arg,
 	}
 }
 
+/* What a producer of the sparse schedule reports on its pipe. */
+struct sparse_report {
+	uint64_t	 cpu_ns;
+	uint64_t	 minflt;
+};
+
+enum sparse_design { SP_ACTORS, SP_PIPES, SP_FUTEX, SP_NORSEQ };
+static const char *const sparse_name[4] = { "actors", "pipes", "futex",
+    "futex_norseq" };
+
+/* One design's cost over the window: its receivers' and producers'. */
+struct sparse_cost {
+	uint64_t	 rcpu, pcpu;	/* ns */
+	uint64_t	 rflt, pflt;	/* minor page faults */
+};
+
 struct actor_sender {
 	struct actor	*c;
 	struct actor_ref *refs;
@@ -1797,6 +1830,78 @@ sum_cpu(const pid_t *pids, int n)
 	return s;
 }
 
+/* Sum of the minor page faults of pids (/proc/PID/stat). */
+static uint64_t
+sum_minflt(const pid_t *pids, int n)
+{
+	char path[64], buf[512], *p;
+	unsigned long flt;
+	uint64_t s = 0;
+	FILE *f;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (pids[i] <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pids[i]);
+		if ((f = fopen(path, "re")) == NULL)
+			continue;
+		if (fgets(buf, sizeof(buf), f) != NULL &&
+		    (p = strrchr(buf, ')')) != NULL && sscanf(p + 2,
+		    "%*c %*d %*d %*d %*d %*d %*u %lu", &flt) == 1)
+			s += flt;
+		fclose(f);
+	}
+	return s;
+}
+
+/*
+ * The schedule of producer p (sparse_run), from just before t0: what it
+ * cost the producer, its CPU time and minor page faults.
+ */
+static struct sparse_report
+sparse_produce(int p, int n, uint64_t t0, int secs, void *arg,
+    int (*send)(void *, int))
+{
+	struct sparse_report rep;
+	struct rusage ru0, ru1;
+
+	spin_until(t0 - 1000000);
+	getrusage(RUSAGE_SELF, &ru0);
+	rep.cpu_ns = self_cpu_ns();
+	sparse_run(p, n, t0, secs, arg, send);
+	rep.cpu_ns = self_cpu_ns() - rep.cpu_ns;
+	getrusage(RUSAGE_SELF, &ru1);
+	rep.minflt = (uint64_t)(ru1.ru_minflt - ru0.ru_minflt);
+	return rep;
+}
+
+/*
+ * A design's figures per message: the CPU time of its receivers and of
+ * its producers, and the minor page faults of each (a fault is a page
+ * this process maps for the first time: a lane's next page of cells).
+ */
+static void
+emit_sparse(struct bench *b, struct row *r, enum sparse_design d,
+    const struct sparse_cost *c)
+{
+	static const char *const what[4] = { "receivers_us", "producers_us",
+	    "receivers_minflt", "producers_minflt" };
+	double msgs = (double)r->n * b->sparse_s * SPARSE_RATE;
+	char key[96];
+	int k;
+
+	r->per_msg[d][0] = (double)c->rcpu / 1e3 / msgs;
+	r->per_msg[d][1] = (double)c->pcpu / 1e3 / msgs;
+	r->per_msg[d][2] = (double)c->rflt / msgs;
+	r->per_msg[d][3] = (double)c->pflt / msgs;
+	for (k = 0; k < 4; k++) {
+		snprintf(key, sizeof(key), "sparse_%s_%s_per_msg",
+		    sparse_name[d], what[k]);
+		emit(b, r->n, key, r->per_msg[d][k]);
+	}
+}
+
 /* The wake-ups sent to, and the messages taken by, the n actors. */
 static void
 wake_count(struct actord *ad, const struct actor_ref *refs, int n,
@@ -1837,8 +1942,10 @@ bench_sparse(struct bench *b, struct actord *ad, struct row *r)
 {
 	struct actor_sender s;
 	struct node *nd;
+	struct sparse_report rep;
+	struct sparse_cost c = { 0 };
 	char err[ACTOR_ERRBUF], path[64];
-	uint64_t t0, c0, c1, self0, self1, pcpu = 0, v, w0, w1, d0, d1;
+	uint64_t t0, c0, c1, f0, self0, self1, w0, w1, d0, d1;
 	pid_t *pids, prod[SPARSE_PRODUCERS];
 	int i, res[2], n = r->n, failed = 0;
 
@@ -1867,32 +1974,34 @@ bench_sparse(struct bench *b, struct actord *ad, struct row *r)
 		close(res[0]);
 		if (actor_open(ad->arena, -1, &s.c, err, sizeof(err)) < 0)
 			_exit(1);
-		spin_until(t0 - 1000000);
-		v = self_cpu_ns();
-		sparse_run(i, n, t0, b->sparse_s, &s, send_actor);
-		v = self_cpu_ns() - v;
+		rep = sparse_produce(i, n, t0, b->sparse_s, &s, send_actor);
 		actor_close(s.c);
-		(void)!write(res[1], &v, sizeof(v));
+		(void)!write(res[1], &rep, sizeof(rep));
 		_exit(s.failed > 0 ? 2 : 0);
 	}
 	close(res[1]);
 	wake_count(ad, s.refs, n, &w0, &d0);
 	/* The sweep takes well under the second left before t0. */
 	c0 = sum_cpu(pids, n);
+	f0 = sum_minflt(pids, n);
 	self0 = self_cpu_ns();
 	for (i = 0; i < SPARSE_PRODUCERS; i++) {
-		while (read(res[0], &v, sizeof(v)) != (ssize_t)sizeof(v)) {
+		memset(&rep, 0, sizeof(rep));
+		while (read(res[0], &rep, sizeof(rep)) != (ssize_t)sizeof(rep)) {
 			if (errno != EINTR && errno != EAGAIN) {
 				failed++;
 				break;
 			}
 		}
-		pcpu += v;
+		c.pcpu += rep.cpu_ns;
+		c.pflt += rep.minflt;
 		/* actord's loop keeps turning while the traffic runs. */
 		actord_run_once(ad, 0);
 	}
 	self1 = self_cpu_ns();
 	c1 = sum_cpu(pids, n);
+	c.rflt = sum_minflt(pids, n) - f0;
+	c.rcpu = c1 - c0;
 	wake_count(ad, s.refs, n, &w1, &d1);
 	close(res[0]);
 	for (i = 0; i < SPARSE_PRODUCERS; i++)
@@ -1900,10 +2009,11 @@ bench_sparse(struct bench *b, struct actord *ad, struct row *r)
 			actord_run_once(ad, 10);
 	if (failed > 0)
 		fail(r, "sparse: %d producers did not report", failed);
-	r->sparse_cpu = (double)(c1 - c0 + pcpu + (self1 - self0)) / 1e9;
+	r->sparse_cpu = (double)(c.rcpu + c.pcpu + (self1 - self0)) / 1e9;
 	emit(b, n, "sparse_actors_cpu_s", r->sparse_cpu);
-	emit(b, n, "sparse_actors_receivers_cpu_s", (double)(c1 - c0) / 1e9);
-	emit(b, n, "sparse_actors_producers_cpu_s", (double)pcpu / 1e9);
+	emit(b, n, "sparse_actors_receivers_cpu_s", (double)c.rcpu / 1e9);
+	emit(b, n, "sparse_actors_producers_cpu_s", (double)c.pcpu / 1e9);
+	emit_sparse(b, r, SP_ACTORS, &c);
 	emit(b, n, "sparse_actors_actord_cpu_s", (double)(self1 - self0) / 1e9);
 	/* Futex wake-ups the senders made, per message taken. */
 	emit(b, n, "sparse_wakeups_per_msg", d1 > d0 ? (double)(w1 - w0) /
@@ -1915,19 +2025,19 @@ out:
 
 /*
  * The schedule of sparse_run from SPARSE_PRODUCERS processes, each
- * sending with send(arg, a): the receivers' CPU (schedstat) from before
- * the start to after the end, and the producers' own, ns.  -1 if a
- * producer did not report.
+ * sending with send(arg, a): the receivers' CPU (schedstat) and minor
+ * faults from before the start to after the end, and the producers' own.
  */
 static void
 sparse_window(struct bench *b, int n, void *arg, int (*send)(void *, int),
-    const pid_t *readers, uint64_t *rcpu, uint64_t *pcpu)
+    const pid_t *readers, struct sparse_cost *c)
 {
+	struct sparse_report rep;
 	pid_t prod[SPARSE_PRODUCERS];
-	uint64_t t0, c0, v;
+	uint64_t t0, c0, f0;
 	int i, res[2];
 
-	*rcpu = *pcpu = 0;
+	memset(c, 0, sizeof(*c));
 	if (pipe2(res, O_CLOEXEC) == -1)
 		return;
 	t0 = now_ns() + 1000000000ULL + (uint64_t)n * 20000;
@@ -1935,20 +2045,21 @@ sparse_window(struct bench *b, int n, void *arg, int (*send)(void *, int),
 		if ((prod[i] = fork()) != 0)
 			continue;
 		close(res[0]);
-		spin_until(t0 - 1000000);
-		v = self_cpu_ns();
-		sparse_run(i, n, t0, b->sparse_s, arg, send);
-		v = self_cpu_ns() - v;
-		(void)!write(res[1], &v, sizeof(v));
+		rep = sparse_produce(i, n, t0, b->sparse_s, arg, send);
+		(void)!write(res[1], &rep, sizeof(rep));
 		_exit(0);
 	}
 	close(res[1]);
 	c0 = sum_cpu(readers, n);
+	f0 = sum_minflt(readers, n);
 	for (i = 0; i < SPARSE_PRODUCERS; i++) {
-		if (read(res[0], &v, sizeof(v)) == (ssize_t)sizeof(v))
-			*pcpu += v;
+		if (read(res[0], &rep, sizeof(rep)) == (ssize_t)sizeof(rep)) {
+			c->pcpu += rep.cpu_ns;
+			c->pflt += rep.minflt;
+		}
 	}
-	*rcpu = sum_cpu(readers, n) - c0;
+	c->rcpu = sum_cpu(readers, n) - c0;
+	c->rflt = sum_minflt(readers, n) - f0;
 	close(res[0]);
 	for (i = 0; i < SPARSE_PRODUCERS; i++)
 		if (prod[i] > 0)
@@ -1960,8 +2071,8 @@ static void
 bench_pipes(struct bench *b, struct row *r)
 {
 	struct pipe_sender s;
+	struct sparse_cost c;
 	pid_t *readers;
-	uint64_t rcpu, pcpu;
 	int i, p[2], n = r->n;
 	char buf[MSG_LEN];
 
@@ -1988,11 +2099,12 @@ bench_pipes(struct bench *b, struct row *r)
 		close(p[0]);
 		s.fds[i] = p[1];
 	}
-	sparse_window(b, n, &s, send_pipe, readers, &rcpu, &pcpu);
-	r->pipe_cpu = (double)(rcpu + pcpu) / 1e9;
+	sparse_window(b, n, &s, send_pipe, readers, &c);
+	r->pipe_cpu = (double)(c.rcpu + c.pcpu) / 1e9;
 	emit(b, r->n, "sparse_pipes_cpu_s", r->pipe_cpu);
-	emit(b, r->n, "sparse_pipes_receivers_cpu_s", (double)rcpu / 1e9);
-	emit(b, r->n, "sparse_pipes_producers_cpu_s", (double)pcpu / 1e9);
+	emit(b, r->n, "sparse_pipes_receivers_cpu_s", (double)c.rcpu / 1e9);
+	emit(b, r->n, "sparse_pipes_producers_cpu_s", (double)c.pcpu / 1e9);
+	emit_sparse(b, r, SP_PIPES, &c);
 	emit(b, r->n, "sparse_actors_vs_pipes", r->sparse_cpu > 0 &&
 	    r->pipe_cpu > 0 ? r->sparse_cpu / r->pipe_cpu : -1);
 	for (i = 0; i < n; i++)
@@ -2006,10 +2118,11 @@ bench_pipes(struct bench *b, struct row *r)
 
 /*
  * A bare futex mailbox: the message counter the receiver sleeps on and
- * its "asleep" word, on one line as the arena's wake line, that line at
- * FUTEX_LINE in a mailbox's first page (after three lanes' control lines).
+ * its "asleep" word, on one line as the arena's wake-up words, that line
+ * at FUTEX_LINE in a mailbox's first page (the arena's: the main lane's
+ * producers' line, its first).
  */
-#define FUTEX_LINE	384
+#define FUTEX_LINE	0
 #define FUTEX_END	UINT32_MAX	/* the counter's value: exit */
 
 struct futex_box {
@@ -2094,19 +2207,85 @@ futex_wake_n(struct bench *b, struct row *r, struct futex_sender *s, int n)
 }
 
 /*
+ * A floor receiver that leaves rseq: glibc registers every thread for
+ * restartable sequences, and the kernel then updates the thread's rseq
+ * area (in its thread block) on every return to user space after it ran
+ * elsewhere: on a sleeper's every wake-up, a write to a page the wake-up
+ * may not otherwise touch.  0, or -1 (not registered, or refused).
+ */
+static int
+rseq_leave(void)
+{
+	void *area;
+
+	if (__rseq_size == 0)
+		return -1;
+	area = (char *)__builtin_thread_pointer() + __rseq_offset;
+	/* glibc 2.35 to 2.39 registered 32 bytes and said 32. */
+	if (syscall(SYS_rseq, area, __rseq_size < 32 ? 32 : __rseq_size,
+	    RSEQ_FLAG_UNREGISTER, RSEQ_SIG) == 0 ||
+	    syscall(SYS_rseq, area, __rseq_size, RSEQ_FLAG_UNREGISTER,
+	    RSEQ_SIG) == 0)
+		return 0;
+	return -1;
+}
+
+/*
+ * The sparse schedule over the n bare futex mailboxes of s, each with a
+ * receiver process, which leaves rseq first unless rseq: its cost.  Then,
+ * with rseq, send's floor with N asleep (futex_wake_n).  -1 if a receiver
+ * could not leave rseq.
+ */
+static int
+futex_pass(struct bench *b, struct row *r, struct futex_sender *s, int n,
+    bool rseq, struct sparse_cost *c)
+{
+	pid_t *readers;
+	int i, st, left = 0;
+
+	readers = calloc((size_t)n, sizeof(*readers));
+	for (i = 0; i < n; i++) {
+		atomic_store(&futex_box(s, i)->count, 0);
+		atomic_store(&futex_box(s, i)->asleep, 0);
+	}
+	for (i = 0; i < n; i++) {
+		if ((readers[i] = fork()) == 0) {
+			syscall(SYS_close_range, 3U, ~0U, 0);
+			if (!rseq && rseq_leave() < 0)
+				_exit(1);
+			futex_receiver(futex_box(s, i));
+		}
+	}
+	sparse_window(b, n, s, send_futex, readers, c);
+	if (rseq)
+		futex_wake_n(b, r, s, n);
+	for (i = 0; i < n; i++) {
+		atomic_store(&futex_box(s, i)->count, FUTEX_END);
+		syscall(SYS_futex, &futex_box(s, i)->count, FUTEX_WAKE, 1,
+		    NULL, NULL, 0);
+	}
+	for (i = 0; i < n; i++)
+		if (readers[i] > 0 && waitpid(readers[i], &st, 0) ==
+		    readers[i] && (!WIFEXITED(st) || WEXITSTATUS(st) != 0))
+			left = -1;
+	free(readers);
+	return left;
+}
+
+/*
  * The same schedule over bare futex mailboxes: N receiver processes, each
  * in FUTEX_WAIT on its own word of a shared memfd, the words a mailbox
  * apart (the arena's distance), and nothing else: the floor of a design
- * in shared memory.
+ * in shared memory.  Then again with receivers out of rseq: what the
+ * kernel's rseq update costs each wake-up, in every design alike.
  */
 static void
 bench_futex(struct bench *b, struct row *r)
 {
 	struct futex_sender s;
-	pid_t *readers;
-	uint64_t rcpu, pcpu;
+	struct sparse_cost c;
 	size_t size;
-	int i, fd, n = r->n;
+	int fd, n = r->n;
 
 	s.stride = r->mb_stride > 4096 ? r->mb_stride : 4096;
 	size = (size_t)n * s.stride;
@@ -2120,33 +2299,24 @@ bench_futex(struct bench *b, struct row *r)
 		return;
 	}
 	close(fd);
-	readers = calloc((size_t)n, sizeof(*readers));
-	for (i = 0; i < n; i++) {
-		if ((readers[i] = fork()) == 0) {
-			syscall(SYS_close_range, 3U, ~0U, 0);
-			futex_receiver(futex_box(&s, i));
-		}
-	}
-	sparse_window(b, n, &s, send_futex, readers, &rcpu, &pcpu);
-	r->futex_cpu = (double)(rcpu + pcpu) / 1e9;
+	(void)futex_pass(b, r, &s, n, true, &c);
+	r->futex_cpu = (double)(c.rcpu + c.pcpu) / 1e9;
 	emit(b, n, "sparse_futex_cpu_s", r->futex_cpu);
-	emit(b, n, "sparse_futex_receivers_cpu_s", (double)rcpu / 1e9);
-	emit(b, n, "sparse_futex_producers_cpu_s", (double)pcpu / 1e9);
+	emit(b, n, "sparse_futex_receivers_cpu_s", (double)c.rcpu / 1e9);
+	emit(b, n, "sparse_futex_producers_cpu_s", (double)c.pcpu / 1e9);
+	emit_sparse(b, r, SP_FUTEX, &c);
 	emit(b, n, "sparse_actors_vs_futex", r->sparse_cpu > 0 &&
 	    r->futex_cpu > 0 ? r->sparse_cpu / r->futex_cpu : -1);
 	emit(b, n, "sparse_futex_vs_pipes", r->pipe_cpu > 0 &&
 	    r->futex_cpu > 0 ? r->futex_cpu / r->pipe_cpu : -1);
-	futex_wake_n(b, r, &s, n);
-	for (i = 0; i < n; i++) {
-		atomic_store(&futex_box(&s, i)->count, FUTEX_END);
-		syscall(SYS_futex, &futex_box(&s, i)->count, FUTEX_WAKE, 1,
-		    NULL, NULL, 0);
+	if (futex_pass(b, r, &s, n, false, &c) == 0) {
+		r->futex_norseq_cpu = (double)(c.rcpu + c.pcpu) / 1e9;
+		emit(b, n, "sparse_futex_norseq_cpu_s", r->futex_norseq_cpu);
+		emit_sparse(b, r, SP_NORSEQ, &c);
+	} else {
+		emit_str(b, n, "sparse_futex_norseq", "rseq not left");
 	}
-	for (i = 0; i < n; i++)
-		if (readers[i] > 0)
-			waitpid(readers[i], NULL, 0);
 	munmap(s.base, size);
-	free(readers);
 }
 
 /* --- one_for_all -------------------------------------------------------- */
@@ -2337,6 +2507,22 @@ print_table(struct row *rows, int nr)
 	    r->sparse_cpu / r->futex_cpu : -1, " %9.2fx", "");
 	ROW("  futex floor vs pipes", r->futex_cpu > 0 && r->pipe_cpu > 0 ?
 	    r->futex_cpu / r->pipe_cpu : -1, " %9.2fx", "");
+	ROW("sparse CPU s, floor, no rseq", r->futex_norseq_cpu, " %10.3f",
+	    "");
+	ROW("  vs the floor", r->futex_norseq_cpu > 0 && r->futex_cpu > 0 ?
+	    r->futex_norseq_cpu / r->futex_cpu : -1, " %9.2fx",
+	    "rseq's part");
+	for (j = 0; j < 16; j++) {
+		static const char *const what[4] = { "recv us", "prod us",
+		    "recv faults", "prod faults" };
+		static const char *const who[4] = { "actors", "pipes",
+		    "floor", "floor, no rseq" };
+		char label[48];
+
+		snprintf(label, sizeof(label), "  per msg %s: %s",
+		    what[j / 4], who[j % 4]);
+		ROW(label, r->per_msg[j % 4][j / 4], " %10.3f", "");
+	}
 	for (j = 0; j < 4; j++) {
 		char label[40];
 
@@ -2493,7 +2679,9 @@ main(void)
 		r->restart50 = r->restart99 = r->path50 = r->ref50 = -1;
 		r->restart_cpu = -1;
 		r->lookup50 = r->wake50 = r->sparse_cpu = r->pipe_cpu = -1;
-		r->futex_cpu = r->wake_n50 = -1;
+		r->futex_cpu = r->futex_norseq_cpu = r->wake_n50 = -1;
+		for (j = 0; j < 16; j++)
+			r->per_msg[j / 4][j % 4] = -1;
 		r->ofa = r->ofa_floor = r->ofa_par = -1;
 		for (j = 0; j < 4; j++)
 			r->fanin[j] = -1;
