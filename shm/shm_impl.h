@@ -679,11 +679,13 @@ prefetch_own(const void *p)
  * and each such early read sent a line back and forth once more.  Measured
  * with bench_ring's ladder: the header rung at 0.62 to 0.85 of the rung
  * below, at 0.95 to 1.1 with it; the mailbox busy-poll 20% to 40% faster.
- * Only in the batch drain (drain_inplace), not in shm_take_one: a round
- * trip's receiver has no next cell being written, and the fence only
- * delayed it (bench_ring rtt p50 1.17x the bare ring's without, 1.29x
- * with).  Nothing on other CPUs: an acquire load orders what follows on
- * its own.
+ * Only in the batch drain (drain_inplace), and only while it is close
+ * behind its producer (ring.c, fence_unless_behind): one far behind reads
+ * lines written long ago, and the fence only serialized its cache misses.
+ * Not in shm_take_one: a round trip's receiver has no next cell being
+ * written, and the fence only delayed it (bench_ring rtt p50 1.17x the
+ * bare ring's without, 1.29x with).  Nothing on other CPUs: an acquire
+ * load orders what follows on its own.
  */
 static inline void
 cell_fence(void)

@@ -17,7 +17,8 @@
  * CAS, the consumer publishing head once per batch, the producer asking
  * for the cell two ahead as the mailbox's does), a claim record in the
  * producer's own line, the header (the consumer fences its loads after the
- * cell's number as the mailbox's does, copies and checks it, and
+ * cell's number while close behind, as the mailbox's does, copies and
+ * checks it, and
  * counts the wait of every SHM_STAMP_EVERY-th message in a histogram),
  * the clock readings for those (enq_ns on the producer's side, the
  * wait's end on the consumer's: the others carry their position, as the
@@ -32,11 +33,22 @@
  * sleep (pipe pair, futex mailbox, Unix socket pair, eventfd) share two
  * processes and alternate round trip by round trip (sleep_group_run).
  *
+ * Every throughput figure comes with its regime (struct regime): how far
+ * the consumer ran behind its producer, its batches, the producer's
+ * sleeps.  The same two processes do not always meet the same regime: the
+ * bare ring here ran at some 200 M msg/s 30 messages behind, at 90 some
+ * 500 behind, at 5 to 25 on a busy host, from one run to the next.  So
+ * the paired slices (tput_pair) run the bare ring and the mailbox one
+ * right after the other, PAIRS times a round, and give their ratio pair
+ * by pair with both regimes, and its median over the pairs whose bare
+ * ring ran close behind and over those far behind.
+ *
  * Prints a table (absolute figures and ratios to the bare ring, ZeroMQ and
  * the pipe: value / baseline) and writes every case as JSON to $BENCH_JSON.
  * BENCH_QUICK=0.1 scales the counts down; BENCH_ONLY=tput runs only the
  * cases whose JSON name contains that string, or one of a comma-separated
- * list (rtt_sleep_group: the four sleeping round trips).
+ * list (rtt_sleep_group: the four sleeping round trips; tput_pair: the
+ * paired slices).
  * The machine is shared and noisy: every case runs ROUNDS times, the cases
  * interleaved round by round, and the median is reported; the issue's
  * targets are checked on the medians of the per-round ratios.
@@ -45,6 +57,7 @@
  */
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -52,6 +65,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,7 +82,12 @@
 #define CPU_PARENT	0
 #define CPU_CHILD	1
 #define WARMUP		500
+#define LAG_EVERY	1024	/* messages between two looks at the lag */
+#define POS_EVERY	64	/* messages between two notes of the position */
 #define ROUNDS		5	/* the median of five runs is reported */
+#define PAIRS		4	/* paired slices a round */
+#define PAIR_SLICE	0.25	/* of a case's messages per slice */
+#define LAG_FAR		64	/* a consumer this far behind: "far" */
 
 enum unit { UNIT_RATE, UNIT_LATENCY };
 
@@ -82,6 +101,7 @@ enum unit { UNIT_RATE, UNIT_LATENCY };
 #define LAD_WAKE	0x8u	/* producer looks at "sleeping" after publishing */
 #define LAD_CLK		0x10u	/* the clock, as the mailbox reads it (sampled) */
 #define LAD_INL		(MB_CELL - SHM_CELL_HDR)
+#define LAD_LOOK	16	/* ring.c's FENCE_LOOK */
 
 struct lad_cell {
 	_Atomic uint64_t seq;
@@ -101,11 +121,35 @@ struct ladder {
 	_Alignas(64) struct lad_cell cells[MB_CAP];
 };
 
+/*
+ * What a throughput run met, to tell its regime: how far the consumer ran
+ * behind its producer (the lag: messages published and not yet taken,
+ * looked at every LAG_EVERY messages), how many it took per batch (the
+ * mailbox's and the ladder's: drains that took something), and how often
+ * the producer slept (voluntary context switches: a mailbox sender
+ * blocked on a full lane).  The same two processes move between regimes
+ * from one run to the next (the bare ring here: some 200 M msg/s with its
+ * consumer 30 messages behind, 90 with it 500 behind, 5 to 25 under a
+ * busy host), so every figure is printed with its regime.  The producer
+ * writes its half once, at its end.
+ */
+struct regime {
+	long		 n;
+	long		 batches;	/* consumer: non-empty takes */
+	long		 sleeps;	/* producer: voluntary switches */
+	long		 lag;		/* consumer: sum of sampled lags */
+	long		 lags;		/* its samples */
+};
+
 /* Everything the two processes share besides the arena. */
 struct shared {
 	struct bare_ring ring[2];
 	struct ladder	 lad;
 	_Alignas(64) _Atomic int ready;
+	/* The regime a throughput run met (see struct regime). */
+	_Alignas(64) struct regime reg;
+	/* The producer's position, every POS_EVERY messages. */
+	_Alignas(64) _Atomic long pos;
 };
 
 /* One benchmark process' state: the one named struct of this program. */
@@ -122,10 +166,24 @@ struct bench {
 	int		 fds[4];	/* the current fd case's, made before fork */
 	int		 sg[7];		/* the sleep group's (sleep_group_run) */
 	unsigned	 rung;		/* the current case's (the ladder's) */
+	double		 slice;		/* of a case's messages per run: 1, or
+					   PAIR_SLICE for the pairs */
+	struct pair	*pairs;		/* ROUNDS * PAIRS of them */
 };
 
 struct result {
 	double		 v1, v2;	/* rate; or p50, p99 in ns */
+	double		 lag, batch;	/* its regime (struct regime); -1: none */
+	double		 sleeps;
+};
+
+/*
+ * The paired slices (pair_round): the bare ring and the mailbox
+ * (busy-poll), one right after the other, PAIRS times a round, each on
+ * PAIR_SLICE of its case's messages, so that both meet the same host.
+ */
+struct pair {
+	struct result	 bare, mb;
 };
 
 typedef void	(*side_fn)(struct bench *, long n, struct result *);
@@ -148,7 +206,8 @@ static void	 reap(pid_t);
 static void	 run_case(struct bench *, const struct bcase *,
 		    struct result *);
 static void	 emit(struct bench *, const struct bcase *, const char *,
-		    double, const char *, double, double, double);
+		    double, const char *, double, double, double,
+		    const struct result *);
 static void	 percentiles(uint64_t *, long, struct result *);
 static void	 arena_new(struct bench *);
 static void	 setup_fds(struct bench *, const struct bcase *);
@@ -165,6 +224,8 @@ static double	 round_ratio(struct result (*)[ROUNDS], const char *,
 		    const char *);
 static void	 targets(struct result (*)[ROUNDS]);
 static int	 picked(const char *, const char *);
+static void	 pair_round(struct bench *, int);
+static void	 pair_report(struct bench *);
 
 /* bare ring */
 static void	 bare_prod(struct bench *, long, struct result *);
@@ -332,6 +393,27 @@ arena_new(struct bench *b)
 
 /* --- the bare ring: SPSC, per-cell sequence numbers, no wake-ups -------- */
 
+/* The producer's half of the regime, at its end. */
+static void
+prod_done(struct bench *b)
+{
+	struct rusage	 ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		__atomic_fetch_add(&b->sh->reg.sleeps, ru.ru_nvcsw,
+		    __ATOMIC_RELAXED);
+}
+
+/* The consumer's half: n messages in batches takes, lags sampled. */
+static void
+cons_done(struct bench *b, long n, long batches, long lag, long lags)
+{
+	b->sh->reg.n = n;
+	b->sh->reg.batches = batches;
+	b->sh->reg.lag = lag;
+	b->sh->reg.lags = lags;
+}
+
 static void
 bare_prod(struct bench *b, long n, struct result *r)
 {
@@ -342,7 +424,11 @@ bare_prod(struct bench *b, long n, struct result *r)
 	for (i = 0; i < n; i++) {
 		memcpy(p, &i, sizeof(i));
 		bare_put(&b->sh->ring[0], (uint64_t)i, p);
+		if ((i & (POS_EVERY - 1)) == 0)
+			atomic_store_explicit(&b->sh->pos, i,
+			    memory_order_relaxed);
 	}
+	prod_done(b);
 }
 
 static void
@@ -350,16 +436,22 @@ bare_cons(struct bench *b, long n, struct result *r)
 {
 	unsigned char	 p[PAYLOAD];
 	uint64_t	 t0 = 0;
-	long		 i, v, bad = 0;
+	long		 i, v, bad = 0, lag = 0, lags = 0;
 
 	for (i = 0; i < n; i++) {
 		bare_get(&b->sh->ring[0], (uint64_t)i, p);
+		if ((i & (LAG_EVERY - 1)) == LAG_EVERY / 2) {
+			lag += atomic_load_explicit(&b->sh->pos,
+			    memory_order_relaxed) - i;
+			lags++;
+		}
 		if (i == 0)
 			t0 = now_ns();
 		memcpy(&v, p, sizeof(v));
 		bad += v != i;
 	}
 	r->v1 = (double)(n - 1) * 1e9 / (double)(now_ns() - t0);
+	cons_done(b, n, n, lag, lags);
 	if (bad)
 		fprintf(stderr, "bench_ring: bare ring: %ld bad\n", bad);
 }
@@ -499,6 +591,7 @@ lad_prod_rung(struct bench *b, long n, unsigned rung)
 		memcpy(p, &i, sizeof(i));
 		lad_put(&b->sh->lad, rung, &m, p, (uint64_t)i);
 	}
+	prod_done(b);
 }
 
 /* The wait of a message taken, in the histogram (shm's count_wait). */
@@ -516,11 +609,13 @@ lad_count(struct ladder *l, uint64_t now, uint64_t enq)
 /*
  * Take everything published from h on (the bare ring's consumer takes one
  * at a time and publishes nothing but the cell's number); the new head.
+ * lag: the sum of the lags sampled, and their count (struct regime).
  */
 static inline __attribute__((always_inline)) uint64_t
-lad_take(struct ladder *l, unsigned rung, uint64_t h, long *sum, long *bad)
+lad_take(struct ladder *l, unsigned rung, uint64_t h, long *sum, long *bad,
+    long lag[2])
 {
-	struct lad_cell	*c;
+	struct lad_cell	*c, *ahead;
 	struct shm_msg	 m;
 	uint64_t	 h0 = h, now = 0;
 	long		 v;
@@ -531,8 +626,16 @@ lad_take(struct ladder *l, unsigned rung, uint64_t h, long *sum, long *bad)
 		    h + 1)
 			break;
 		if (rung & LAD_HDR) {
-			/* shm_impl.h, cell_fence, as the mailbox's drain. */
-			__asm__ __volatile__("lfence" ::: "memory");
+			/*
+			 * shm_impl.h, cell_fence, as the mailbox's drain
+			 * (ring.c, fence_unless_behind): only close behind.
+			 */
+			ahead = &l->cells[(h + LAD_LOOK) & (MB_CAP - 1)];
+			if (atomic_load_explicit(&ahead->seq,
+			    memory_order_relaxed) == h + LAD_LOOK + 1)
+				__builtin_prefetch((const char *)ahead + 64, 0);
+			else
+				__asm__ __volatile__("lfence" ::: "memory");
 			memcpy(&m, &c->msg, sizeof(m));
 			if (m.len > LAD_INL ||
 			    (m.flags & ~SHM_MSG_USER_MASK) != 0)
@@ -547,6 +650,12 @@ lad_take(struct ladder *l, unsigned rung, uint64_t h, long *sum, long *bad)
 		memcpy(&v, c->payload, sizeof(v));
 		*bad += v != (long)h;
 		*sum += v;
+		if ((h & (LAG_EVERY - 1)) == LAG_EVERY / 2) {
+			/* The lag (struct regime): tail is the producer's. */
+			lag[0] += (long)(atomic_load_explicit(&l->tail,
+			    memory_order_relaxed) - h);
+			lag[1]++;
+		}
 		atomic_store_explicit(&c->seq, h + MB_CAP,
 		    memory_order_release);
 		h++;
@@ -563,17 +672,21 @@ lad_cons_rung(struct bench *b, long n, struct result *r, unsigned rung)
 {
 	struct ladder	*l = &b->sh->lad;
 	uint64_t	 t0 = 0, h = 0, was;
-	long		 sum = 0, bad = 0;
+	long		 sum = 0, bad = 0, batches = 0, lag[2] = { 0, 0 };
 
 	while (h < (uint64_t)n) {
 		was = h;
-		h = lad_take(l, rung, h, &sum, &bad);
-		if (h == was)
+		h = lad_take(l, rung, h, &sum, &bad, lag);
+		if (h == was) {
 			__builtin_ia32_pause();
-		else if (was == 0)
+			continue;
+		}
+		if (was == 0)
 			t0 = now_ns();
+		batches++;
 	}
 	r->v1 = (double)(n - 1) * 1e9 / (double)(now_ns() - t0);
+	cons_done(b, n, batches, lag[0], lag[1]);
 	if (bad)
 		fprintf(stderr, "bench_ring: ladder: %ld bad\n", bad);
 }
@@ -652,12 +765,16 @@ mb_prod(struct bench *b, long n, struct result *r)
 		}
 	}
 	shm_producer_close(p);
+	prod_done(b);
 }
 
 struct mb_count {
 	long		 n;
 	long		 sum;
 	uint64_t	 t0;
+	struct shm_arena *a;
+	long		 lag, lags;	/* struct regime's */
+	long		 n0;		/* n when the current drain began */
 };
 
 static int
@@ -665,6 +782,7 @@ mb_handler(void *arg, enum shm_lane lane, const struct shm_msg *m,
     const void *payload)
 {
 	struct mb_count *c = arg;
+	struct shm_counters k;
 	long	 v;
 
 	(void)lane;
@@ -673,7 +791,12 @@ mb_handler(void *arg, enum shm_lane lane, const struct shm_msg *m,
 		c->t0 = now_ns();
 	memcpy(&v, payload, sizeof(v));
 	c->sum += v;
-	c->n++;
+	if ((++c->n & (LAG_EVERY - 1)) == LAG_EVERY / 2 &&
+	    shm_counters(c->a, 0, &k) == 0) {
+		/* head moves once a drain: depth counts this one's taken. */
+		c->lag += (long)k.depth - (c->n - c->n0);
+		c->lags++;
+	}
 	return 0;
 }
 
@@ -681,17 +804,22 @@ static void
 mb_cons(struct bench *b, long n, struct result *r, enum shm_wait_mode mode,
     int busy)
 {
-	struct mb_count	 c = { 0, 0, 0 };
+	struct mb_count	 c = { 0, 0, 0, b->arena, 0, 0, 0 };
+	long		 batches = 0;
 	int		 k;
 
 	while (c.n < n) {
+		c.n0 = c.n;
 		k = shm_drain(b->arena, 0, SHM_LANES_INBOX, 0, mb_handler, &c);
-		if (k > 0)
+		if (k > 0) {
+			batches++;
 			continue;
+		}
 		shm_wait(b->arena, 0, SHM_LANES_INBOX, busy ? SHM_WAIT_SPIN :
 		    mode, SHM_SPIN_NS_DEFAULT, -1);
 	}
 	r->v1 = (double)(n - 1) * 1e9 / (double)(now_ns() - c.t0);
+	cons_done(b, n, batches, c.lag, c.lags);
 }
 
 static void
@@ -1122,12 +1250,25 @@ close_fds(struct bench *b)
 			close(b->fds[i]);
 }
 
+/* A throughput run's regime, from what both sides noted (struct regime). */
+static void
+regime_of(struct bench *b, struct result *r)
+{
+	const struct regime *g = &b->sh->reg;
+
+	if (g->n <= 0)
+		return;
+	r->lag = g->lags > 0 ? (double)g->lag / (double)g->lags : -1;
+	r->batch = g->batches > 0 ? (double)g->n / (double)g->batches : -1;
+	r->sleeps = (double)g->sleeps;
+}
+
 static void
 run_case(struct bench *b, const struct bcase *c, struct result *out)
 {
-	struct result	 r = { 0, 0 };
+	struct result	 r = { 0, 0, -1, -1, -1 };
 	pid_t		 pids[2];
-	long		 n = (long)((double)c->n * b->scale);
+	long		 n = (long)((double)c->n * b->scale * b->slice);
 	int		 i;
 
 	if (n < 1000)
@@ -1159,6 +1300,7 @@ run_case(struct bench *b, const struct bcase *c, struct result *out)
 	c->parent(b, n, &r);
 	for (i = 0; i < c->nchildren; i++)
 		reap(pids[i]);
+	regime_of(b, &r);
 	close_fds(b);
 	unlink(b->ipc + strlen("ipc://"));
 	*out = r;
@@ -1179,26 +1321,39 @@ median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* The median of the rounds' field f (a struct result member) that are >= 0. */
+static double
+median_of(const struct result *rs, int n, size_t off)
+{
+	double	 v[ROUNDS], x;
+	int	 i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		memcpy(&x, (const char *)&rs[i] + off, sizeof(x));
+		if (x >= 0)
+			v[k++] = x;
+	}
+	return k > 0 ? median(v, k) : -1;
+}
+
 static void
 report(struct bench *b, const struct bcase *c, struct result *rs, int n)
 {
-	double	 v1[ROUNDS], v2[ROUNDS], m1, m2;
-	int	 i;
+	struct result	 m;
 
-	for (i = 0; i < n; i++) {
-		v1[i] = rs[i].v1;
-		v2[i] = rs[i].v2;
-	}
-	m1 = median(v1, n);
-	m2 = median(v2, n);
+	m.v1 = median_of(rs, n, offsetof(struct result, v1));
+	m.v2 = median_of(rs, n, offsetof(struct result, v2));
+	m.lag = median_of(rs, n, offsetof(struct result, lag));
+	m.batch = median_of(rs, n, offsetof(struct result, batch));
+	m.sleeps = median_of(rs, n, offsetof(struct result, sleeps));
 	if (c->unit == UNIT_RATE) {
-		emit(b, c, "", m1, "msg/s", b->bare_rate, b->zmq_rate,
-		    b->pipe_rate);
+		emit(b, c, "", m.v1, "msg/s", b->bare_rate, b->zmq_rate,
+		    b->pipe_rate, &m);
 	} else {
-		emit(b, c, " p50", m1, "ns", b->bare_p50, b->zmq_p50,
-		    b->pipe_p50);
-		emit(b, c, " p99", m2, "ns", b->bare_p99, b->zmq_p99,
-		    b->pipe_p99);
+		emit(b, c, " p50", m.v1, "ns", b->bare_p50, b->zmq_p50,
+		    b->pipe_p50, NULL);
+		emit(b, c, " p99", m.v2, "ns", b->bare_p99, b->zmq_p99,
+		    b->pipe_p99, NULL);
 	}
 }
 
@@ -1293,9 +1448,10 @@ targets(struct result (*rs)[ROUNDS])
 
 static void
 emit(struct bench *b, const struct bcase *c, const char *suffix, double v,
-    const char *unit, double bare, double zmqv, double pipev)
+    const char *unit, double bare, double zmqv, double pipev,
+    const struct result *reg)
 {
-	char	 name[96], key[96], shown[32];
+	char	 name[96], key[96], shown[32], rg[64] = "";
 	double	 rb = bare > 0 ? v / bare : 0, rz = zmqv > 0 ? v / zmqv : 0;
 	double	 rp = pipev > 0 ? v / pipev : 0;
 	size_t	 i;
@@ -1310,13 +1466,22 @@ emit(struct bench *b, const struct bcase *c, const char *suffix, double v,
 		snprintf(shown, sizeof(shown), "%8.3f M msg/s", v / 1e6);
 	else
 		snprintf(shown, sizeof(shown), "%8.2f us", v / 1e3);
-	printf("%-44s %16s %8.3f %8.3f %8.3f\n", name, shown, rb, rz, rp);
+	if (reg != NULL && reg->lag >= 0)
+		snprintf(rg, sizeof(rg), "  lag %.0f batch %.0f sleeps %.0f",
+		    reg->lag, reg->batch, reg->sleeps);
+	printf("%-44s %16s %8.3f %8.3f %8.3f%s\n", name, shown, rb, rz, rp,
+	    rg);
 	fflush(stdout);
 	if (b->json != NULL) {
 		fprintf(b->json, "%s\n  { \"name\": \"%s\", \"value\": %.1f, "
 		    "\"unit\": \"%s\", \"ratios\": { \"vs_bare_ring\": %.4f, "
-		    "\"vs_zmq_ipc\": %.4f, \"vs_pipe\": %.4f } }",
+		    "\"vs_zmq_ipc\": %.4f, \"vs_pipe\": %.4f }",
 		    b->njson++ ? "," : "", key, v, unit, rb, rz, rp);
+		if (rg[0] != '\0')
+			fprintf(b->json, ", \"regime\": { \"lag\": %.1f, "
+			    "\"batch\": %.1f, \"sleeps\": %.0f }", reg->lag,
+			    reg->batch, reg->sleeps);
+		fprintf(b->json, " }");
 	}
 }
 
@@ -1334,6 +1499,83 @@ sleep_round(struct bench *b, struct result (*rs)[ROUNDS], int round)
 	sleep_group_run(b, n, out);
 	for (w = 0; w < NSLEEP; w++)
 		rs[case_of(sleep_keys[w])][round] = out[w];
+}
+
+/*
+ * One round of the paired slices: the bare ring and the mailbox, PAIRS
+ * times, which first alternating, each on PAIR_SLICE of its messages.
+ */
+static void
+pair_round(struct bench *b, int round)
+{
+	const struct bcase *bare = &cases[case_of("tput_bare_ring")];
+	const struct bcase *mb = &cases[case_of("tput_mailbox_busy")];
+	struct pair	*p;
+	int		 k;
+
+	b->slice = PAIR_SLICE;
+	for (k = 0; k < PAIRS; k++) {
+		p = &b->pairs[round * PAIRS + k];
+		if (k % 2 == 0) {
+			run_case(b, bare, &p->bare);
+			run_case(b, mb, &p->mb);
+		} else {
+			run_case(b, mb, &p->mb);
+			run_case(b, bare, &p->bare);
+		}
+	}
+	b->slice = 1;
+}
+
+/*
+ * The pairs, each with both regimes, then the median ratio over the pairs
+ * whose bare ring ran close behind its producer and over those far
+ * behind (lag >= LAG_FAR): the mailbox against the bare ring on the same
+ * host, regime by regime.
+ */
+static void
+pair_report(struct bench *b)
+{
+	const struct pair *p;
+	double	 r[2][ROUNDS * PAIRS], mbv[2][ROUNDS * PAIRS];
+	double	 bv[2][ROUNDS * PAIRS], ratio;
+	int	 i, far, k[2] = { 0, 0 };
+	static const char *const name[2] = { "close", "far" };
+
+	printf("paired slices (bare ring, then mailbox busy-poll, or the "
+	    "other way round), lag: messages the consumer ran behind:\n");
+	printf("  %4s %12s %6s %12s %6s %6s %6s %7s\n", "pair", "bare M/s",
+	    "lag", "mailbox M/s", "lag", "batch", "sleeps", "ratio");
+	for (i = 0; i < ROUNDS * PAIRS; i++) {
+		p = &b->pairs[i];
+		if (p->bare.v1 <= 0)
+			continue;
+		ratio = p->mb.v1 / p->bare.v1;
+		printf("  %4d %12.2f %6.0f %12.2f %6.0f %6.0f %6.0f %7.3f\n",
+		    i, p->bare.v1 / 1e6, p->bare.lag, p->mb.v1 / 1e6, p->mb.lag,
+		    p->mb.batch, p->mb.sleeps, ratio);
+		far = p->bare.lag >= LAG_FAR;
+		r[far][k[far]] = ratio;
+		bv[far][k[far]] = p->bare.v1;
+		mbv[far][k[far]++] = p->mb.v1;
+	}
+	for (far = 0; far < 2; far++) {
+		if (k[far] == 0) {
+			printf("  bare ring %s behind (lag %s %d): no pair\n",
+			    name[far], far ? ">=" : "<", LAG_FAR);
+			continue;
+		}
+		printf("  bare ring %s behind (lag %s %d), %d pairs: bare %.2f, "
+		    "mailbox %.2f M msg/s, mailbox / bare %.3fx (median of "
+		    "the pairs' ratios)\n", name[far], far ? ">=" : "<",
+		    LAG_FAR, k[far], median(bv[far], k[far]) / 1e6,
+		    median(mbv[far], k[far]) / 1e6, median(r[far], k[far]));
+		if (b->json != NULL)
+			fprintf(b->json, "%s\n  { \"name\": \"tput_pair_%s\", "
+			    "\"value\": %.4f, \"unit\": \"mailbox/bare\", "
+			    "\"pairs\": %d }", b->njson++ ? "," : "", name[far],
+			    median(r[far], k[far]), k[far]);
+	}
 }
 
 /* Is the case key picked by BENCH_ONLY (NULL: all)? */
@@ -1368,6 +1610,10 @@ main(void)
 
 	memset(&b, 0, sizeof(b));
 	b.scale = q != NULL && *q != '\0' ? atof(q) : 1.0;
+	b.slice = 1;
+	b.pairs = calloc(ROUNDS * PAIRS, sizeof(*b.pairs));
+	if (b.pairs == NULL)
+		return 1;
 	if (b.scale <= 0 || b.scale > 10)
 		b.scale = 1.0;
 	b.sh = mmap(NULL, sizeof(*b.sh), PROT_READ | PROT_WRITE,
@@ -1399,6 +1645,8 @@ main(void)
 				run_case(&b, &cases[i], &rs[i][round]);
 		if (picked(only, "rtt_sleep_group"))
 			sleep_round(&b, rs, round);
+		if (picked(only, "tput_pair"))
+			pair_round(&b, round);
 		fprintf(stderr, "bench_ring: round %d of %d done\n",
 		    round + 1, ROUNDS);
 	}
@@ -1407,6 +1655,8 @@ main(void)
 		if (picked(only, cases[i].key) || (cases[i].parent == NULL &&
 		    picked(only, "rtt_sleep_group")))
 			report(&b, &cases[i], rs[i], ROUNDS);
+	if (picked(only, "tput_pair"))
+		pair_report(&b);
 	if (only == NULL)
 		targets(rs);
 	if (b.json != NULL) {
