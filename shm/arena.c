@@ -73,8 +73,10 @@ static uint64_t	 describe(const struct shm_layout *, struct shm_hdr *,
 		    struct shm_desc **);
 static int	 new_memfd(const char *, size_t, int *, unsigned char **,
 		    char *, size_t);
-static int	 validate(const unsigned char *, size_t, size_t,
+static int	 validate(const struct shm_hdr *, size_t, size_t,
 		    struct shm_hdr *, char *, size_t);
+static void	 layout_copy(const struct shm_arena *, uint32_t, void *,
+		    const void *, size_t);
 static int	 localize(struct shm_arena *, const struct shm_hdr *, char *,
 		    size_t);
 static int	 check_fd(int, int, const char *, size_t *, char *, size_t);
@@ -577,22 +579,19 @@ shm_mailbox_prepared(const struct shm_arena *a, uint32_t idx)
  * Check a layout memfd's header against the memfds' real sizes before
  * anything else is read: magic, version, sizes, counts, then every offset
  * it holds, recomputed from its counts (place_header) and compared, then
- * its checksum.  The header is copied first and only the copy is checked
- * and then used (*hp), so that nothing read after the check can differ
- * from what was checked.  The descriptors are left to the first use of
+ * its checksum.  The header is a copy the caller read (pread: no page of
+ * the layout mapped for it), and only the copy is checked and then used
+ * (*hp), so that nothing read after the check can differ from what was
+ * checked.  The descriptors are left to the first use of
  * each mailbox (shm_localize): what attach costs does not grow with their
  * number.
  */
 static int
-validate(const unsigned char *lbase, size_t lsize, size_t dsize,
+validate(const struct shm_hdr *copy, size_t lsize, size_t dsize,
     struct shm_hdr *hp, char *err, size_t errlen)
 {
-	struct shm_hdr	 h, h2;
+	struct shm_hdr	 h = *copy, h2;
 
-	if (lsize < sizeof(h))
-		return seterr(err, errlen, SHM_ECORRUPT, "arena layout is %zu "
-		    "bytes, too small for a header", lsize);
-	SHM_ONCE_COPY(h, *(const struct shm_hdr *)(const void *)lbase);
 	if (h.magic != SHM_MAGIC)
 		return seterr(err, errlen, SHM_ECORRUPT, "not an actord arena "
 		    "(magic %#llx)", (unsigned long long)h.magic);
@@ -635,7 +634,8 @@ localize(struct shm_arena *a, const struct shm_hdr *h, char *err,
     size_t errlen)
 {
 	struct shm_desc	 q;
-	size_t		 qsize = quarantine_desc(&q), views;
+	size_t		 qsize = quarantine_desc(&q), views, sv, mine;
+	unsigned char	*p;
 
 	a->id = h->arena_id;
 	shm_membarrier_init(a);
@@ -665,11 +665,16 @@ localize(struct shm_arena *a, const struct shm_hdr *h, char *err,
 	/*
 	 * The per-mailbox view is made on first use (shm_localize): a
 	 * worker that talks to a few of 10,000 mailboxes must not pay
-	 * 10,000 entries of private memory.  Its pages are allocated only
-	 * as entries are written.
+	 * 10,000 entries of private memory.  In the same private mapping,
+	 * zero until written, the slots this process opened (mine) and the
+	 * quarantine: a page of them is allocated, and faulted in, only as
+	 * it is written (a calloc'd mine was written whole at every attach:
+	 * 6 pages at 1,000 mailboxes, 24 at 10,000; tests/check_attach_cost).
 	 */
 	views = SHM_ALIGN((size_t)(a->n + 1) * sizeof(*a->mb), SHM_PAGE);
-	a->mb_size = views + (size_t)(a->n + 1) * sizeof(*a->sv);
+	sv = SHM_ALIGN((size_t)(a->n + 1) * sizeof(*a->sv), SHM_PAGE);
+	mine = SHM_ALIGN((size_t)a->nslots * sizeof(*a->mine), SHM_PAGE);
+	a->mb_size = views + sv + mine + qsize;
 	a->mb = mmap(NULL, a->mb_size, PROT_READ | PROT_WRITE, MAP_PRIVATE |
 	    MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (a->mb == MAP_FAILED) {
@@ -677,15 +682,34 @@ localize(struct shm_arena *a, const struct shm_hdr *h, char *err,
 		return seterr(err, errlen, SHM_ESYS, "mmap: %s",
 		    strerror(errno));
 	}
-	/* The send views after the full ones, in the same mapping. */
-	a->sv = (struct shm_send_view *)(void *)((unsigned char *)a->mb +
-	    views);
-	if ((a->mine = calloc(a->nslots, sizeof(*a->mine))) == NULL ||
-	    (a->quarantine = aligned_alloc(SHM_CL, qsize)) == NULL)
-		return seterr(err, errlen, SHM_ESYS, "malloc: %s",
-		    strerror(errno));
-	memset(a->quarantine, 0, qsize);
+	p = (unsigned char *)a->mb;
+	a->sv = (struct shm_send_view *)(void *)(p + views);
+	a->mine = (pid_t *)(void *)(p + views + sv);
+	a->quarantine = p + views + sv + mine;
 	return 0;
+}
+
+/*
+ * A copy of len bytes of the layout at src, an entry of mailbox i.  Its
+ * consumer reads its own entries once, at attach, with pread: a read
+ * fault on the layout maps up to 16 pages around it (the kernel's fault-
+ * around; they all exist, actord wrote them), each mapped and unmapped
+ * by every worker for nothing (tests/check_attach_cost.c).  Any other
+ * reader reads the mapping, where a fault serves many entries.  Either
+ * way the copy is read once (SHM_ONCE_COPY's rule).
+ */
+static void
+layout_copy(const struct shm_arena *a, uint32_t i, void *dst,
+    const void *src, size_t len)
+{
+	off_t	 off = (const unsigned char *)src - a->lbase;
+
+	if (i == a->own && !a->creator && a->lfd >= 0 &&
+	    pread(a->lfd, dst, len, off) == (ssize_t)len)
+		return;
+	memcpy(dst, src, len);
+	/* As SHM_ONCE_COPY: later reads are of the copy (a slow path). */
+	__asm__ __volatile__("" : : "r"(dst) : "memory");
 }
 
 /*
@@ -702,7 +726,7 @@ desc_check(const struct shm_arena *a, uint32_t i, struct shm_desc *d,
 	struct shm_desc	 d2;
 	uint64_t	 end;
 
-	SHM_ONCE_COPY(*d, a->desc[i]);
+	layout_copy(a, i, d, &a->desc[i], sizeof(*d));
 	struct shm_mailbox_layout m = {
 		.capacity = d->capacity[SHM_LANE_MAIN],
 		.sys_capacity = d->capacity[SHM_LANE_SYSTEM],
@@ -774,6 +798,8 @@ localize_desc(struct shm_arena *a, uint32_t i, const struct shm_desc *d,
 	view_policy(mb);
 	/* Last: m says the entry is made. */
 	mb->m = (struct shm_mbox *)(void *)(base + d->ctl_off);
+	if (mb != &a->own_mb)
+		a->nviews++;
 	send_view(&a->sv[i], d, base, mb->bad);
 }
 
@@ -846,8 +872,12 @@ shm_consume(struct shm_arena *a, uint32_t idx)
 {
 	if (idx >= a->n || a->own != a->n)
 		return;
-	/* A view already made moves; mb[idx] is never read again. */
-	a->own_mb = a->mb[idx];
+	/*
+	 * A view already made moves; mb[idx] is never read again.  None
+	 * made yet (at attach): its page of mb is not even read.
+	 */
+	if (a->nviews > 0)
+		a->own_mb = a->mb[idx];
 	a->own = idx;
 }
 
@@ -913,7 +943,7 @@ shm_attach_fds(int lfd, int fd, struct shm_arena **out, char *err,
     size_t errlen)
 {
 	struct shm_arena *a;
-	struct shm_hdr	 h;
+	struct shm_hdr	 h0, h;
 	size_t		 lsize, size;
 	int		 rc;
 
@@ -936,7 +966,13 @@ shm_attach_fds(int lfd, int fd, struct shm_arena **out, char *err,
 		    "bytes): %s", lsize, size, strerror(errno));
 		goto fail;
 	}
-	if ((rc = validate(a->lbase, lsize, size, &h, err, errlen)) < 0)
+	if (lsize < sizeof(h0) || pread(lfd, &h0, sizeof(h0), 0) !=
+	    (ssize_t)sizeof(h0)) {
+		rc = seterr(err, errlen, SHM_ECORRUPT, "arena layout is %zu "
+		    "bytes, too small for a header", lsize);
+		goto fail;
+	}
+	if ((rc = validate(&h0, lsize, size, &h, err, errlen)) < 0)
 		goto fail;
 	if ((a->lfd = fcntl(lfd, F_DUPFD_CLOEXEC, 3)) == -1 ||
 	    (a->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) == -1) {
@@ -999,8 +1035,6 @@ shm_detach(struct shm_arena *a)
 		close(a->lfd);
 	if (a->mb != NULL)
 		munmap(a->mb, a->mb_size);
-	free(a->quarantine);
-	free(a->mine);
 	free(a->takebuf);
 	free(a);
 }
@@ -1379,17 +1413,19 @@ int
 shm_actor_path(const struct shm_arena *a, uint32_t idx, char *buf,
     size_t buflen)
 {
+	struct shm_path p;
 	size_t	 len;
 
 	if (idx >= a->n)
 		return SHM_EBADINDEX;
 	if (buflen == 0)
 		return SHM_EINVAL;
+	layout_copy(a, idx, &p, &a->paths[idx], sizeof(p));
 	/* Bounded read: the path may have lost its NUL. */
-	len = strnlen(a->paths[idx].path, SHM_PATH_MAX - 1);
+	len = strnlen(p.path, SHM_PATH_MAX - 1);
 	if (len >= buflen)
 		len = buflen - 1;
-	memcpy(buf, a->paths[idx].path, len);
+	memcpy(buf, p.path, len);
 	buf[len] = '\0';
 	return 0;
 }

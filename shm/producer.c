@@ -41,7 +41,7 @@ static int	 live_twin(struct shm_arena *, const struct shm_slot *,
 		    uint64_t, uint64_t);
 static void	 forget_waiter(struct shm_arena *, struct shm_slot *);
 static int	 reap_slot(struct shm_arena *, struct shm_slot *, unsigned *);
-static int	 claim(struct shm_arena *, uint32_t, pid_t,
+static int	 claim(struct shm_arena *, uint32_t, pid_t, bool,
 		    struct shm_producer **);
 static uint32_t	 pool_end(const struct shm_arena *);
 static int	 reap_ranges(struct shm_arena *, pid_t, const uint32_t (*)[2],
@@ -51,16 +51,23 @@ static int	 sweep_slot(struct shm_arena *, uint32_t, pid_t, unsigned *);
 /*
  * Slot i for this process (pid: getpid(), read once by the caller, not
  * once per slot a scan looks at): 0, SHM_EAGAIN if taken, or an error.
+ * A scan of the pool reads before it writes (no locked CAS on a taken
+ * slot); a mailbox's own slot, free but for a fork child or a dead owner
+ * not yet reaped, is written at once (look false): its page's first
+ * touch is then a write fault, which maps that page alone, where a read
+ * fault maps every page of the slots around it that exists (the kernel's
+ * fault-around, up to 16: tests/check_attach_cost.c).
  */
 static int
-claim(struct shm_arena *a, uint32_t i, pid_t pid, struct shm_producer **out)
+claim(struct shm_arena *a, uint32_t i, pid_t pid, bool look,
+    struct shm_producer **out)
 {
 	struct shm_producer *p;
 	struct shm_slot	*s = &a->slots[i];
 	int32_t		 zero = 0;
 
-	if (atomic_load_explicit(&s->pid, memory_order_relaxed) != 0 ||
-	    !atomic_compare_exchange_strong(&s->pid, &zero, pid))
+	if ((look && atomic_load_explicit(&s->pid, memory_order_relaxed) !=
+	    0) || !atomic_compare_exchange_strong(&s->pid, &zero, pid))
 		return SHM_EAGAIN;
 	if ((p = calloc(1, sizeof(*p))) == NULL) {
 		atomic_store(&s->pid, 0);
@@ -100,7 +107,7 @@ shm_producer_open(struct shm_arena *a, struct shm_producer **out)
 
 	*out = NULL;
 	for (i = 0; i < a->npool; i++) {
-		if ((rc = claim(a, i, self, out)) == SHM_EAGAIN)
+		if ((rc = claim(a, i, self, true, out)) == SHM_EAGAIN)
 			continue;
 		if (rc < 0)
 			return rc;
@@ -123,7 +130,8 @@ shm_producer_open_own(struct shm_arena *a, uint32_t idx, unsigned which,
 	*out = NULL;
 	if (idx >= a->n || which >= SHM_OWN_SLOTS)
 		return SHM_EINVAL;
-	rc = claim(a, a->npool + idx * SHM_OWN_SLOTS + which, getpid(), out);
+	rc = claim(a, a->npool + idx * SHM_OWN_SLOTS + which, getpid(), false,
+	    out);
 	return rc == SHM_EAGAIN ? shm_producer_open(a, out) : rc;
 }
 

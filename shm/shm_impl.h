@@ -448,6 +448,7 @@ struct shm_arena {
 	bool		 prefetchw;	/* the CPU has PREFETCHW (wait.c) */
 	bool		 creator;	/* shm_create's: writes the layout */
 	uint32_t	 own;		/* own_mb's mailbox (shm_consume), or n */
+	uint32_t	 nviews;	/* full views made in mb[] */
 	/* The rest. */
 	unsigned char	*base;		/* the data memfd, mapped writable */
 	size_t		 size;
@@ -460,7 +461,7 @@ struct shm_arena {
 	const struct shm_desc *desc;	/* in the layout: checked at first use */
 	uint64_t	 mbox_off;	/* the first mailbox's, from the header */
 	const struct shm_path *paths;	/* in the layout, by index */
-	unsigned char	*quarantine;	/* private: bad descriptors' mailbox */
+	unsigned char	*quarantine;	/* in mb's mapping: bad descriptors' mailbox */
 	_Atomic uint32_t *index;	/* in the layout: the path index */
 	uint32_t	 index_mask;
 	struct shm_pool	*pool;
@@ -471,7 +472,7 @@ struct shm_arena {
 	struct shm_dl_ctl *dl;
 	struct shm_dl_entry *dl_entries;
 	uint32_t	 dl_cap;
-	pid_t		*mine;		/* nslots: who opened each slot here */
+	pid_t		*mine;		/* nslots, in mb's mapping: who opened each */
 	/* ring.c, drain_take: a large payload's copy (malloc'd). */
 	unsigned char	*takebuf;
 	size_t		 takebuf_len;

@@ -21,6 +21,7 @@
 #include "worker/actor_impl.h"
 
 static int	 env_int(const char *, long, long, long *);
+static void	 touch_for_write(struct shm_arena *, uint32_t);
 static int	 init(struct actor *, struct shm_arena *, int32_t, char *,
 		    size_t);
 
@@ -39,6 +40,26 @@ env_int(const char *name, long lo, long hi, long *out)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+/*
+ * The first touch of the mailbox's first page (its control block, then
+ * libactor's header and the in-hand slot) a write, which changes
+ * nothing: a read fault there would map every page around it that
+ * exists, up to 16 (the kernel's fault-around: the cells of a mailbox
+ * that was used), for this process to unmap again at its exit, where a
+ * write fault maps that page alone (tests/check_attach_cost.c).
+ */
+static void
+touch_for_write(struct shm_arena *arena, uint32_t idx)
+{
+	struct ar_hdr *h;
+	size_t len = 0;
+
+	h = shm_state(arena, idx, &len);
+	if (h != NULL && len >= sizeof(*h))
+		(void)atomic_fetch_add_explicit(&h->inhand, 0,
+		    memory_order_relaxed);
 }
 
 static int
@@ -67,6 +88,7 @@ init(struct actor *a, struct shm_arena *arena, int32_t idx, char *err,
 		if ((rc = shm_mailbox_check(arena, (uint32_t)idx, err,
 		    errlen)) < 0)
 			return rc;
+		touch_for_write(arena, (uint32_t)idx);
 		if ((a->hdr = ar_hdr(arena, (uint32_t)idx, &a->caps)) ==
 		    NULL) {
 			snprintf(err, errlen, "mailbox %d: no libactor region "
@@ -98,8 +120,6 @@ init(struct actor *a, struct shm_arena *arena, int32_t idx, char *err,
 			snprintf(err, errlen, "malloc: %s", strerror(errno));
 			return ACTOR_ESYS;
 		}
-		/* Cells a dead consumer took and never freed. */
-		(void)shm_consumer_recover(arena, (uint32_t)idx);
 	}
 	/* An actor sends from its mailbox's own slot, never the pool's. */
 	rc = idx >= 0 ? shm_producer_open_own(arena, (uint32_t)idx, 0,
@@ -186,6 +206,16 @@ actor_open(struct shm_arena *arena, int32_t idx, struct actor **out,
 		actor_close(a);
 		return rc;
 	}
+	/*
+	 * Cells a dead consumer took and never freed: whoever reaped it may
+	 * not have called actor_reaped.  actord always has, before it starts
+	 * the next incarnation, so actor_attach skips this: it reads the
+	 * head cell of every lane and the lap before it, up to every cell
+	 * (a page of the memfd allocated for each one read where none was,
+	 * and a fault for each: tests/check_attach_cost.c).
+	 */
+	if (idx >= 0)
+		(void)shm_consumer_recover(arena, (uint32_t)idx);
 	*out = a;
 	return 0;
 }
