@@ -67,7 +67,10 @@
  *			child of actord (this process) in the stops and in
  *			the starts, and of each actor over its life (start,
  *			idle, exit: RUSAGE_CHILDREN as the N are reaped);
- *			and of the floor's starter and of its processes
+ *			and of the floor's starter and of its processes;
+ *			and the minor page faults of an actor's life and
+ *			of a floor process's, counts that the machine's
+ *			load does not change
  *
  * A figure that cannot be measured (the tree does not start, a producer
  * finds no slot) is null in the JSON with the reason beside it.  Every
@@ -153,9 +156,12 @@ struct row {
 	double		 seq_start, seq_stop;	/* each awaited, to main */
 	double		 seq_child_cpu;		/* per process, its life, us */
 	double		 seq_parent_cpu;	/* per process, the starter's */
+	double		 seq_child_flt;		/* per process, its life */
 	double		 ofa_cpu[2][3];		/* [parallel]: actord's per
 						   stop and start, each
 						   actor's life, us */
+	double		 ofa_flt[2];		/* [parallel]: minor page
+						   faults, each actor's life */
 	double		 par_start, par_stop;	/* all at once, to main */
 	double		 mem_per_actor_kb, restart50, restart99;
 	double		 restart_cpu;		/* actord's, per restart, us */
@@ -221,6 +227,7 @@ static double	 ofa_mode_floor(const struct row *, bool);
 static uint64_t	 schedstat_ns(pid_t);
 static uint64_t	 self_cpu_ns(void);
 static uint64_t	 children_cpu_ns(void);
+static long	 children_faults(void);
 static void	 sparse_run(int, int, uint64_t, int, void *,
 		    int (*)(void *, int));
 static void	 path_of(int, int, char *, size_t);
@@ -420,6 +427,7 @@ bench_ready_floor(struct bench *b, struct row *r)
 {
 	pid_t *pids;
 	uint64_t t0, cpu, self;
+	long flt;
 	int p[2], devnull, i, n = r->n, ms = 60000 + n * 10, ok = 1;
 
 	if ((pids = calloc((size_t)n, sizeof(*pids))) == NULL)
@@ -438,6 +446,7 @@ bench_ready_floor(struct bench *b, struct row *r)
 		r->seq_start = (double)(now_ns() - t0) / 1e6;
 	t0 = now_ns();
 	cpu = children_cpu_ns();
+	flt = children_faults();
 	for (i = n - 1; i >= 0; i--)
 		if (pids[i] > 0) {
 			kill(pids[i], SIGTERM);
@@ -448,6 +457,7 @@ bench_ready_floor(struct bench *b, struct row *r)
 		r->seq_stop = (double)(now_ns() - t0) / 1e6;
 		r->seq_child_cpu = (double)(children_cpu_ns() - cpu) / 1e3 / n;
 		r->seq_parent_cpu = (double)(self_cpu_ns() - self) / 1e3 / n;
+		r->seq_child_flt = (double)(children_faults() - flt) / n;
 	}
 	t0 = now_ns();
 	for (i = 0; i < n && ok; i++)
@@ -477,6 +487,7 @@ bench_ready_floor(struct bench *b, struct row *r)
 	 */
 	emit(b, n, "floor_ready_child_cpu_us", r->seq_child_cpu);
 	emit(b, n, "floor_ready_parent_cpu_us", r->seq_parent_cpu);
+	emit(b, n, "floor_ready_child_faults", r->seq_child_flt);
 	emit(b, n, "floor_parallel_start_ms", r->par_start);
 	emit(b, n, "floor_parallel_stop_ms", r->par_stop);
 }
@@ -1711,6 +1722,21 @@ schedstat_ns(pid_t pid)
 	return ns;
 }
 
+/*
+ * The minor page faults of every child reaped so far (RUSAGE_CHILDREN):
+ * a count, which the load of a shared machine does not change as it
+ * changes CPU times.
+ */
+static long
+children_faults(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_CHILDREN, &ru) == -1)
+		return 0;
+	return ru.ru_minflt;
+}
+
 /* The CPU time of every child reaped so far (RUSAGE_CHILDREN), ns. */
 static uint64_t
 children_cpu_ns(void)
@@ -2357,7 +2383,8 @@ bench_ofa(struct bench *b, struct row *r, bool parallel)
 	char name[64];
 	uint64_t lat[3], t0, deadline, stopped = 0, cpu0, cpu_stop = 0, kids0;
 	double stop_ms = -1, cpu_stop_us = -1, cpu_start_us = -1;
-	double kid_cpu_us = -1;
+	double kid_cpu_us = -1, kid_flt = -1;
+	long flt0;
 	struct actord *ad;
 	struct node *g, *k;
 	int i, rounds = r->n >= 10000 ? 1 : 3, done = 0;
@@ -2379,6 +2406,7 @@ bench_ofa(struct bench *b, struct row *r, bool parallel)
 		deadline = t0 + 600000000000ULL;
 		cpu0 = self_cpu_ns();
 		kids0 = children_cpu_ns();
+		flt0 = children_faults();
 		kill(old, SIGKILL);
 		/* Until the set restart has begun, then until it is done. */
 		while (g->plan.kind == PLAN_NONE && k->pid == old && !ad->done &&
@@ -2408,6 +2436,7 @@ bench_ofa(struct bench *b, struct row *r, bool parallel)
 		}
 		/* The N reaped: each one's whole life (start, idle, exit). */
 		kid_cpu_us = (double)(children_cpu_ns() - kids0) / 1e3 / r->n;
+		kid_flt = (double)(children_faults() - flt0) / r->n;
 		stopped = 0;
 	}
 	if (done > 0) {
@@ -2428,6 +2457,9 @@ bench_ofa(struct bench *b, struct row *r, bool parallel)
 	emit(b, r->n, name, cpu_start_us);
 	snprintf(name, sizeof(name), "%s_actor_cpu_us", key);
 	emit(b, r->n, name, kid_cpu_us);
+	snprintf(name, sizeof(name), "%s_actor_faults", key);
+	emit(b, r->n, name, kid_flt);
+	r->ofa_flt[parallel] = kid_flt;
 	r->ofa_cpu[parallel][0] = cpu_stop_us;
 	r->ofa_cpu[parallel][1] = cpu_start_us;
 	r->ofa_cpu[parallel][2] = kid_cpu_us;
@@ -2581,6 +2613,8 @@ print_table(struct row *rows, int nr)
 	ROW("    parallel: actord, stops", r->ofa_cpu[1][0], " %10.1f", "");
 	ROW("      actord, starts", r->ofa_cpu[1][1], " %10.1f", "");
 	ROW("      an actor, its life", r->ofa_cpu[1][2], " %10.1f", "");
+	ROW("  page faults/child: an actor", r->ofa_flt[0], " %10.1f", "");
+	ROW("    floor's process", r->seq_child_flt, " %10.1f", "");
 #undef ROW
 	for (i = 0; i < nr; i++)
 		if (rows[i].why[0] != '\0')
@@ -2671,7 +2705,8 @@ main(void)
 		}
 		r->floor_start = r->floor_stop = r->start = -1;
 		r->floor_tree = r->seq_start = r->seq_stop = -1;
-		r->seq_child_cpu = r->seq_parent_cpu = -1;
+		r->seq_child_cpu = r->seq_parent_cpu = r->seq_child_flt = -1;
+		r->ofa_flt[0] = r->ofa_flt[1] = -1;
 		for (j = 0; j < 6; j++)
 			r->ofa_cpu[j / 3][j % 3] = -1;
 		r->par_start = r->par_stop = -1;
