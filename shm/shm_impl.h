@@ -426,6 +426,11 @@ struct shm_mbox_local {
 	bool		 nap_fenced;
 	uint64_t	 nap_from;	/* arena clock; 0: nothing to judge */
 	int64_t		 nap_spin;
+	/*
+	 * In the main lane's first lap: the position up to which the
+	 * consumer has read a cell of every page (wait.c, map_ahead).
+	 */
+	uint64_t	 ahead;
 };
 
 /* A spin-then-sleep consumer napping this many times in a row: fence_mode. */

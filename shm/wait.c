@@ -92,10 +92,12 @@ static int	 spin(struct shm_arena *, uint32_t, unsigned, int64_t)
 static int	 barrier_all(struct shm_arena *);
 static int	 set_fence_mode(struct shm_arena *, struct shm_mbox *, uint32_t)
 	    SHM_RECV;
+static void	 map_ahead(struct shm_mbox_local *, uint64_t) SHM_RECV;
 static int	 nap(struct shm_arena *, uint32_t, unsigned, int, int64_t)
 	    SHM_RECV;
 
 #define SLICE_NS		1000000	/* sleep slice without membarrier */
+#define AHEAD_PAGES		3	/* pages of cells made past head's */
 
 /* May this process use the global expedited membarrier? */
 void
@@ -436,6 +438,40 @@ woken(const struct shm_arena *a, const struct shm_mbox_local *mb,
 }
 
 /*
+ * Before a consumer sleeps, in its main lane's first lap: the pages of
+ * cells from head's to AHEAD_PAGES past it, each read once, so that they
+ * exist (a read of a page never written makes it, zeroed, and every cell
+ * on it still reads free for its first lap: shm_impl.h, cell_seq).  Each
+ * sender process maps for itself every page of cells it writes, one
+ * fault a page (bench-scale, sparse: with 256-byte cells and 4 senders,
+ * a fault per 4 messages); the kernel maps with the page of a read fault
+ * those around it that exist already (16 pages at most), so that a
+ * sender now faults once per AHEAD_PAGES + 1 pages.  The cost: up to
+ * AHEAD_PAGES pages of cells resident before messages use them, only in
+ * a lane that has had a message (head above 0: an idle actor's mailbox
+ * costs no page more), and nothing once head has made a lap, when every
+ * page exists.  head is the arena's word: a wild one only moves where
+ * the reads begin, within the lane.
+ */
+static void
+map_ahead(struct shm_mbox_local *mb, uint64_t head)
+{
+	const struct shm_lane_local *l = &mb->lane[SHM_LANE_MAIN];
+	uint64_t per = l->cell < SHM_PAGE ? SHM_PAGE / l->cell : 1;
+	uint64_t end = head + AHEAD_PAGES * per;
+
+	if (end > l->cap || end < head)
+		end = l->cap;
+	if (mb->ahead < head)
+		mb->ahead = head;
+	while (mb->ahead < end) {
+		(void)atomic_load_explicit(&lane_cell(l, mb->ahead)->seq,
+		    memory_order_relaxed);
+		mb->ahead = (mb->ahead / per + 1) * per;
+	}
+}
+
+/*
  * Asleep until a message on lanes, the deadline or an error; fenced: the
  * mailbox is in fence_mode, so no membarrier before sleeping.
  */
@@ -448,12 +484,18 @@ nap(struct shm_arena *a, uint32_t idx, unsigned lanes, int fenced,
 	const struct shm_lane_local *ml = &mb->lane[SHM_LANE_MAIN];
 	const struct shm_cell *next;
 	int64_t		 now, rem;
+	uint64_t	 head;
 	uint32_t	 w;
 	int		 rc, sliced;
 
 	/* Where it sleeps, for the producers' early wake-up (ring.c). */
 	atomic_store_explicit(&m->sleep_cpu, (uint32_t)(shm_cpu(a) + 1),
 	    memory_order_relaxed);
+	/* Before "sleeping" says so: a fault here makes no sender wake it. */
+	head = atomic_load_explicit(&ml->ctl->head, memory_order_relaxed);
+	if ((lanes & SHM_LANE_BIT(SHM_LANE_MAIN)) && head > 0 &&
+	    head < ml->cap)
+		map_ahead(mb, head);
 	for (;;) {
 		w = atomic_load(&m->wake_word);
 		atomic_store(&m->sleeping, lanes & SHM_LANES_ALL);

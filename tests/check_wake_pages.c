@@ -15,6 +15,10 @@
  * A view page read is caught by making mb[] unreadable; the rest by the
  * kernel's accessed bits: /proc/PID/clear_refs, one message, then the
  * Referenced pages of each mapping in /proc/PID/smaps.
+ *
+ * And what a sleeper makes for its senders: the pages of cells ahead of
+ * its head, which a sender then maps with the page it faults on (mincore
+ * of the lane), none before a message came.
  */
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -272,6 +276,66 @@ START_TEST(test_wake_code_together)
 }
 END_TEST
 
+/* Which of the first n pages of mailbox idx's main lane exist. */
+static void
+lane_pages(struct shm_arena *ar, uint32_t idx, unsigned char *vec, size_t n)
+{
+	const struct shm_lane_local *l = &shm_mb(ar, idx)->lane[SHM_LANE_MAIN];
+	size_t	 i;
+
+	ck_assert_uint_ge((size_t)l->cap * l->cell, n * SHM_PAGE);
+	ck_assert_int_eq(mincore(l->cells, n * SHM_PAGE, vec), 0);
+	for (i = 0; i < n; i++)
+		vec[i] &= 1;
+}
+
+/*
+ * A consumer about to sleep makes the pages of cells up to three past
+ * its head's (wait.c, map_ahead), so that a sender faulting on head's
+ * page maps them with it; but only once a message came: an idle actor's
+ * lane has no page but head's.
+ */
+START_TEST(test_map_ahead)
+{
+	struct shm_arena *ar = shm_test_actors_up(&(struct shm_test_actors){
+	    .n = NBOX, .cap = 1024, .rcap = 16, .ov = SHM_OVERFLOW_REJECT,
+	    .watchers = 16 });
+	struct actor *c = shm_test_open(ar, -1), *me;
+	struct seen *s;
+	unsigned char vec[8];
+	pid_t	 pid;
+	int	 st;
+
+	s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED |
+	    MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(s, MAP_FAILED);
+	memset(s, 0, sizeof(*s));
+	if ((pid = fork()) == 0) {
+		me = shm_test_open(ar, ME);
+		(void)actor_run(me, count, NULL, s);
+		_exit(0);
+	}
+	ck_assert_int_gt(pid, 0);
+	until_handled(pid, s, 0);
+	lane_pages(ar, ME, vec, 8);
+	/* Head's page only: every look at the lane reads its cell. */
+	ck_assert_msg(memcmp(vec + 1, "\0\0\0\0\0\0\0", 7) == 0,
+	    "an idle actor's lane has pages: %d %d %d %d", vec[0], vec[1],
+	    vec[2], vec[3]);
+	tell(c, 1);
+	until_handled(pid, s, 1);
+	lane_pages(ar, ME, vec, 8);
+	ck_assert_msg(memcmp(vec, "\1\1\1\1\0\0\0\0", 8) == 0,
+	    "pages of the lane: %d %d %d %d %d %d %d %d", vec[0], vec[1],
+	    vec[2], vec[3], vec[4], vec[5], vec[6], vec[7]);
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	actor_close(c);
+	shm_detach(ar);
+	munmap(s, sizeof(*s));
+}
+END_TEST
+
 static Suite *
 wake_suite(void)
 {
@@ -281,6 +345,7 @@ wake_suite(void)
 	tcase_add_test(tc, test_own_view_beside_handle);
 	tcase_add_test(tc, test_wake_touches_no_data);
 	tcase_add_test(tc, test_wake_code_together);
+	tcase_add_test(tc, test_map_ahead);
 	suite_add_tcase(s, tc);
 	return s;
 }
