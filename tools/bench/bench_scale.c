@@ -80,7 +80,10 @@
  * core is "restart send fanin sparse", each of which may be named alone;
  * the pipes follow sparse), to look at one with a profiler, and
  * BENCH_SCALE_FANIN_P only the fan-in P named ("1 10 100 1000");
- * BENCH_SCALE_FANIN_FLOOR=0 leaves the fan-in's floor out, and
+ * BENCH_SCALE_FANIN_FLOOR=0 leaves the fan-in's floor out,
+ * BENCH_SCALE_RSEQ=0 starts the actors with glibc.pthread.rseq=0 in
+ * GLIBC_TUNABLES and the pipes' readers out of rseq (actors against
+ * pipes, both without: the floor runs with and without anyway), and
  * BENCH_SCALE_WINDOWS set writes each timed fan-in run's window to
  * stderr (see fanin_window: a profile of the runs alone).  Writes
  * its figures to $BENCH_JSON and a table to stdout.  Needs $BUILD/actord,
@@ -146,6 +149,7 @@ struct bench {
 	FILE		*json;
 	int		 first;
 	int		 sparse_s;
+	bool		 rseq;		/* false: actors, pipe readers without */
 };
 
 /* The figures of one N, for the table; < 0: not measured. */
@@ -231,6 +235,7 @@ static long	 children_faults(void);
 static void	 sparse_run(int, int, uint64_t, int, void *,
 		    int (*)(void *, int));
 static void	 path_of(int, int, char *, size_t);
+static int	 rseq_leave(void);
 static void	 print_table(struct row *, int);
 static bool	 phase(const char *, const char *);
 
@@ -758,6 +763,13 @@ echo_child(struct bench *b, struct child_spec *c, const char *name)
 	c->ready = READY_ACTOR;
 	c->has_mailbox = true;
 	c->start_timeout = 60000;
+	if (!b->rseq) {
+		/* BENCH_SCALE_RSEQ=0: glibc registers no rseq area. */
+		c->env = calloc(1, sizeof(*c->env));
+		c->env[0].name = strdup("GLIBC_TUNABLES");
+		c->env[0].value = strdup("glibc.pthread.rseq=0");
+		c->nenv = 1;
+	}
 	return c;
 }
 
@@ -2040,6 +2052,8 @@ bench_sparse(struct bench *b, struct actord *ad, struct row *r)
 	emit(b, n, "sparse_actors_receivers_cpu_s", (double)c.rcpu / 1e9);
 	emit(b, n, "sparse_actors_producers_cpu_s", (double)c.pcpu / 1e9);
 	emit_sparse(b, r, SP_ACTORS, &c);
+	emit_str(b, n, "sparse_rseq", b->rseq ? "registered" :
+	    "off for actors and pipe readers");
 	emit(b, n, "sparse_actors_actord_cpu_s", (double)(self1 - self0) / 1e9);
 	/* Futex wake-ups the senders made, per message taken. */
 	emit(b, n, "sparse_wakeups_per_msg", d1 > d0 ? (double)(w1 - w0) /
@@ -2118,6 +2132,8 @@ bench_pipes(struct bench *b, struct row *r)
 				close(p[0]);
 			}
 			syscall(SYS_close_range, 4U, ~0U, 0);
+			if (!b->rseq)
+				(void)rseq_leave();
 			while (read(3, buf, sizeof(buf)) > 0)
 				continue;
 			_exit(0);
@@ -2654,6 +2670,8 @@ main(void)
 	b.first = 1;
 	ss = getenv("BENCH_SCALE_SPARSE_S");
 	b.sparse_s = ss != NULL && atoi(ss) > 0 ? atoi(ss) : 10;
+	ss = getenv("BENCH_SCALE_RSEQ");
+	b.rseq = ss == NULL || strcmp(ss, "0") != 0;
 	log_init("bench", -1);
 	snprintf(b.build, sizeof(b.build), "%s", build != NULL ? build :
 	    "build");
