@@ -171,10 +171,25 @@ slot_answered(struct actor *a, const struct shm_msg *m)
 	uint64_t v = atomic_load_explicit(s, memory_order_acquire);
 	uint8_t st = a->slot_st[i];
 
+	/*
+	 * Waiting for this very ask, not claimed: its replier died after
+	 * sending this answer, and actord, reaping it after we took the
+	 * answer off the lane but before we got here, found it nowhere and
+	 * freed the claim (slot_release_dead).  It is this ask's answer all
+	 * the same: dropped as late, the ask would wait out its timeout for
+	 * an answer it had (actord sends no error for an ask the dead had
+	 * answered), and actor_ask's slot would stay taken.  Taken back
+	 * with a CAS; if another answer claimed it meanwhile (actord's
+	 * error, or a redelivered ask's), that claim is handled below.
+	 */
+	if (v != 0 && v == SLOT_ID(m->corr) &&
+	    atomic_compare_exchange_strong(s, &v, 0))
+		goto freed;
 	if (v == 0 || (v & SLOT_CLAIMED) == 0 ||
 	    SLOT_ID(v) != SLOT_ID(m->corr))
 		return 0;	/* not the answer this slot holds: stale */
 	atomic_store_explicit(s, 0, memory_order_release);
+freed:
 	if (st != SLOT_FREE) {
 		a->slot_st[i] = SLOT_FREE;
 		a->nslots--;
