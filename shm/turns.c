@@ -440,8 +440,14 @@ shm_turn_wait(struct shm_producer *p, struct shm_mbox_local *mb,
 			}
 			slice = again = true;
 		} else if (d == 0) {
-			/* The front: look for room ourselves. */
-			if (grant(mb, tu->ticket) > 0)
+			/*
+			 * The front: look for room ourselves.  A grant looks
+			 * at the line again, but not past the deadline: a
+			 * worker that keeps putting turn_grant back to our
+			 * ticket would keep us granting here for ever.
+			 */
+			if (grant(mb, tu->ticket) > 0 &&
+			    (int64_t)shm_now_ns() < deadline)
 				continue;
 			front_stuck(mb, tu);
 			slice = true;
