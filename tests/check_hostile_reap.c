@@ -225,6 +225,244 @@ START_TEST(front_rewound_leaves_at_deadline)
 }
 END_TEST
 
+/* --- a hostile replier scribbles what its reap reads ----------------------- */
+
+#define BAD		0	/* the hostile replier */
+#define ASKER		1	/* the honest asker (this process) */
+#define GOOD		2	/* an honest replier, caught mid-answer */
+#define HOSTILE_NS	(5 * 1000000000LL)
+
+/*
+ * A reply slot's claim as replyslots.c encodes it (claimed_by): the
+ * value a hostile worker forges, here in another incarnation's name.
+ */
+static uint64_t
+forged_claim(uint32_t who, uint32_t inc, uint64_t id)
+{
+	uint32_t tag = inc == 0 ? 0 : (inc - 1) % 127 + 1;
+
+	return 1ULL << 63 | (uint64_t)(who & 0xffff) << 40 |
+	    (uint64_t)tag << 56 | (id & CORR_ID_MASK);
+}
+
+static void
+stop_self(void *arg)
+{
+	(void)arg;
+	raise(SIGSTOP);
+}
+
+/* Wait until pid is stopped (1) or WAIT_MS passed (0). */
+static int
+stopped(pid_t pid)
+{
+	struct timespec ts = { 0, 1000000 };
+	int i;
+
+	for (i = 0; i < WAIT_MS; i++) {
+		if (tcheck_proc_state(pid) == 'T')
+			return 1;
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+/* GOOD takes its ask, claims its answer's slot and cell, and stops. */
+static pid_t
+good_stopped_mid_answer(struct shm_arena *ar)
+{
+	struct actor *w;
+	struct actor_msg m;
+	pid_t pid;
+
+	if ((pid = fork()) == 0) {
+		w = shm_test_open(ar, GOOD);
+		if (actor_recv(w, &m, WAIT_MS * 1000000LL) != 0)
+			_exit(1);
+		shm_producer_set_hook(w->prod, stop_self, NULL);
+		_exit(actor_reply(w, 7, "G", 1) == 0 ? 0 : 2);
+	}
+	ck_assert_int_gt(pid, 0);
+	ck_assert_msg(stopped(pid), "GOOD never stopped mid-answer");
+	return pid;
+}
+
+/*
+ * BAD takes the ask in hand, then lies in everything actord reads at its
+ * death: its deferred set (asks of others, ours, a mailbox past the
+ * arena, an id nobody waits for, the same live claim many times), the
+ * asker's free reply slots (claims in the name of another incarnation of
+ * BAD, and of its own), the asker's reply lane (its free cells marked
+ * with positions laps away, as answers to the ask; its tail far ahead),
+ * claims the asker's slot for the ask it holds, and dies by SIGKILL.
+ */
+static pid_t
+bad_scribbles_and_dies(struct shm_arena *ar, uint64_t good_corr,
+    uint32_t asker_inc, uint64_t *forged, uint32_t nforged)
+{
+	struct shm_lane_local *l = &shm_mb(ar, ASKER)->lane[SHM_LANE_REPLY];
+	struct ar_caps caps, ac;
+	struct ar_hdr *h, *ah;
+	struct ar_defer *d;
+	struct actor *w;
+	struct actor_msg m;
+	_Atomic uint64_t *slots;
+	uint64_t who = (uint64_t)ASKER << 32 | asker_inc, t, pos;
+	uint32_t i, mask;
+	pid_t pid;
+
+	if ((pid = fork()) != 0) {
+		ck_assert_int_gt(pid, 0);
+		return pid;
+	}
+	w = shm_test_open(ar, BAD);
+	if (actor_recv(w, &m, WAIT_MS * 1000000LL) != 0)
+		_exit(1);
+	if ((h = ar_hdr(ar, BAD, &caps)) == NULL ||
+	    (ah = ar_hdr(ar, ASKER, &ac)) == NULL)
+		_exit(2);
+	d = ar_defers(h, &caps);
+	slots = ar_asks(ah, &ac);
+	mask = ac.ask_cap - 1;
+	for (i = 0; i < caps.ask_cap; i++) {
+		switch (i % 5) {
+		case 0:		/* GOOD's live claim, again and again */
+			atomic_store(&d[i].who, who);
+			atomic_store(&d[i].corr, good_corr);
+			break;
+		case 1:		/* the ask in hand, as if deferred too */
+			atomic_store(&d[i].who, who);
+			atomic_store(&d[i].corr, m.corr);
+			break;
+		case 2:		/* a mailbox past the arena */
+			atomic_store(&d[i].who, 0xfffffff0ULL << 32 | 1);
+			atomic_store(&d[i].corr, 77);
+			break;
+		case 3:		/* an id nobody waits for */
+			atomic_store(&d[i].who, who);
+			atomic_store(&d[i].corr, ~0ULL);
+			break;
+		default:	/* the forged claims' ids */
+			atomic_store(&d[i].who, who);
+			atomic_store(&d[i].corr, forged[i % nforged] &
+			    CORR_ID_MASK);
+			break;
+		}
+	}
+	for (i = 0; i < nforged; i++)
+		atomic_store(&slots[forged[i] & CORR_ID_MASK & mask],
+		    forged[i]);
+	t = atomic_load(&l->ctl->tail);
+	for (pos = t; pos < t + l->cap; pos++) {
+		struct shm_cell *c = lane_cell(l, pos);
+
+		c->msg.flags = SHM_MSG_REPLY;
+		c->msg.corr = m.corr;
+		cell_seq_set(l, pos, pos + 1 + 7 * (uint64_t)l->cap,
+		    memory_order_release);
+	}
+	atomic_store(&l->ctl->tail, t + (1ULL << 40));
+	/* Dies as if between claiming its answer's slot and sending it. */
+	if (!slot_claim(ar, &(struct shm_msg){ .sender = { ASKER, asker_inc },
+	    .corr = m.corr, .flags = SHM_MSG_ASK }, BAD, w->incarnation))
+		_exit(3);
+	raise(SIGKILL);
+	_exit(4);
+}
+
+/*
+ * The reap of a hostile replier that lied in everything its reap reads
+ * (bad_scribbles_and_dies), while GOOD is stopped between claiming its
+ * answer and sending it: the reap returns; the claims in the name of
+ * BAD's other incarnations and GOOD's live claim are left as they are;
+ * the ask BAD held is given again, and each of the asker's two asks gets
+ * exactly one answer, the right one: nothing else, no error.
+ */
+START_TEST(hostile_replier_reaped)
+{
+	struct shm_arena *ar = shm_test_actors_up(&(struct shm_test_actors){
+	    .n = 3, .cap = 16, .rcap = 16, .ov = SHM_OVERFLOW_BLOCK,
+	    .block_ms = 10, .watchers = 16 });
+	struct actor *c = shm_test_open(ar, ASKER), *w;
+	struct actor_msg m, r;
+	_Atomic uint64_t *slots = ar_asks(c->hdr, &c->caps);
+	uint32_t mask = c->reply_cap - 1, inc, i;
+	uint64_t gc, bc, got, gv, forged[4], fv[4];
+	struct shm_lane_local *l = &shm_mb(ar, ASKER)->lane[SHM_LANE_REPLY];
+	uint64_t tail, seqs[16];
+	pid_t good, bad;
+	int st, seen_g = 0, seen_b = 0, rc;
+
+	ck_assert_int_eq(actor_ask_send(c, (struct actor_ref){ GOOD,
+	    ACTOR_ANY }, 1, "g", 1, HOSTILE_NS, &gc), 0);
+	good = good_stopped_mid_answer(ar);
+	gv = atomic_load(&slots[gc & mask]);
+	ck_assert_uint_ne(gv & (1ULL << 63), 0);	/* GOOD's claim */
+	ck_assert_int_eq(actor_ask_send(c, (struct actor_ref){ BAD,
+	    ACTOR_ANY }, 2, "b", 1, HOSTILE_NS, &bc), 0);
+	/* Claims on free slots, in BAD's name: other incarnations, its own. */
+	inc = shm_actor_incarnation(ar, BAD);
+	for (i = 0; i < 4; i++) {
+		uint64_t id = (bc + 3 + i) & CORR_ID_MASK;
+
+		forged[i] = forged_claim(BAD, i < 3 ? inc + 1 + i : inc, id);
+	}
+	tail = atomic_load(&l->ctl->tail);
+	ck_assert_uint_eq(l->cap, 16);
+	for (i = 0; i < l->cap; i++)
+		seqs[i] = atomic_load(&lane_cell(l, i)->seq);
+	bad = bad_scribbles_and_dies(ar, gc, c->incarnation, forged, 4);
+	ck_assert_int_eq(waitpid(bad, &st, 0), bad);
+	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
+	    "BAD did not die as planned (status %d)", st);
+	for (i = 0; i < 4; i++)
+		fv[i] = atomic_load(&slots[forged[i] & CORR_ID_MASK & mask]);
+
+	ck_assert_int_eq(actor_reaped(ar, BAD, bad, st, NULL), 0);
+
+	/* Only the dead incarnation's own claims were freed. */
+	ck_assert_msg(atomic_load(&slots[gc & mask]) == gv,
+	    "GOOD's live claim was freed");
+	for (i = 0; i < 3; i++)
+		ck_assert_uint_eq(fv[i], forged[i]);
+	for (i = 0; i < 3; i++)
+		ck_assert_msg(atomic_load(&slots[forged[i] & CORR_ID_MASK &
+		    mask]) == forged[i], "another incarnation's claim %u freed",
+		    i);
+	/*
+	 * The asker's lane as it was (BAD's lies undone): a lane a worker
+	 * scribbled on is repaired at its consumer's reap, not this one.
+	 */
+	atomic_store(&l->ctl->tail, tail);
+	for (i = 0; i < l->cap; i++)
+		atomic_store(&lane_cell(l, i)->seq, seqs[i]);
+	ck_assert_int_eq(kill(good, SIGCONT), 0);
+	ck_assert_int_eq(shm_test_wait_exit(good), 0);
+	/* BAD's next incarnation is given the ask again, and answers it. */
+	shm_actor_set_state(ar, BAD, SHM_ACTOR_UP);
+	w = shm_test_open(ar, BAD);
+	ck_assert_int_eq(actor_recv(w, &m, WAIT_MS * 1000000LL), 0);
+	ck_assert_uint_ne(m.flags & ACTOR_MSG_REDELIVERED, 0);
+	ck_assert_int_eq(actor_reply(w, 8, "B", 1), 0);
+	for (i = 0; i < 2; i++) {
+		rc = actor_ask_next(c, &r, WAIT_MS * 1000000LL, &got);
+		ck_assert_msg(rc == 0, "ask %llu: %d (%s)",
+		    (unsigned long long)got, rc, actor_error_text(&r));
+		ck_assert_uint_eq(r.len, 1);
+		if (got == gc && ((const char *)r.data)[0] == 'G')
+			seen_g++;
+		else if (got == bc && ((const char *)r.data)[0] == 'B')
+			seen_b++;
+	}
+	ck_assert_int_eq(seen_g, 1);
+	ck_assert_int_eq(seen_b, 1);
+	ck_assert_int_eq(actor_ask_next(c, &r, 0, &got), ACTOR_EEMPTY);
+	actor_close(w);
+	actor_close(c);
+	shm_detach(ar);
+}
+END_TEST
+
 static Suite *
 hostile_reap_suite(void)
 {
@@ -232,6 +470,7 @@ hostile_reap_suite(void)
 	TCase	*tc = tcase_create("slots");
 
 	tcase_add_test(tc, answer_taken_while_replier_reaped);
+	tcase_add_test(tc, hostile_replier_reaped);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("line");
 	tcase_add_test(tc, front_rewound_leaves_at_deadline);
