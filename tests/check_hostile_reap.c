@@ -31,6 +31,7 @@
 #include <check.h>
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <linux/filter.h>
 #include <linux/futex.h>
 #include <linux/seccomp.h>
@@ -220,6 +221,173 @@ START_TEST(front_rewound_leaves_at_deadline)
 	rc = shm_test_wait_exit(pid);
 	ck_assert_msg(rc == 0 || rc == 1, "the sender %s (status %d)",
 	    rc == 128 + SIGALRM ? "never returned" : "failed", rc);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
+/* --- a worker that keeps lying about the line, senders blocked ------------- */
+
+#define NSENDERS	6
+#define NSENDS		30
+#define SEND_NS		(20 * 1000000LL)
+
+/* xorshift: the liar's choices, the same every run. */
+static uint32_t
+next_rand(uint32_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 17;
+	*x ^= *x << 5;
+	return *x;
+}
+
+/*
+ * Until killed, rewrite the line's words of mailbox 0 with lies near
+ * the truth (so that they are believed) and far from it: the next
+ * ticket and the grant moved back and forth, turns owed from -2^31 to
+ * 2^31, futex cells bumped, tickets said to have left, the hint flipped.
+ */
+static pid_t
+line_liar(struct shm_arena *a)
+{
+	struct shm_mbox_local *mb = shm_mb(a, 0);
+	struct shm_mbox *m = mb->m;
+	uint32_t x = 2463534242u, r, g;
+	pid_t pid;
+
+	if ((pid = fork()) != 0) {
+		ck_assert_int_gt(pid, 0);
+		return pid;
+	}
+	for (;;) {
+		r = next_rand(&x);
+		g = atomic_load(&m->turn_grant);
+		switch (r % 7) {
+		case 0:
+			atomic_store(&m->turn_grant, g - (r >> 8) % 4);
+			break;
+		case 1:
+			atomic_store(&m->turn_next, g + (r >> 8) % 3);
+			break;
+		case 2:
+			atomic_store(&m->turn_out, (r >> 3) % 5 == 0 ? r :
+			    (r >> 8) % 5 - 2);
+			break;
+		case 3:
+			atomic_fetch_add(&m->turn_cell[(r >> 8) %
+			    SHM_TURN_CELLS], 1);
+			break;
+		case 4:
+			atomic_store(&m->turn_left[(r >> 8) % SHM_TURN_LEFT],
+			    (r >> 12) % 3 == 0 ? 0 : g + (r >> 16) % 4);
+			break;
+		case 5:
+			atomic_store(&mb->lane[SHM_LANE_MAIN].ctl->queued,
+			    (r >> 8) & 1);
+			break;
+		default:
+			atomic_store(&m->turn_next, r);
+			break;
+		}
+		if ((r & 1023) == 0)
+			sched_yield();
+	}
+}
+
+/*
+ * A sender of NSENDS messages to mailbox 0, each waiting at most SEND_NS
+ * for room: exits 0 once every send returned (in, or full), 11 on any
+ * other failure.
+ */
+static pid_t
+patient_sender(struct shm_arena *a, uint32_t id)
+{
+	struct shm_producer *p;
+	struct shm_msg m;
+	unsigned i;
+	pid_t pid;
+	int rc;
+
+	if ((pid = fork()) != 0) {
+		ck_assert_int_gt(pid, 0);
+		return pid;
+	}
+	if (shm_producer_open(a, &p) != 0)
+		_exit(10);
+	memset(&m, 0, sizeof(m));
+	m.tag = 7;
+	m.sender.index = id;
+	for (i = 0; i < NSENDS; i++)
+		if ((rc = shm_send(p, 0, SHM_LANE_MAIN, &m, NULL, SEND_NS)) !=
+		    0 && rc != SHM_EFULL)
+			_exit(11);
+	_exit(0);
+}
+
+/*
+ * Senders blocked on a full mailbox that nobody empties, while a worker
+ * keeps lying about their line (line_liar), one of them SIGKILLed in
+ * line and reaped: every sender is done, each send failed as full at its
+ * deadline, while the liar still lies, and what actord does meanwhile
+ * (the dead sender's reap, waking the blocked senders, grants) returns.
+ */
+START_TEST(line_lied_about_senders_done)
+{
+	struct shm_arena *a = shm_test_arena(1, LINE_CAP, 128,
+	    SHM_OVERFLOW_BLOCK);
+	struct timespec ms = { 0, 1000000 };
+	struct shm_producer *p;
+	struct shm_msg m;
+	pid_t senders[NSENDERS], liar;
+	unsigned i, released, left = NSENDERS, waited;
+	bool done[NSENDERS] = { false };
+	int rc;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	memset(&m, 0, sizeof(m));
+	for (i = 0; i < LINE_CAP; i++)
+		ck_assert_int_eq(shm_send(p, 0, SHM_LANE_MAIN, &m, NULL, 0), 0);
+	for (i = 0; i < NSENDERS; i++)
+		senders[i] = patient_sender(a, i);
+	(void)shm_test_waiting_senders(a, 0, 1, WAIT_MS);
+	liar = line_liar(a);
+	/* One sender killed in line; actord reaps its slot. */
+	nanosleep(&ms, NULL);
+	ck_assert_int_eq(kill(senders[0], SIGKILL), 0);
+	ck_assert_int_eq(shm_test_wait_exit(senders[0]), 128 + SIGKILL);
+	(void)shm_reap(a, senders[0], &released);
+	done[0] = true;
+	left--;
+	/*
+	 * Nobody takes a message: the lane stays full, and a sender is done
+	 * only by its deadlines, each send's.
+	 */
+	for (waited = 0; left > 0 && waited < WAIT_MS; waited++) {
+		if (waited % 16 == 0) {
+			shm_wake_blocked(a, 0);
+			(void)shm_turns_grant(shm_mb(a, 0));
+		}
+		for (i = 1; i < NSENDERS; i++) {
+			if (done[i] || !shm_test_exited(senders[i]))
+				continue;
+			rc = shm_test_wait_exit(senders[i]);
+			ck_assert_msg(rc == 0, "sender %u: status %d", i, rc);
+			done[i] = true;
+			left--;
+		}
+		nanosleep(&ms, NULL);
+	}
+	ck_assert_msg(!shm_test_exited(liar), "the liar stopped lying");
+	kill(liar, SIGKILL);
+	(void)shm_test_wait_exit(liar);
+	for (i = 1; i < NSENDERS; i++)
+		if (!done[i]) {
+			kill(senders[i], SIGKILL);
+			(void)shm_test_wait_exit(senders[i]);
+		}
+	ck_assert_msg(left == 0, "%u senders still sending after %u ms of "
+	    "lies", left, waited);
 	shm_producer_close(p);
 	shm_detach(a);
 }
@@ -474,6 +642,7 @@ hostile_reap_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("line");
 	tcase_add_test(tc, front_rewound_leaves_at_deadline);
+	tcase_add_test(tc, line_lied_about_senders_done);
 	suite_add_tcase(s, tc);
 	return s;
 }
