@@ -631,6 +631,150 @@ START_TEST(hostile_replier_reaped)
 }
 END_TEST
 
+/* --- enq_ns, forged, and the reap's identity check ---------------------- */
+
+/*
+ * Actor 0 is sent three tells alike by actor 1 (the same tag, payload
+ * and sender: a "tick"), at positions 0, 1 and 2 of its main lane (0
+ * timed, 1 and 2 carrying SHM_ENQ_UNTIMED | position).  A real worker
+ * takes the first two, the second still in hand when it is SIGKILLed.
+ * Returns the dead worker's pid and status.
+ */
+static pid_t
+ticks_then_died(struct shm_arena *ar, struct actor *c, int *st)
+{
+	struct actor_ref to = { 0, ACTOR_ANY };
+	struct actor *w;
+	struct actor_msg m;
+	unsigned i;
+	pid_t pid;
+
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(actor_tell(c, to, 5, "tick", 4), 0);
+	if ((pid = fork()) == 0) {
+		w = shm_test_open(ar, 0);
+		if (actor_recv(w, &m, 0) != 0 || actor_recv(w, &m, 0) != 0)
+			_exit(1);
+		raise(SIGKILL);
+		_exit(2);
+	}
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_eq(waitpid(pid, st, 0), pid);
+	ck_assert_msg(WIFSIGNALED(*st) && WTERMSIG(*st) == SIGKILL,
+	    "the worker did not die holding its tick (status %d)", *st);
+	return pid;
+}
+
+/* The next incarnation receives n ticks, the first given again. */
+static void
+ticks_delivered(struct shm_arena *ar, unsigned n)
+{
+	struct actor *w;
+	struct actor_msg m;
+	unsigned i;
+
+	shm_actor_set_state(ar, 0, SHM_ACTOR_UP);
+	w = shm_test_open(ar, 0);
+	for (i = 0; i < n; i++) {
+		ck_assert_msg(actor_recv(w, &m, 0) == 0, "tick %u of %u lost",
+		    i + 1, n);
+		ck_assert_uint_eq(m.tag, 5);
+		ck_assert(((m.flags & ACTOR_MSG_REDELIVERED) != 0) == (i == 0));
+	}
+	ck_assert_int_eq(actor_recv(w, &m, 0), ACTOR_ETIMEDOUT);
+	actor_close(w);
+}
+
+/*
+ * The tick in hand and the one queued behind it are alike but for
+ * enq_ns, their positions (SHM_ENQ_UNTIMED | 1 and | 2): the reap tells
+ * the one in hand from the one still queued, and both are delivered.
+ * With every untimed message's enq_ns the same (SHM_ENQ_UNTIMED alone),
+ * the reap took the tick in hand for the one queued, and lost it.
+ */
+START_TEST(ticks_alike_told_apart_at_reap)
+{
+	struct shm_arena *ar = shm_test_actors_up(&(struct shm_test_actors){
+	    .n = 2, .cap = 16, .rcap = 16, .ov = SHM_OVERFLOW_BLOCK,
+	    .block_ms = 10, .watchers = 16 });
+	struct actor *c = shm_test_open(ar, 1);
+	pid_t pid;
+	int st;
+
+	pid = ticks_then_died(ar, c, &st);
+	ck_assert_int_eq(actor_reaped(ar, 0, pid, st, NULL), 0);
+	ticks_delivered(ar, 2);
+	actor_close(c);
+	shm_detach(ar);
+}
+END_TEST
+
+/*
+ * A hostile producer rewrites the enq_ns of the tick queued at the head
+ * (behind the one in hand) and of messages of its own after it: a time
+ * far ahead, a position past any lane, 0, the largest time.  The reap
+ * and the next incarnation's receives take them as what they are: the
+ * tick in hand is given again, everything else delivered once, and the
+ * wait histogram counts the sampled ones in its buckets.
+ */
+START_TEST(forged_enq_ns_at_reap)
+{
+	static const uint64_t lies[] = { UINT64_MAX >> 1, SHM_ENQ_UNTIMED |
+	    (UINT64_MAX >> 2), 0, 1ULL << 62 };
+	struct shm_arena *ar = shm_test_actors_up(&(struct shm_test_actors){
+	    .n = 2, .cap = 16, .rcap = 16, .ov = SHM_OVERFLOW_BLOCK,
+	    .block_ms = 10, .watchers = 16 });
+	struct shm_lane_local *l = &shm_mb(ar, 0)->lane[SHM_LANE_MAIN];
+	struct actor *c = shm_test_open(ar, 1), *w;
+	struct actor_msg m;
+	struct shm_counters k;
+	uint64_t h, t, pos, total = 0;
+	unsigned i;
+	pid_t pid, liar;
+	int st;
+
+	pid = ticks_then_died(ar, c, &st);
+	if ((liar = fork()) == 0) {
+		struct shm_producer *p;
+		struct shm_msg q;
+
+		if (shm_producer_open(ar, &p) != 0)
+			_exit(10);
+		memset(&q, 0, sizeof(q));
+		q.tag = 6;
+		for (i = 0; i < 6; i++)
+			if (shm_send(p, 0, SHM_LANE_MAIN, &q, NULL, 0) != 0)
+				_exit(11);
+		/* Position 8 is in the histogram's sample: a time ahead. */
+		h = atomic_load(&l->ctl->head);
+		t = atomic_load(&l->ctl->tail);
+		for (pos = h, i = 0; pos < t; pos++, i++)
+			lane_cell(l, pos)->msg.enq_ns = (pos &
+			    (SHM_STAMP_EVERY - 1)) == 0 ? lies[0] : lies[i % 4];
+		_exit(0);
+	}
+	ck_assert_int_gt(liar, 0);
+	ck_assert_int_eq(shm_test_wait_exit(liar), 0);
+	ck_assert_int_eq(actor_reaped(ar, 0, pid, st, NULL), 0);
+	shm_actor_set_state(ar, 0, SHM_ACTOR_UP);
+	w = shm_test_open(ar, 0);
+	for (i = 0; i < 8; i++) {
+		ck_assert_msg(actor_recv(w, &m, 0) == 0, "message %u lost", i);
+		ck_assert_uint_eq(m.tag, i < 2 ? 5 : 6);
+		ck_assert(((m.flags & ACTOR_MSG_REDELIVERED) != 0) == (i == 0));
+	}
+	ck_assert_int_eq(actor_recv(w, &m, 0), ACTOR_ETIMEDOUT);
+	ck_assert_int_eq(shm_counters(ar, 0, &k), 0);
+	for (i = 0; i < SHM_HIST_BUCKETS; i++)
+		total += k.wait_hist[i];
+	ck_assert_uint_le(total, 9);
+	ck_assert_uint_ge(k.wait_hist[0], 1);	/* the time ahead: waited 0 */
+	actor_close(w);
+	actor_close(c);
+	shm_detach(ar);
+}
+END_TEST
+
 static Suite *
 hostile_reap_suite(void)
 {
@@ -639,6 +783,8 @@ hostile_reap_suite(void)
 
 	tcase_add_test(tc, answer_taken_while_replier_reaped);
 	tcase_add_test(tc, hostile_replier_reaped);
+	tcase_add_test(tc, ticks_alike_told_apart_at_reap);
+	tcase_add_test(tc, forged_enq_ns_at_reap);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("line");
 	tcase_add_test(tc, front_rewound_leaves_at_deadline);
