@@ -379,8 +379,12 @@ child_exec(struct node *n, const struct spawn_fds *fds,
 
 	/*
 	 * Its own process group, so that stopping it is killpg and nothing it
-	 * forks survives it.  The parent calls setpgid too: whichever runs
-	 * first wins the race and the other is harmless.
+	 * forks survives it.  Done first: actord may signal the group as
+	 * soon as the spawn returns.  A program child's spawn returns once
+	 * it has exec'd or died (vfork's way), so it is in its group by
+	 * then; a function child, forked, may not have run yet, and
+	 * spawn_child sets its group too (whichever runs first wins, the
+	 * other is harmless).
 	 */
 	(void)setpgid(0, 0);
 	/* Into its cgroup before it can fork anything that could escape. */
@@ -602,7 +606,14 @@ spawn_child(struct node *n, const struct spawn_fds *fds, int failed[2],
 	if (pid == -1)
 		snprintf(err, errlen, "fork: %s", strerror(errno));
 	else {
-		(void)setpgid(pid, pid);
+		/*
+		 * A program child set its group before it exec'd (child_exec),
+		 * and has exec'd now: setpgid on it fails (EACCES), a wasted
+		 * system call per start.  Only a forked child may not be in its
+		 * group yet.
+		 */
+		if (n->cs->argv == NULL)
+			(void)setpgid(pid, pid);
 		failed[0] = report[0];
 		failed[1] = report[1];
 	}

@@ -1,0 +1,236 @@
+/*
+ * check_sup_spawn.c: a child's spawn (supervisor/spawn.c) at the worst
+ * moments, under the real actord (in this process) and real children:
+ *
+ *   - a child is in a process group of its own as soon as its spawn
+ *     returns, before actord could signal the group: a program child set
+ *     it itself before exec (its spawn returns once it has exec'd), a
+ *     forked function child has it set by actord too;
+ *   - a program child whose exec fails in a one_for_all restart, again
+ *     and again, for one reason and then another: each failure is known
+ *     by its own cause (the {stage, errno} the child left in actord's
+ *     memory), never a previous incarnation's, and a start that succeeds
+ *     after them says none;
+ *   - the same failing restarts while actord stops the tree: it stops.
+ */
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <check.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/lib/tcheck.h"
+#include "tests/lib/tsup.h"
+
+#define WAIT	10000	/* ms: a bound, never an expectation */
+
+/*
+ * One CPU for this test's process and what it forks, and (where it may:
+ * CAP_SYS_NICE) a real-time priority its children do not inherit: a
+ * forked child then waits for its parent to give the CPU up, as it may
+ * behind a busy actord, rather than run at once on a CPU of its own.
+ * Without the priority the scheduler most often runs the parent on.
+ */
+static void
+parent_first(void)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	cpu_set_t set;
+	int i, first = -1;
+
+	CPU_ZERO(&set);
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(set), &set), 0);
+	for (i = 0; i < CPU_SETSIZE; i++) {
+		if (!CPU_ISSET(i, &set))
+			continue;
+		if (first == -1)
+			first = i;
+		else
+			CPU_CLR(i, &set);
+	}
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(set), &set), 0);
+	(void)sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp);
+}
+
+static void
+parent_as_before(void)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+
+	(void)sched_setscheduler(0, SCHED_OTHER, &sp);
+}
+
+/*
+ * Right when actord_boot returns (its spawns done, no turn of the loop),
+ * each child leads a process group of its own, which a killpg reaches.
+ * Without the program child's own setpgid before exec (the spawn's
+ * setpgid after exec fails: EACCES), or the function child's by actord,
+ * the child is still in actord's group.
+ */
+START_TEST(child_in_its_group_when_spawned)
+{
+	struct actord_spec *spec = ts_spec();
+	struct actord *ad;
+	const char *paths[] = { "/prog", "/fn" };
+	pid_t pid;
+	size_t i;
+
+	parent_first();
+	ts_add_exec(&spec->root, "prog", ts_progs("tworker"), "run", NULL);
+	ts_add_fn(&spec->root, "fn", ts_fn_run, NULL);
+	spec->root.children[1].ready = READY_EXEC;
+	ad = ts_actord(spec);
+	actord_boot(ad);
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		pid = ts_pid(ad, paths[i]);
+		ck_assert_int_gt(pid, 0);
+		ck_assert_msg(getpgid(pid) == pid, "%s: pid %d in group %d",
+		    paths[i], (int)pid, (int)getpgid(pid));
+		ck_assert_int_eq(killpg(pid, 0), 0);
+	}
+	parent_as_before();
+	actord_free(ad);
+}
+END_TEST
+
+/* --- exec failures in one_for_all restarts ------------------------------------ */
+
+static char	 dir[64];
+static char	 prog[128];
+
+/* /p's last exit says text. */
+static bool
+last_exit_has(struct actord *ad, void *text)
+{
+	struct node *n = actord_find(ad, "/p");
+
+	return n != NULL && strstr(n->last_exit, text) != NULL;
+}
+
+/* The text of an exec failure of prog with errno's text e. */
+static char *
+exec_failed(const char *e)
+{
+	static char buf[256];
+
+	snprintf(buf, sizeof(buf), "exec %s: %s", prog, e);
+	return buf;
+}
+
+/*
+ * A one_for_all root of a function child /a and /p, a copy of tworker in
+ * a directory of our own, restarted at once however often it fails.
+ */
+static struct actord *
+tree_up(void)
+{
+	struct actord_spec *spec = ts_spec();
+	struct actord *ad;
+
+	snprintf(dir, sizeof(dir), "%s/check-spawn.XXXXXX", P_tmpdir);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	tcheck_copy_public(ts_progs("tworker"), dir, prog, sizeof(prog));
+	spec->root.strategy = STRATEGY_ONE_FOR_ALL;
+	spec->root.intensity = 100000;
+	spec->root.period = 1;
+	spec->root.backoff_min = 1;
+	spec->root.backoff_max = 5;
+	ts_add_fn(&spec->root, "a", ts_fn_run, NULL);
+	ts_add_exec(&spec->root, "p", prog, "run", NULL);
+	ad = ts_actord(spec);
+	actord_boot(ad);
+	ck_assert(ts_wait_state(ad, "/", NS_RUNNING, WAIT));
+	return ad;
+}
+
+/* /p's program gone, and /a killed: the restarts fail at /p's exec. */
+static void
+exec_failing(struct actord *ad)
+{
+	ck_assert_int_eq(unlink(prog), 0);
+	ck_assert_int_eq(kill(ts_pid(ad, "/a"), SIGKILL), 0);
+	ck_assert_msg(ts_run_until(ad, last_exit_has, exec_failed(
+	    "No such file or directory"), WAIT), "/p: %s",
+	    actord_find(ad, "/p")->last_exit);
+}
+
+static void
+tree_gone(struct actord *ad)
+{
+	actord_free(ad);
+	(void)unlink(prog);
+	(void)rmdir(dir);
+}
+
+/*
+ * Each failed start of /p is known by its own cause: no such program,
+ * then a program that may not be run (mode 0644), and once it may, /p
+ * runs and its start says no cause at all.  A report left over from a
+ * previous spawn would name the previous cause, or fail the start that
+ * succeeds.
+ */
+START_TEST(exec_failure_fresh_in_one_for_all_restarts)
+{
+	struct actord *ad = tree_up();
+	struct node *p;
+
+	exec_failing(ad);
+	tcheck_copy_public(ts_progs("tworker"), dir, prog, sizeof(prog));
+	ck_assert_int_eq(chmod(prog, 0644), 0);
+	ck_assert_msg(ts_run_until(ad, last_exit_has, exec_failed(
+	    "Permission denied"), WAIT), "/p: %s",
+	    actord_find(ad, "/p")->last_exit);
+	ck_assert_int_eq(chmod(prog, 0755), 0);
+	ck_assert(ts_wait_state(ad, "/", NS_RUNNING, WAIT));
+	ck_assert(ts_wait_state(ad, "/p", NS_RUNNING, WAIT));
+	p = actord_find(ad, "/p");
+	ck_assert_msg(p->start_cause[0] == '\0', "/p runs, yet its start "
+	    "says: %s", p->start_cause);
+	ck_assert_int_gt(ts_pid(ad, "/p"), 0);
+	tree_gone(ad);
+}
+END_TEST
+
+/*
+ * actord is told to stop the tree while /p's exec fails in one
+ * one_for_all restart after another: the tree stops, and nothing of it
+ * is left running.
+ */
+START_TEST(exec_failing_while_tree_stops)
+{
+	struct actord *ad = tree_up();
+
+	exec_failing(ad);
+	actord_shutdown(ad);
+	ck_assert_msg(ts_wait_done(ad, WAIT), "the tree never stopped");
+	ck_assert_int_le(ts_pid(ad, "/p"), 0);
+	ck_assert_int_le(ts_pid(ad, "/a"), 0);
+	tree_gone(ad);
+}
+END_TEST
+
+static Suite *
+spawn_suite(void)
+{
+	Suite	*s = suite_create("sup_spawn");
+	TCase	*tc = tcase_create("spawn");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, child_in_its_group_when_spawned);
+	tcase_add_test(tc, exec_failure_fresh_in_one_for_all_restarts);
+	tcase_add_test(tc, exec_failing_while_tree_stops);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return tcheck_run(spawn_suite());
+}
