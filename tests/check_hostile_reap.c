@@ -393,6 +393,18 @@ START_TEST(line_lied_about_senders_done)
 }
 END_TEST
 
+/* Reap pid, which must have died by SIGKILL: its wait status. */
+static int
+killed(pid_t pid, const char *who)
+{
+	int st;
+
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
+	    "%s did not die as planned (status %d)", who, st);
+	return st;
+}
+
 /* --- a hostile replier scribbles what its reap reads ----------------------- */
 
 #define BAD		0	/* the hostile replier */
@@ -580,9 +592,7 @@ START_TEST(hostile_replier_reaped)
 	for (i = 0; i < l->cap; i++)
 		seqs[i] = atomic_load(&lane_cell(l, i)->seq);
 	bad = bad_scribbles_and_dies(ar, gc, c->incarnation, forged, 4);
-	ck_assert_int_eq(waitpid(bad, &st, 0), bad);
-	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
-	    "BAD did not die as planned (status %d)", st);
+	st = killed(bad, "BAD");
 	for (i = 0; i < 4; i++)
 		fv[i] = atomic_load(&slots[forged[i] & CORR_ID_MASK & mask]);
 
@@ -659,9 +669,7 @@ ticks_then_died(struct shm_arena *ar, struct actor *c, int *st)
 		_exit(2);
 	}
 	ck_assert_int_gt(pid, 0);
-	ck_assert_int_eq(waitpid(pid, st, 0), pid);
-	ck_assert_msg(WIFSIGNALED(*st) && WTERMSIG(*st) == SIGKILL,
-	    "the worker did not die holding its tick (status %d)", *st);
+	*st = killed(pid, "the worker holding its tick");
 	return pid;
 }
 
