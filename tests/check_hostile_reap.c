@@ -44,8 +44,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/check_actor_util.h"
 #include "tests/check_shm_util.h"
 #include "tests/lib/tcheck.h"
+#include "tests/lib/tsup.h"
 #include "worker/actor.h"
 /* shm_impl.h's producer slots' SLOT_FREE is not libactor's reply slots'. */
 #undef SLOT_FREE
@@ -641,6 +643,159 @@ START_TEST(hostile_replier_reaped)
 }
 END_TEST
 
+/* --- the same under the real actord -------------------------------------- */
+
+#define T_ASK		1
+#define NFORGED		3	/* claims forged on the asker's free slots */
+
+/*
+ * /bad, at its first ask (its first incarnation): lies in its deferred
+ * set (the ask in hand again, a mailbox past the arena, an id nobody
+ * waits for, the ids below), forges claims on the asker's last free
+ * reply slots in the name of its other incarnations (each noted in
+ * sh->val for the test), claims the slot of the ask in hand as its own
+ * (as if killed sending the answer), and dies by SIGKILL.
+ */
+static void
+bad_lies_and_dies(struct actor *a)
+{
+	struct shm_arena *ar = a->arena;
+	uint32_t asker = a->cur.sender.index, i, k;
+	uint64_t who = (uint64_t)asker << 32 | a->cur.sender.incarnation, id;
+	struct ar_caps caps, ac;
+	struct ar_hdr *h = ar_hdr(ar, (uint32_t)a->idx, &caps);
+	struct ar_hdr *ah = ar_hdr(ar, asker, &ac);
+	struct ar_defer *d;
+
+	if (h == NULL || ah == NULL)
+		_exit(2);
+	d = ar_defers(h, &caps);
+	for (i = 0; i < NFORGED; i++) {
+		id = ac.ask_cap - 1 - i;
+		atomic_store(&sh->val[i], (int64_t)forged_claim((uint32_t)
+		    a->idx, a->incarnation + 1 + i, id));
+		atomic_store(&ar_asks(ah, &ac)[id], (uint64_t)atomic_load(
+		    &sh->val[i]));
+	}
+	for (i = 0; i < caps.ask_cap; i++) {
+		k = i % (3 + NFORGED);
+		atomic_store(&d[i].who, k == 1 ? 0xfffffff0ULL << 32 : who);
+		atomic_store(&d[i].corr, k == 0 ? a->cur.corr : k == 1 ? 77 :
+		    k == 2 ? ~0ULL : ac.ask_cap - 1 - (k - 3));
+	}
+	if (!slot_claim(ar, &a->cur, (uint32_t)a->idx, a->incarnation))
+		_exit(3);
+	raise(SIGKILL);
+	_exit(4);
+}
+
+static int
+bad_handle(struct actor *a, const struct actor_msg *m, void *arg)
+{
+	(void)arg;
+	if (m->tag != T_ASK)
+		return 0;
+	if (atomic_fetch_add(&sh->notes, 1) == 0)
+		bad_lies_and_dies(a);
+	(void)actor_reply(a, T_ASK, "B", 1);
+	return 0;
+}
+
+static int
+fn_bad(void *arg)
+{
+	struct actor *a = attach_or_die();
+
+	(void)arg;
+	if (actor_ready(a) < 0)
+		_exit(97);
+	(void)actor_run(a, bad_handle, NULL, NULL);
+	actor_close(a);
+	return 0;
+}
+
+/* Two asks of /bad, one after the other: each one's rc and first byte. */
+static int
+fn_asker(void *arg)
+{
+	struct actor *a = attach_or_die();
+	struct actor_msg r;
+	int i;
+
+	(void)arg;
+	(void)actor_ready(a);
+	for (i = 0; i < 2; i++) {
+		atomic_store(&sh->rc[i], actor_ask_path(a, "/bad", T_ASK, "x",
+		    1, HOSTILE_NS, &r));
+		atomic_store(&sh->val[8 + i], r.len == 1 ?
+		    ((const char *)r.data)[0] : -1);
+	}
+	return client_finish(a);
+}
+
+static bool
+asker_done(struct actord *ad, void *arg)
+{
+	(void)ad;
+	(void)arg;
+	return atomic_load(&sh->done) != 0;
+}
+
+static struct child_spec *
+add_actor(struct sup_spec *s, const char *name, child_fn fn)
+{
+	struct child_spec *c = ts_add_fn(s, name, fn, NULL);
+
+	c->ready = READY_ACTOR;
+	c->has_mailbox = true;
+	c->mailbox.capacity = 16;
+	c->mailbox.cell = 256;
+	c->mailbox.block_timeout = 100;
+	return c;
+}
+
+/*
+ * bad_lies_and_dies under the real actord: actord reaps /bad, restarts
+ * it and stays up; the ask /bad died holding is given again and
+ * answered once by the next incarnation, the next ask too; the claims
+ * forged in the name of /bad's other incarnations are left as they are.
+ */
+START_TEST(hostile_replier_under_actord)
+{
+	struct actord_spec *spec = ts_spec();
+	struct actord *ad;
+	struct ar_caps ac;
+	struct ar_hdr *ah;
+	struct node *asker;
+	uint32_t i;
+
+	sh_map();
+	ts_record_open();
+	spec->root.intensity = 1000;
+	spec->root.period = 60;
+	add_actor(&spec->root, "bad", fn_bad);
+	add_actor(&spec->root, "asker", fn_asker);
+	ad = ts_actord(spec);
+	actord_boot(ad);
+	ck_assert_msg(ts_run_sliced(ad, asker_done, NULL, 40000),
+	    "the asker never finished: rc %d %d", sh->rc[0], sh->rc[1]);
+	ck_assert_int_eq(ts_state(ad, "/"), NS_RUNNING);
+	ck_assert_int_eq(sh->rc[0], 0);
+	ck_assert_int_eq(sh->val[8], 'B');
+	ck_assert_int_eq(sh->rc[1], 0);
+	ck_assert_int_eq(sh->val[9], 'B');
+	ck_assert_ptr_nonnull(asker = actord_find(ad, "/asker"));
+	ck_assert_ptr_nonnull(ah = ar_hdr(ad->arena, (uint32_t)asker->mbox,
+	    &ac));
+	for (i = 0; i < NFORGED; i++)
+		ck_assert_msg(atomic_load(&ar_asks(ah, &ac)[ac.ask_cap - 1 - i])
+		    == (uint64_t)sh->val[i], "another incarnation's claim %u "
+		    "freed", i);
+	actord_free(ad);
+	ts_record_close();
+}
+END_TEST
+
 /* --- enq_ns, forged, and the reap's identity check ---------------------- */
 
 /*
@@ -791,6 +946,7 @@ hostile_reap_suite(void)
 
 	tcase_add_test(tc, answer_taken_while_replier_reaped);
 	tcase_add_test(tc, hostile_replier_reaped);
+	tcase_add_test(tc, hostile_replier_under_actord);
 	tcase_add_test(tc, ticks_alike_told_apart_at_reap);
 	tcase_add_test(tc, forged_enq_ns_at_reap);
 	suite_add_tcase(s, tc);
