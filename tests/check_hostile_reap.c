@@ -651,8 +651,8 @@ END_TEST
 /*
  * /bad, at its first ask (its first incarnation): lies in its deferred
  * set (the ask in hand again, a mailbox past the arena, an id nobody
- * waits for, the ids below), forges claims on the asker's last free
- * reply slots in the name of its other incarnations (each noted in
+ * waits for, the ids below), forges claims on free reply slots of the
+ * asker in the name of its other incarnations (each and its id noted in
  * sh->val for the test), claims the slot of the ask in hand as its own
  * (as if killed sending the answer), and dies by SIGKILL.
  */
@@ -670,18 +670,23 @@ bad_lies_and_dies(struct actor *a)
 	if (h == NULL || ah == NULL)
 		_exit(2);
 	d = ar_defers(h, &caps);
+	if (ac.ask_cap < 8)
+		_exit(5);
+	/* Slots the asker's two asks (consecutive ids) never use. */
 	for (i = 0; i < NFORGED; i++) {
-		id = ac.ask_cap - 1 - i;
+		id = ac.ask_cap + ((a->cur.corr + 4 + i) & (ac.ask_cap - 1));
+		atomic_store(&sh->val[4 + i], (int64_t)id);
 		atomic_store(&sh->val[i], (int64_t)forged_claim((uint32_t)
 		    a->idx, a->incarnation + 1 + i, id));
-		atomic_store(&ar_asks(ah, &ac)[id], (uint64_t)atomic_load(
-		    &sh->val[i]));
+		atomic_store(&ar_asks(ah, &ac)[id & (ac.ask_cap - 1)],
+		    (uint64_t)atomic_load(&sh->val[i]));
 	}
 	for (i = 0; i < caps.ask_cap; i++) {
 		k = i % (3 + NFORGED);
 		atomic_store(&d[i].who, k == 1 ? 0xfffffff0ULL << 32 : who);
 		atomic_store(&d[i].corr, k == 0 ? a->cur.corr : k == 1 ? 77 :
-		    k == 2 ? ~0ULL : ac.ask_cap - 1 - (k - 3));
+		    k == 2 ? ~0ULL : (uint64_t)atomic_load(&sh->val[4 + k -
+		    3]));
 	}
 	if (!slot_claim(ar, &a->cur, (uint32_t)a->idx, a->incarnation))
 		_exit(3);
@@ -788,9 +793,9 @@ START_TEST(hostile_replier_under_actord)
 	ck_assert_ptr_nonnull(ah = ar_hdr(ad->arena, (uint32_t)asker->mbox,
 	    &ac));
 	for (i = 0; i < NFORGED; i++)
-		ck_assert_msg(atomic_load(&ar_asks(ah, &ac)[ac.ask_cap - 1 - i])
-		    == (uint64_t)sh->val[i], "another incarnation's claim %u "
-		    "freed", i);
+		ck_assert_msg(atomic_load(&ar_asks(ah, &ac)[sh->val[4 + i] &
+		    (ac.ask_cap - 1)]) == (uint64_t)sh->val[i], "another "
+		    "incarnation's claim %u freed", i);
 	actord_free(ad);
 	ts_record_close();
 }
