@@ -38,10 +38,11 @@
  * sleeps.  The same two processes do not always meet the same regime: the
  * bare ring here ran at some 200 M msg/s 30 messages behind, at 90 some
  * 500 behind, at 5 to 25 on a busy host, from one run to the next.  So
- * the paired slices (tput_pair) run the bare ring and the mailbox one
- * right after the other, PAIRS times a round, and give their ratio pair
- * by pair with both regimes, and its median over the pairs whose bare
- * ring ran close behind and over those far behind.
+ * the paired slices (tput_pair) run the bare ring, the ladder's CAS rung
+ * and the mailbox one right after the other, PAIRS times a round, and
+ * give their ratios slice by slice with the regimes, and their medians
+ * over the pairs whose bare ring ran close behind and over those far
+ * behind.
  *
  * Prints a table (absolute figures and ratios to the bare ring, ZeroMQ and
  * the pipe: value / baseline) and writes every case as JSON to $BENCH_JSON.
@@ -178,12 +179,15 @@ struct result {
 };
 
 /*
- * The paired slices (pair_round): the bare ring and the mailbox
- * (busy-poll), one right after the other, PAIRS times a round, each on
- * PAIR_SLICE of its case's messages, so that both meet the same host.
+ * The paired slices (pair_round): the bare ring, the ladder's first rung
+ * (the bare ring with its tail claimed by a CAS: what any producer's
+ * claim costs, the floor of a ring many processes may send into) and the
+ * mailbox (busy-poll), one right after the other, PAIRS times a round,
+ * each on PAIR_SLICE of its case's messages, so that all three meet the
+ * same host.
  */
 struct pair {
-	struct result	 bare, mb;
+	struct result	 bare, cas, mb;
 };
 
 typedef void	(*side_fn)(struct bench *, long n, struct result *);
@@ -1509,6 +1513,7 @@ static void
 pair_round(struct bench *b, int round)
 {
 	const struct bcase *bare = &cases[case_of("tput_bare_ring")];
+	const struct bcase *cas = &cases[case_of("tput_ladder_mpsc")];
 	const struct bcase *mb = &cases[case_of("tput_mailbox_busy")];
 	struct pair	*p;
 	int		 k;
@@ -1518,9 +1523,11 @@ pair_round(struct bench *b, int round)
 		p = &b->pairs[round * PAIRS + k];
 		if (k % 2 == 0) {
 			run_case(b, bare, &p->bare);
+			run_case(b, cas, &p->cas);
 			run_case(b, mb, &p->mb);
 		} else {
 			run_case(b, mb, &p->mb);
+			run_case(b, cas, &p->cas);
 			run_case(b, bare, &p->bare);
 		}
 	}
@@ -1528,36 +1535,41 @@ pair_round(struct bench *b, int round)
 }
 
 /*
- * The pairs, each with both regimes, then the median ratio over the pairs
- * whose bare ring ran close behind its producer and over those far
- * behind (lag >= LAG_FAR): the mailbox against the bare ring on the same
- * host, regime by regime.
+ * The pairs, each with its regimes, then the medians over the pairs whose
+ * bare ring ran close behind its producer and over those far behind
+ * (lag >= LAG_FAR): the mailbox against the bare ring and against the CAS
+ * rung on the same host, regime by regime.
  */
 static void
 pair_report(struct bench *b)
 {
 	const struct pair *p;
-	double	 r[2][ROUNDS * PAIRS], mbv[2][ROUNDS * PAIRS];
-	double	 bv[2][ROUNDS * PAIRS], ratio;
-	int	 i, far, k[2] = { 0, 0 };
+	/* bare, CAS rung, mailbox, mailbox / bare, mailbox / CAS rung */
+	double	 v[5][2][ROUNDS * PAIRS], med[5];
+	int	 i, j, far, k[2] = { 0, 0 };
 	static const char *const name[2] = { "close", "far" };
 
-	printf("paired slices (bare ring, then mailbox busy-poll, or the "
-	    "other way round), lag: messages the consumer ran behind:\n");
-	printf("  %4s %12s %6s %12s %6s %6s %6s %7s\n", "pair", "bare M/s",
-	    "lag", "mailbox M/s", "lag", "batch", "sleeps", "ratio");
+	printf("paired slices (bare ring, CAS rung, mailbox busy-poll, or the "
+	    "other way round); lag: messages the consumer ran behind:\n");
+	printf("  %4s %9s %5s %9s %5s %9s %5s %6s %6s %7s %7s\n", "pair",
+	    "bare M/s", "lag", "CAS M/s", "lag", "mbox M/s", "lag", "batch",
+	    "sleeps", "mb/bare", "mb/CAS");
 	for (i = 0; i < ROUNDS * PAIRS; i++) {
 		p = &b->pairs[i];
-		if (p->bare.v1 <= 0)
+		if (p->bare.v1 <= 0 || p->cas.v1 <= 0)
 			continue;
-		ratio = p->mb.v1 / p->bare.v1;
-		printf("  %4d %12.2f %6.0f %12.2f %6.0f %6.0f %6.0f %7.3f\n",
-		    i, p->bare.v1 / 1e6, p->bare.lag, p->mb.v1 / 1e6, p->mb.lag,
-		    p->mb.batch, p->mb.sleeps, ratio);
 		far = p->bare.lag >= LAG_FAR;
-		r[far][k[far]] = ratio;
-		bv[far][k[far]] = p->bare.v1;
-		mbv[far][k[far]++] = p->mb.v1;
+		v[0][far][k[far]] = p->bare.v1;
+		v[1][far][k[far]] = p->cas.v1;
+		v[2][far][k[far]] = p->mb.v1;
+		v[3][far][k[far]] = p->mb.v1 / p->bare.v1;
+		v[4][far][k[far]] = p->mb.v1 / p->cas.v1;
+		printf("  %4d %9.2f %5.0f %9.2f %5.0f %9.2f %5.0f %6.0f %6.0f "
+		    "%7.3f %7.3f\n", i, p->bare.v1 / 1e6, p->bare.lag,
+		    p->cas.v1 / 1e6, p->cas.lag, p->mb.v1 / 1e6, p->mb.lag,
+		    p->mb.batch, p->mb.sleeps, v[3][far][k[far]],
+		    v[4][far][k[far]]);
+		k[far]++;
 	}
 	for (far = 0; far < 2; far++) {
 		if (k[far] == 0) {
@@ -1565,16 +1577,20 @@ pair_report(struct bench *b)
 			    name[far], far ? ">=" : "<", LAG_FAR);
 			continue;
 		}
-		printf("  bare ring %s behind (lag %s %d), %d pairs: bare %.2f, "
-		    "mailbox %.2f M msg/s, mailbox / bare %.3fx (median of "
-		    "the pairs' ratios)\n", name[far], far ? ">=" : "<",
-		    LAG_FAR, k[far], median(bv[far], k[far]) / 1e6,
-		    median(mbv[far], k[far]) / 1e6, median(r[far], k[far]));
+		for (j = 0; j < 5; j++)
+			med[j] = median(v[j][far], k[far]);
+		printf("  bare ring %s behind (lag %s %d), %d pairs, medians: "
+		    "bare %.2f, CAS rung %.2f, mailbox %.2f M msg/s; mailbox / "
+		    "bare %.3fx, mailbox / CAS rung %.3fx\n", name[far],
+		    far ? ">=" : "<", LAG_FAR, k[far], med[0] / 1e6,
+		    med[1] / 1e6, med[2] / 1e6, med[3], med[4]);
 		if (b->json != NULL)
 			fprintf(b->json, "%s\n  { \"name\": \"tput_pair_%s\", "
 			    "\"value\": %.4f, \"unit\": \"mailbox/bare\", "
-			    "\"pairs\": %d }", b->njson++ ? "," : "", name[far],
-			    median(r[far], k[far]), k[far]);
+			    "\"pairs\": %d, \"bare\": %.1f, \"cas_rung\": %.1f, "
+			    "\"mailbox\": %.1f, \"mailbox_vs_cas_rung\": %.4f }",
+			    b->njson++ ? "," : "", name[far], med[3], k[far],
+			    med[0], med[1], med[2], med[4]);
 	}
 }
 
