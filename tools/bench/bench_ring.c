@@ -13,8 +13,10 @@
  * mailbox's costs added per rung, each written here with the mailbox's
  * cells (MB_CELL bytes: sequence number, 40-byte header, payload) and the
  * bare ring's busy-polling consumer, so that the step between two rungs is
- * the price of what the upper one adds: any producer (tail claimed by a
- * CAS, the consumer publishing head once per batch, the producer asking
+ * the price of what the upper one adds: a fence where a claim would be
+ * (tput_ladder_fence, beside the others: the bare ring whose producer
+ * waits for its stores before each message, as a locked CAS makes it),
+ * any producer (tail claimed by a CAS, the consumer publishing head once per batch, the producer asking
  * for the cell two ahead as the mailbox's does), a claim record in the
  * producer's own line, the header (the consumer fences its loads after the
  * cell's number while close behind, as the mailbox's does, copies and
@@ -38,8 +40,9 @@
  * sleeps.  The same two processes do not always meet the same regime: the
  * bare ring here ran at some 200 M msg/s 30 messages behind, at 90 some
  * 500 behind, at 5 to 25 on a busy host, from one run to the next.  So
- * the paired slices (tput_pair) run the bare ring, the ladder's CAS rung
- * and the mailbox one right after the other, PAIRS times a round, and
+ * the paired slices (tput_pair) run the bare ring, the ladder's fence and
+ * CAS rungs and the mailbox one right after the other, PAIRS times a
+ * round, and
  * give their ratios slice by slice with the regimes, and their medians
  * over the pairs whose bare ring ran close behind and over those far
  * behind.
@@ -101,6 +104,7 @@ enum unit { UNIT_RATE, UNIT_LATENCY };
 #define LAD_HDR		0x4u	/* header; consumer checks it, counts its wait */
 #define LAD_WAKE	0x8u	/* producer looks at "sleeping" after publishing */
 #define LAD_CLK		0x10u	/* the clock, as the mailbox reads it (sampled) */
+#define LAD_FENCE	0x20u	/* alone: the bare ring, a full fence per claim */
 #define LAD_INL		(MB_CELL - SHM_CELL_HDR)
 #define LAD_LOOK	16	/* ring.c's FENCE_LOOK */
 
@@ -179,15 +183,17 @@ struct result {
 };
 
 /*
- * The paired slices (pair_round): the bare ring, the ladder's first rung
- * (the bare ring with its tail claimed by a CAS: what any producer's
- * claim costs, the floor of a ring many processes may send into) and the
- * mailbox (busy-poll), one right after the other, PAIRS times a round,
- * each on PAIR_SLICE of its case's messages, so that all three meet the
- * same host.
+ * The paired slices (pair_round): the bare ring, the bare ring with a
+ * full fence per message (what a claim's locked instruction orders: its
+ * producer waits for its stores), the ladder's first rung (the bare ring
+ * with its tail claimed by a CAS: what any producer's claim costs, the
+ * floor of a ring many processes may send into) and the mailbox
+ * (busy-poll), one right after the other, PAIRS times a round, each on
+ * PAIR_SLICE of its case's messages, so that all four meet the same
+ * host.
  */
 struct pair {
-	struct result	 bare, cas, mb;
+	struct result	 bare, fence, cas, mb;
 };
 
 typedef void	(*side_fn)(struct bench *, long n, struct result *);
@@ -279,6 +285,8 @@ static const struct bcase cases[] = {
 	    600000, zmq_prod, zmq_cons, 1, 2, 0 },
 	{ "pipe", "tput_pipe", UNIT_RATE,
 	    150000, pipe_prod, pipe_cons, 1, 3, 0 },
+	{ "ladder: bare + a fence per claim", "tput_ladder_fence", UNIT_RATE,
+	    2000000, lad_prod, lad_cons, 1, 0, LAD_FENCE },
 	{ "ladder: any producer (CAS on tail)", "tput_ladder_mpsc", UNIT_RATE,
 	    2000000, lad_prod, lad_cons, 1, 0, LAD_MPSC },
 	{ "ladder: + claim record", "tput_ladder_rec", UNIT_RATE,
@@ -541,6 +549,14 @@ lad_put(struct ladder *l, unsigned rung, const struct shm_msg *m,
 		c = &l->cells[pos & (MB_CAP - 1)];
 		seq = atomic_load_explicit(&c->seq, memory_order_acquire);
 		if (seq == pos) {
+			if (rung & LAD_FENCE) {
+				/*
+				 * What the CAS on tail orders, without
+				 * the CAS: every store before it done.
+				 */
+				atomic_thread_fence(memory_order_seq_cst);
+				break;
+			}
 			if (!(rung & LAD_MPSC))
 				break;
 			if (rung & LAD_REC) {
@@ -568,6 +584,8 @@ lad_put(struct ladder *l, unsigned rung, const struct shm_msg *m,
 		c->msg = hdr;
 	}
 	atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
+	if (!(rung & LAD_MPSC) && (pos & (POS_EVERY - 1)) == 0)
+		atomic_store_explicit(&l->tail, pos, memory_order_relaxed);
 	if (rung & LAD_REC)
 		atomic_store_explicit(&l->rec_ring, 0, memory_order_release);
 	if (rung & LAD_WAKE) {
@@ -701,6 +719,9 @@ lad_prod(struct bench *b, long n, struct result *r)
 {
 	(void)r;
 	switch (b->rung) {
+	case LAD_FENCE:
+		lad_prod_rung(b, n, LAD_FENCE);
+		break;
 	case LAD_MPSC:
 		lad_prod_rung(b, n, LAD_MPSC);
 		break;
@@ -724,6 +745,9 @@ static void
 lad_cons(struct bench *b, long n, struct result *r)
 {
 	switch (b->rung) {
+	case LAD_FENCE:
+		lad_cons_rung(b, n, r, LAD_FENCE);
+		break;
 	case LAD_MPSC:
 		lad_cons_rung(b, n, r, LAD_MPSC);
 		break;
@@ -1513,6 +1537,7 @@ static void
 pair_round(struct bench *b, int round)
 {
 	const struct bcase *bare = &cases[case_of("tput_bare_ring")];
+	const struct bcase *fence = &cases[case_of("tput_ladder_fence")];
 	const struct bcase *cas = &cases[case_of("tput_ladder_mpsc")];
 	const struct bcase *mb = &cases[case_of("tput_mailbox_busy")];
 	struct pair	*p;
@@ -1523,11 +1548,13 @@ pair_round(struct bench *b, int round)
 		p = &b->pairs[round * PAIRS + k];
 		if (k % 2 == 0) {
 			run_case(b, bare, &p->bare);
+			run_case(b, fence, &p->fence);
 			run_case(b, cas, &p->cas);
 			run_case(b, mb, &p->mb);
 		} else {
 			run_case(b, mb, &p->mb);
 			run_case(b, cas, &p->cas);
+			run_case(b, fence, &p->fence);
 			run_case(b, bare, &p->bare);
 		}
 	}
@@ -1544,31 +1571,34 @@ static void
 pair_report(struct bench *b)
 {
 	const struct pair *p;
-	/* bare, CAS rung, mailbox, mailbox / bare, mailbox / CAS rung */
-	double	 v[5][2][ROUNDS * PAIRS], med[5];
+	/* bare, fence, CAS rung, mailbox, mailbox / bare, mailbox / CAS */
+	double	 v[6][2][ROUNDS * PAIRS], med[6];
 	int	 i, j, far, k[2] = { 0, 0 };
 	static const char *const name[2] = { "close", "far" };
 
-	printf("paired slices (bare ring, CAS rung, mailbox busy-poll, or the "
-	    "other way round); lag: messages the consumer ran behind:\n");
-	printf("  %4s %9s %5s %9s %5s %9s %5s %6s %6s %7s %7s\n", "pair",
-	    "bare M/s", "lag", "CAS M/s", "lag", "mbox M/s", "lag", "batch",
-	    "sleeps", "mb/bare", "mb/CAS");
+	printf("paired slices (bare ring, fence rung, CAS rung, mailbox "
+	    "busy-poll, or the other way round), M msg/s; lag: messages the "
+	    "consumer ran behind:\n");
+	printf("  %4s %7s %4s %7s %4s %7s %4s %7s %4s %5s %6s %7s %6s\n",
+	    "pair", "bare", "lag", "fence", "lag", "CAS", "lag", "mailbox",
+	    "lag", "batch", "sleeps", "mb/bare", "mb/CAS");
 	for (i = 0; i < ROUNDS * PAIRS; i++) {
 		p = &b->pairs[i];
 		if (p->bare.v1 <= 0 || p->cas.v1 <= 0)
 			continue;
 		far = p->bare.lag >= LAG_FAR;
 		v[0][far][k[far]] = p->bare.v1;
-		v[1][far][k[far]] = p->cas.v1;
-		v[2][far][k[far]] = p->mb.v1;
-		v[3][far][k[far]] = p->mb.v1 / p->bare.v1;
-		v[4][far][k[far]] = p->mb.v1 / p->cas.v1;
-		printf("  %4d %9.2f %5.0f %9.2f %5.0f %9.2f %5.0f %6.0f %6.0f "
-		    "%7.3f %7.3f\n", i, p->bare.v1 / 1e6, p->bare.lag,
+		v[1][far][k[far]] = p->fence.v1;
+		v[2][far][k[far]] = p->cas.v1;
+		v[3][far][k[far]] = p->mb.v1;
+		v[4][far][k[far]] = p->mb.v1 / p->bare.v1;
+		v[5][far][k[far]] = p->mb.v1 / p->cas.v1;
+		printf("  %4d %7.2f %4.0f %7.2f %4.0f %7.2f %4.0f %7.2f %4.0f "
+		    "%5.0f %6.0f %7.3f %6.3f\n", i, p->bare.v1 / 1e6,
+		    p->bare.lag, p->fence.v1 / 1e6, p->fence.lag,
 		    p->cas.v1 / 1e6, p->cas.lag, p->mb.v1 / 1e6, p->mb.lag,
-		    p->mb.batch, p->mb.sleeps, v[3][far][k[far]],
-		    v[4][far][k[far]]);
+		    p->mb.batch, p->mb.sleeps, v[4][far][k[far]],
+		    v[5][far][k[far]]);
 		k[far]++;
 	}
 	for (far = 0; far < 2; far++) {
@@ -1577,20 +1607,21 @@ pair_report(struct bench *b)
 			    name[far], far ? ">=" : "<", LAG_FAR);
 			continue;
 		}
-		for (j = 0; j < 5; j++)
+		for (j = 0; j < 6; j++)
 			med[j] = median(v[j][far], k[far]);
 		printf("  bare ring %s behind (lag %s %d), %d pairs, medians: "
-		    "bare %.2f, CAS rung %.2f, mailbox %.2f M msg/s; mailbox / "
-		    "bare %.3fx, mailbox / CAS rung %.3fx\n", name[far],
-		    far ? ">=" : "<", LAG_FAR, k[far], med[0] / 1e6,
-		    med[1] / 1e6, med[2] / 1e6, med[3], med[4]);
+		    "bare %.2f, fence rung %.2f, CAS rung %.2f, mailbox %.2f M "
+		    "msg/s; mailbox / bare %.3fx, mailbox / CAS rung %.3fx\n",
+		    name[far], far ? ">=" : "<", LAG_FAR, k[far], med[0] / 1e6,
+		    med[1] / 1e6, med[2] / 1e6, med[3] / 1e6, med[4], med[5]);
 		if (b->json != NULL)
 			fprintf(b->json, "%s\n  { \"name\": \"tput_pair_%s\", "
 			    "\"value\": %.4f, \"unit\": \"mailbox/bare\", "
-			    "\"pairs\": %d, \"bare\": %.1f, \"cas_rung\": %.1f, "
-			    "\"mailbox\": %.1f, \"mailbox_vs_cas_rung\": %.4f }",
-			    b->njson++ ? "," : "", name[far], med[3], k[far],
-			    med[0], med[1], med[2], med[4]);
+			    "\"pairs\": %d, \"bare\": %.1f, \"fence_rung\": "
+			    "%.1f, \"cas_rung\": %.1f, \"mailbox\": %.1f, "
+			    "\"mailbox_vs_cas_rung\": %.4f }",
+			    b->njson++ ? "," : "", name[far], med[4], k[far],
+			    med[0], med[1], med[2], med[3], med[5]);
 	}
 }
 
