@@ -67,6 +67,12 @@
 
 #if defined(__x86_64__)
 #include <cpuid.h>
+#if defined(__has_include)
+#if __has_include(<sys/platform/x86.h>)
+#include <sys/platform/x86.h>
+#define HAVE_X86_PLATFORM	1
+#endif
+#endif
 #endif
 #include <errno.h>
 #include <limits.h>
@@ -109,20 +115,28 @@ shm_membarrier_init(struct shm_arena *a)
 }
 
 /*
- * What this CPU offers the hot paths, by CPUID, once per attach.  RDPID
- * for shm_cpu: the CPU must have it (leaf 7, ECX bit 22) and the kernel
- * must keep the CPU number in TSC_AUX, which one reading against
- * sched_getcpu shows (a migration in between only costs RDPID).
- * PREFETCHW for a send (leaf 0x80000001, ECX bit 8; shm_impl.h,
- * prefetch_own).
+ * What this CPU offers the hot paths, once per attach.  RDPID for
+ * shm_cpu: the CPU must have it (leaf 7, ECX bit 22) and the kernel must
+ * keep the CPU number in TSC_AUX, which one reading against sched_getcpu
+ * shows (a migration in between only costs RDPID).  PREFETCHW for a send
+ * (leaf 0x80000001, ECX bit 8; shm_impl.h, prefetch_own).  Read from
+ * what the dynamic loader found at exec (glibc's <sys/platform/x86.h>)
+ * where it says: the four CPUIDs that asking the CPU takes trap in a VM,
+ * a few microseconds of every actor's start (tests/check_attach_cost.c).
  */
 void
 shm_cpu_init(struct shm_arena *a)
 {
 #if defined(__x86_64__)
-	unsigned eax, ebx, ecx, edx;
 	uint64_t v;
 	int	 cpu;
+#ifdef HAVE_X86_PLATFORM
+	a->prefetchw = CPU_FEATURE_ACTIVE(PREFETCHW);
+	a->rdpid = false;
+	if (!CPU_FEATURE_ACTIVE(RDPID))
+		return;
+#else
+	unsigned eax, ebx, ecx, edx;
 
 	a->prefetchw = __get_cpuid(0x80000001, &eax, &ebx, &ecx, &edx) != 0 &&
 	    (ecx & (1u << 8)) != 0;
@@ -130,6 +144,7 @@ shm_cpu_init(struct shm_arena *a)
 	if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0 ||
 	    (ecx & (1u << 22)) == 0)
 		return;
+#endif
 	cpu = sched_getcpu();
 	__asm__ __volatile__("rdpid %0" : "=r"(v));
 	a->rdpid = cpu >= 0 && (uint64_t)cpu == (v & 0xfff);
