@@ -643,6 +643,105 @@ START_TEST(hostile_replier_reaped)
 }
 END_TEST
 
+/* --- a deferred set of lies as long as it can be ---------------------------- */
+
+#define BIG_LANE	65536	/* reply cells, and so deferred entries */
+
+/*
+ * The replier (0) takes the asker's (1) ask and defers it, claims its
+ * slot, fills the asker's reply lane with answers to other asks and then
+ * the one to this ask, last, and fills every entry of its deferred set
+ * (65,536 of them, as many as its reply lane has cells) with this same
+ * ask; then it dies by SIGKILL.  Each entry names a slot the dead
+ * claimed, whose answer is in the lane: found, but only at the end of a
+ * scan of the whole lane.
+ */
+static pid_t
+long_lies_then_died(struct shm_arena *ar)
+{
+	struct actor_caller k;
+	struct ar_caps caps;
+	struct ar_hdr *h;
+	struct ar_defer *d;
+	struct shm_msg q, ask;
+	struct actor *w;
+	struct actor_msg m;
+	uint64_t who;
+	uint32_t i;
+	pid_t pid;
+
+	if ((pid = fork()) != 0) {
+		ck_assert_int_gt(pid, 0);
+		return pid;
+	}
+	w = shm_test_open(ar, BAD);
+	if (actor_recv(w, &m, 0) != 0 || actor_defer(w, &k) != 0 ||
+	    actor_recv(w, &m, 0) != ACTOR_ETIMEDOUT ||
+	    (h = ar_hdr(ar, BAD, &caps)) == NULL || caps.ask_cap != BIG_LANE)
+		_exit(1);
+	memset(&ask, 0, sizeof(ask));
+	ask.sender.index = k.asker.index;
+	ask.sender.incarnation = k.asker.incarnation;
+	ask.corr = k.corr;
+	ask.flags = SHM_MSG_ASK;
+	if (!slot_claim(ar, &ask, BAD, w->incarnation))
+		_exit(2);
+	memset(&q, 0, sizeof(q));
+	q.flags = SHM_MSG_REPLY;
+	for (i = 0; i < BIG_LANE; i++) {
+		q.corr = i == BIG_LANE - 1 ? k.corr : k.corr + 1 + i;
+		if (shm_send(w->prod, ASKER, SHM_LANE_REPLY, &q, NULL, 0) != 0)
+			_exit(3);
+	}
+	d = ar_defers(h, &caps);
+	who = (uint64_t)ASKER << 32 | k.asker.incarnation;
+	for (i = 0; i < caps.ask_cap; i++) {
+		atomic_store(&d[i].who, who);
+		atomic_store(&d[i].corr, k.corr);
+	}
+	raise(SIGKILL);
+	_exit(4);
+}
+
+/*
+ * The reap of long_lies_then_died: each entry cost a scan of the asker's
+ * 65,536-cell lane, 2^32 cells in all (minutes of actord's loop); it now
+ * returns long before the alarm (10 s), and the asker gets its answer,
+ * once, behind the others, dropped as late.
+ */
+START_TEST(long_deferred_lie_reaped_at_once)
+{
+	struct shm_arena *ar = shm_test_actors_up(&(struct shm_test_actors){
+	    .n = 2, .cap = 16, .rcap = BIG_LANE, .ov = SHM_OVERFLOW_BLOCK,
+	    .block_ms = 10, .watchers = 16 });
+	struct actor *c = shm_test_open(ar, ASKER);
+	struct actor_msg r;
+	uint64_t corr, got;
+	pid_t bad, reaper;
+	int st;
+
+	ck_assert_int_eq(actor_ask_send(c, (struct actor_ref){ BAD,
+	    ACTOR_ANY }, 1, "a", 1, HOSTILE_NS, &corr), 0);
+	bad = long_lies_then_died(ar);
+	st = killed(bad, "the liar");
+	/* actord's reap, in a child under an alarm. */
+	if ((reaper = fork()) == 0) {
+		signal(SIGALRM, SIG_DFL);
+		alarm(10);
+		_exit(actor_reaped(ar, BAD, bad, st, NULL) == 0 ? 0 : 1);
+	}
+	ck_assert_int_gt(reaper, 0);
+	st = shm_test_wait_exit(reaper);
+	ck_assert_msg(st == 0, "the reap %s (status %d)", st == 128 +
+	    SIGALRM ? "never returned" : "failed", st);
+	ck_assert_int_eq(actor_ask_next(c, &r, 0, &got), 0);
+	ck_assert_uint_eq(got, corr);
+	ck_assert_int_eq(actor_ask_next(c, &r, 0, &got), ACTOR_EEMPTY);
+	actor_close(c);
+	shm_detach(ar);
+}
+END_TEST
+
 /* --- the same under the real actord -------------------------------------- */
 
 #define T_ASK		1
@@ -952,6 +1051,7 @@ hostile_reap_suite(void)
 	tcase_add_test(tc, answer_taken_while_replier_reaped);
 	tcase_add_test(tc, hostile_replier_reaped);
 	tcase_add_test(tc, hostile_replier_under_actord);
+	tcase_add_test(tc, long_deferred_lie_reaped_at_once);
 	tcase_add_test(tc, ticks_alike_told_apart_at_reap);
 	tcase_add_test(tc, forged_enq_ns_at_reap);
 	suite_add_tcase(s, tc);

@@ -273,7 +273,7 @@ void	 slot_prefetch(struct shm_arena *, const struct shm_msg *ask) SHM_HOT;
 void	 slot_prefetch_mine(struct actor *, uint64_t corr) SHM_HOT;
 void	 slot_unclaim(struct shm_arena *, const struct shm_msg *ask);
 bool	 slot_release_dead(struct shm_arena *, const struct shm_msg *ask,
-	    uint32_t who, uint32_t inc);
+	    uint32_t who, uint32_t inc, unsigned *scans);
 
 /* defer.c */
 int	 defer_reaped(struct shm_producer *, struct shm_arena *, uint32_t,

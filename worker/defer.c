@@ -28,6 +28,13 @@
 
 #include "worker/actor_impl.h"
 
+/*
+ * Scans of an asker's reply lane a reap of the deferred set may make
+ * (slot_release_dead): one per answer the dead had on its way, which is
+ * one per thread of it that was sending.
+ */
+#define DEFER_SCANS	64
+
 static uint64_t	 who_of(uint32_t, uint32_t);
 static void	 ask_of(const struct actor_caller *, struct shm_msg *);
 static bool	 ask_over(struct shm_arena *, uint64_t, uint64_t);
@@ -195,6 +202,7 @@ defer_reaped(struct shm_producer *p, struct shm_arena *a, uint32_t idx,
 	struct shm_msg ask;
 	uint64_t corr, who;
 	uint32_t i;
+	unsigned scans = DEFER_SCANS;
 	int n = 0;
 
 	for (i = 0; i < caps->ask_cap; i++) {
@@ -213,7 +221,7 @@ defer_reaped(struct shm_producer *p, struct shm_arena *a, uint32_t idx,
 		c.corr = corr;
 		ask_of(&c, &ask);
 		/* Died sending its answer: ours, unless that one got out. */
-		if (slot_release_dead(a, &ask, idx, dead))
+		if (slot_release_dead(a, &ask, idx, dead, &scans))
 			continue;
 		if (p != NULL && send_error_reply(p, a, &ask, ACTOR_EDIED,
 		    "the actor died holding its deferred answer", owed) == 0)

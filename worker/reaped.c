@@ -126,7 +126,8 @@ inhand(struct shm_producer *p, struct shm_arena *a, uint32_t idx,
 	 * An answer it died sending is on its way only if it reached the
 	 * lane; else the ask's slot waits for another.
 	 */
-	sent = (m.flags & SHM_MSG_ASK) && slot_release_dead(a, &m, idx, dead);
+	sent = (m.flags & SHM_MSG_ASK) && slot_release_dead(a, &m, idx, dead,
+	    NULL);
 	if (snap_latest(h, caps, &handled) >= 0 && handled != 0 &&
 	    handled == atomic_load(&h->inhand_id)) {
 		/*

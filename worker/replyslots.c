@@ -279,10 +279,19 @@ answers(void *arg, const struct shm_msg *m)
  * that another answer can claim it: actord's error, or the redelivered
  * message's.  true if the dead replier's answer is in the lane: it keeps
  * its claim, and needs no other answer.
+ *
+ * Each such claim costs a scan of the asker's lane, up to its cells
+ * (65,536), and a dead worker's deferred set says which asks to look at
+ * (as many entries as its own reply lane has cells): a set of lies, each
+ * naming a slot it claimed whose answer waits at the end of a full lane,
+ * cost actord 2^32 cells read per death.  *scans (NULL: no bound) is how
+ * many more scans the caller's reap may make; at 0 a slot the dead
+ * claimed keeps its claim, as if its answer had got out.  An honest
+ * replier dies with at most one answer on its way per thread sending.
  */
 bool
 slot_release_dead(struct shm_arena *a, const struct shm_msg *ask,
-    uint32_t who, uint32_t inc)
+    uint32_t who, uint32_t inc, unsigned *scans)
 {
 	struct ar_caps c;
 	struct ar_hdr *h = ar_hdr(a, ask->sender.index, &c);
@@ -294,6 +303,11 @@ slot_release_dead(struct shm_arena *a, const struct shm_msg *ask,
 	s = &ar_asks(h, &c)[id & (c.ask_cap - 1)];
 	if (atomic_load(s) != v)
 		return false;
+	if (scans != NULL) {
+		if (*scans == 0)
+			return true;	/* past the bound: as if sent */
+		(*scans)--;
+	}
 	if (shm_lane_holds(a, ask->sender.index, SHM_LANE_REPLY, answers,
 	    &id) == 1)
 		return true;
