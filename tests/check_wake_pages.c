@@ -125,6 +125,32 @@ until_handled(pid_t pid, struct seen *s, uint32_t n)
 	    atomic_load(&s->handled), n);
 }
 
+/*
+ * A process asleep in actor_run on mailbox ME of ar, counting what it
+ * handles in *sp (shared with the test, which unmaps it).
+ */
+static pid_t
+sleeper(struct shm_arena *ar, struct seen **sp)
+{
+	struct actor *me;
+	struct seen *s;
+	pid_t	 pid;
+
+	s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED |
+	    MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(s, MAP_FAILED);
+	memset(s, 0, sizeof(*s));
+	if ((pid = fork()) == 0) {
+		me = shm_test_open(ar, ME);
+		atomic_store(&s->tls, (uintptr_t)&errno);
+		(void)actor_run(me, count, NULL, s);
+		_exit(0);
+	}
+	ck_assert_int_gt(pid, 0);
+	*sp = s;
+	return pid;
+}
+
 static void
 clear_refs(pid_t pid)
 {
@@ -195,7 +221,7 @@ read_refs(pid_t pid, const char *exe, uintptr_t tls, struct refs *r)
 START_TEST(test_wake_touches_no_data)
 {
 	struct shm_arena *ar = arena();
-	struct actor *c = shm_test_open(ar, -1), *me;
+	struct actor *c = shm_test_open(ar, -1);
 	struct seen *s;
 	struct refs r, least;
 	char	 exe[PATH_MAX];
@@ -206,17 +232,7 @@ START_TEST(test_wake_touches_no_data)
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	ck_assert_int_gt(n, 0);
 	exe[n] = '\0';
-	s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED |
-	    MAP_ANONYMOUS, -1, 0);
-	ck_assert_ptr_ne(s, MAP_FAILED);
-	memset(s, 0, sizeof(*s));
-	if ((pid = fork()) == 0) {
-		me = shm_test_open(ar, ME);
-		atomic_store(&s->tls, (uintptr_t)&errno);
-		(void)actor_run(me, count, NULL, s);
-		_exit(0);
-	}
-	ck_assert_int_gt(pid, 0);
+	pid = sleeper(ar, &s);
 	/* Its first messages make what it keeps (views, cell pages). */
 	for (i = 1; i <= 3; i++) {
 		tell(c, 1);
@@ -300,22 +316,13 @@ START_TEST(test_map_ahead)
 	struct shm_arena *ar = shm_test_actors_up(&(struct shm_test_actors){
 	    .n = NBOX, .cap = 1024, .rcap = 16, .ov = SHM_OVERFLOW_REJECT,
 	    .watchers = 16 });
-	struct actor *c = shm_test_open(ar, -1), *me;
+	struct actor *c = shm_test_open(ar, -1);
 	struct seen *s;
 	unsigned char vec[8];
 	pid_t	 pid;
 	int	 st;
 
-	s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED |
-	    MAP_ANONYMOUS, -1, 0);
-	ck_assert_ptr_ne(s, MAP_FAILED);
-	memset(s, 0, sizeof(*s));
-	if ((pid = fork()) == 0) {
-		me = shm_test_open(ar, ME);
-		(void)actor_run(me, count, NULL, s);
-		_exit(0);
-	}
-	ck_assert_int_gt(pid, 0);
+	pid = sleeper(ar, &s);
 	until_handled(pid, s, 0);
 	lane_pages(ar, ME, vec, 8);
 	/* Head's page only: every look at the lane reads its cell. */
