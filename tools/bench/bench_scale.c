@@ -2591,7 +2591,7 @@ print_table(struct row *rows, int nr)
 	    "rseq's part");
 	for (j = 0; j < 16; j++) {
 		static const char *const what[4] = { "recv us", "prod us",
-		    "recv faults", "prod faults" };
+		    "recv flt", "prod flt" };
 		static const char *const who[4] = { "actors", "pipes",
 		    "floor", "floor, no rseq" };
 		char label[48];
