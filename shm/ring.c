@@ -1253,6 +1253,21 @@ sys_idle(const struct shm_lane_local *l, unsigned k, uint64_t h)
 	return k == SHM_LANE_SYSTEM && atomic_load(&l->ctl->tail) == h;
 }
 
+/*
+ * Nothing ever claimed on a lane (head still 0, and tail too): its first
+ * cell is a hole of the arena's memfd, and reading a hole allocates a
+ * page, one for every idle actor's first look (shm_take_one, then
+ * shm_pending before it sleeps: tests/check_attach_cost.c,
+ * idle_actor_allocates_no_cells).  Its tail says so instead, by
+ * sys_idle's argument.  Only at head 0: a consumer at work never reads
+ * the producers' line here.
+ */
+static inline bool
+never_claimed(const struct shm_lane_local *l, uint64_t h)
+{
+	return h == 0 && atomic_load(&l->ctl->tail) == 0;
+}
+
 bool
 shm_pending(struct shm_arena *a, uint32_t idx, unsigned lanes)
 {
@@ -1267,7 +1282,7 @@ shm_pending(struct shm_arena *a, uint32_t idx, unsigned lanes)
 			continue;
 		l = &shm_mb(a, idx)->lane[k];
 		h = atomic_load(&l->ctl->head);
-		if (sys_idle(l, k, h))
+		if (sys_idle(l, k, h) || never_claimed(l, h))
 			continue;
 		seq = cell_seq(l, h, memory_order_seq_cst);
 		if (seq == h)
@@ -1890,7 +1905,7 @@ shm_take_one(struct shm_arena *a, uint32_t idx, unsigned lanes,
 			continue;
 		l = &mb->lane[k];
 		h = atomic_load_explicit(&l->ctl->head, memory_order_relaxed);
-		if (sys_idle(l, k, h))
+		if (sys_idle(l, k, h) || never_claimed(l, h))
 			continue;
 		c = lane_cell(l, h);
 		inl = l->inl;

@@ -19,6 +19,7 @@
  * (arch_prctl ARCH_SET_CPUID), where the CPU can.
  */
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #if defined(__x86_64__)
 #include <asm/prctl.h>
@@ -243,6 +244,55 @@ START_TEST(attach_maps_only_what_it_uses)
 }
 END_TEST
 
+/* Pages of the arena's data memfd that exist (written or read once). */
+static long
+arena_pages(const struct shm_arena *ar)
+{
+	struct stat st;
+
+	ck_assert_int_eq(fstat(shm_fd(ar), &st), 0);
+	return (long)(st.st_blocks * 512 / 4096);
+}
+
+/*
+ * An actor that waits for its first message and times out allocates no
+ * page of the arena: reading a memfd hole allocates one, and a lane that
+ * nothing was ever sent to has only holes for cells (its first look
+ * before a sleep, shm_pending, goes by its tail instead).  Before, every
+ * idle actor held a page of its main lane's cells and one of its reply
+ * lane's that nobody had written.
+ */
+START_TEST(idle_actor_allocates_no_cells)
+{
+	struct shm_arena *ar = arena_of(16, 0, 1024);
+	struct actor *a;
+	struct actor_msg m;
+	char err[ACTOR_ERRBUF], num[16];
+	long before;
+	pid_t pid;
+	int rc;
+
+	before = arena_pages(ar);
+	if ((pid = fork()) == 0) {
+		snprintf(num, sizeof(num), "%d", shm_fd(ar));
+		setenv(ACTOR_ENV_ARENA, num, 1);
+		snprintf(num, sizeof(num), "%d", shm_layout_fd(ar));
+		setenv(SHM_ENV_LAYOUT_FD, num, 1);
+		setenv(ACTOR_ENV_INDEX, "0", 1);
+		if (actor_attach(&a, err, sizeof(err)) != 0)
+			_exit(10);
+		rc = actor_recv(a, &m, 20 * 1000 * 1000);
+		_exit(rc == ACTOR_ETIMEDOUT ? 0 : 11);
+	}
+	ck_assert_int_ge(pid, 0);
+	rc = shm_test_wait_exit(pid);
+	ck_assert_msg(rc == 0, "child: %d", rc);
+	ck_assert_msg(arena_pages(ar) == before, "an idle actor's wait made "
+	    "%ld pages of the arena", arena_pages(ar) - before);
+	shm_detach(ar);
+}
+END_TEST
+
 #if defined(__x86_64__)
 static volatile sig_atomic_t cpuids;
 
@@ -306,6 +356,7 @@ attach_cost_suite(void)
 	tcase_add_test(tc, attach_faults_flat_in_mailboxes);
 	tcase_add_test(tc, attach_maps_only_what_it_uses);
 	tcase_add_test(tc, attach_asks_the_cpu_nothing);
+	tcase_add_test(tc, idle_actor_allocates_no_cells);
 	suite_add_tcase(s, tc);
 	return s;
 }
