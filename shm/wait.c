@@ -104,6 +104,7 @@ static int	 nap(struct shm_arena *, uint32_t, unsigned, int, int64_t)
 
 #define SLICE_NS		1000000	/* sleep slice without membarrier */
 #define AHEAD_PAGES		3	/* pages of cells made past head's */
+#define WAKE_TRIES		64	/* CASes of "sleeping" before waking anyway */
 
 /* May this process use the global expedited membarrier? */
 void
@@ -260,14 +261,26 @@ shm_futex_wake_bits(_Atomic uint32_t *w, uint32_t bits, int n)
 	syscall(SYS_futex, w, FUTEX_WAKE_BITSET, n, NULL, NULL, bits);
 }
 
+/*
+ * Wake the consumer of m if "sleeping" says it sleeps on lane, clearing
+ * the word so that one sender makes the system call.  Its consumer writes
+ * the word only as it falls asleep or wakes, so a compare-and-swap fails
+ * a few times at most; a word that changes under every one is a worker's
+ * lie (the word is in the arena), and after WAKE_TRIES the wake goes out
+ * without clearing it, so that no worker holds a sender here, actord
+ * included (tests/check_hostile_wake.c).  A wake nobody needed costs the
+ * consumer a look at its lanes.
+ */
 void
 shm_wake_consumer(struct shm_arena *a, uint32_t idx, struct shm_mbox *m,
     unsigned lane, int *bellfd)
 {
 	uint32_t	 s = atomic_load(&m->sleeping);
+	unsigned	 tries;
 
-	while (s & SHM_LANE_BIT(lane)) {
-		if (!atomic_compare_exchange_weak(&m->sleeping, &s, 0))
+	for (tries = 0; s & SHM_LANE_BIT(lane); tries++) {
+		if (tries < WAKE_TRIES &&
+		    !atomic_compare_exchange_weak(&m->sleeping, &s, 0))
 			continue;
 		/*
 		 * One waiter, not every one: only the consumer's thread
