@@ -486,21 +486,8 @@ on_getpid(int sig, siginfo_t *si, void *uc)
 static void
 trap_getpid(void)
 {
-	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-		    offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getpid, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_getpid;
-	sa.sa_flags = SA_SIGINFO;
 	child_pid = (pid_t)syscall(SYS_getpid);
-	if (sigaction(SIGSYS, &sa, NULL) == -1 ||
-	    install_filter(f, sizeof(f) / sizeof(f[0])) == -1)
+	if (shm_test_trap_syscall(SYS_getpid, on_getpid) == -1)
 		_exit(90);
 }
 

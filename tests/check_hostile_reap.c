@@ -157,22 +157,7 @@ on_futex_rewind(int sig, siginfo_t *si, void *uc)
 static void
 trap_futex(void)
 {
-	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-		    offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_futex, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_futex_rewind;
-	sa.sa_flags = SA_SIGINFO;
-	if (sigaction(SIGSYS, &sa, NULL) == -1 ||
-	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1 ||
-	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == -1)
+	if (shm_test_trap_syscall(SYS_futex, on_futex_rewind) == -1)
 		_exit(90);
 }
 

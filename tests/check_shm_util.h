@@ -8,11 +8,15 @@
 #define ACTORD_CHECK_SHM_UTIL_H
 
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include <check.h>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,6 +257,36 @@ shm_test_copy(const void *base, size_t size, size_t newsize, int seals)
 	if (seals != 0)
 		ck_assert_int_eq(fcntl(fd, F_ADD_SEALS, seals), 0);
 	return fd;
+}
+
+
+/*
+ * From now on every call of system call nr by this process, and by what
+ * it forks, raises SIGSYS, handled by on_trap (SA_SIGINFO); the call
+ * itself returns what the handler leaves in its return register.  -1 if
+ * the handler or the seccomp filter could not be set.
+ */
+static UNUSED int
+shm_test_trap_syscall(int nr, void (*on_trap)(int, siginfo_t *, void *))
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		    offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)nr, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_trap;
+	sa.sa_flags = SA_SIGINFO;
+	if (sigaction(SIGSYS, &sa, NULL) == -1 ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1 ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == -1)
+		return -1;
+	return 0;
 }
 
 #endif /* ACTORD_CHECK_SHM_UTIL_H */
