@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <zmq.h>
 
@@ -23,7 +24,10 @@
 
 #define RECV_ROUND	1024	/* frames per wake-up, then the others' turn */
 #define CLIENTS_MAX	1024	/* client connections remembered */
+#define BIND_WAIT_MS	2000	/* node.listen in use: how long to retry */
+#define BIND_RETRY_MS	20
 
+static int	 bind_patiently(struct gateway *);
 static struct conn *conn_of(struct gateway *, zmq_msg_t *, zmq_msg_t *);
 static void	 conn_drop_older(struct gateway *, const struct conn *);
 static void	 refuse(struct gateway *, struct conn *, const char *,
@@ -32,6 +36,31 @@ static void	 handle(struct gateway *, struct conn *, const char *,
 		    const uint8_t *, size_t);
 static void	 hello(struct gateway *, struct conn *, const char *,
 		    const struct wire_hello *);
+
+/*
+ * zmq_bind, waiting up to BIND_WAIT_MS while the address is in use: a
+ * node started again at once after its actord was killed finds its old
+ * gateway still exiting (the kernel sends it SIGKILL as actord dies,
+ * PR_SET_PDEATHSIG), holding the port for a few milliseconds more.
+ */
+static int
+bind_patiently(struct gateway *gw)
+{
+	const struct timespec pause = { 0, BIND_RETRY_MS * 1000000L };
+	int waited;
+
+	for (waited = 0; zmq_bind(gw->router, gw->ns->listen) == -1;
+	    waited += BIND_RETRY_MS) {
+		if (errno != EADDRINUSE || waited >= BIND_WAIT_MS)
+			return -1;
+		if (waited == 0)
+			fprintf(stderr, "gateway: listen %s: address in use; "
+			    "trying again for %d ms\n", gw->ns->listen,
+			    BIND_WAIT_MS);
+		(void)nanosleep(&pause, NULL);
+	}
+	return 0;
+}
 
 int
 listener_open(struct gateway *gw)
@@ -57,7 +86,7 @@ listener_open(struct gateway *gw)
 	    zmq_setsockopt(gw->router, ZMQ_MAXMSGSIZE, &maxmsg,
 	    sizeof(maxmsg)) == -1)
 		goto fail;
-	if (zmq_bind(gw->router, gw->ns->listen) == -1) {
+	if (bind_patiently(gw) == -1) {
 		fprintf(stderr, "gateway: listen %s: %s\n", gw->ns->listen,
 		    zmq_strerror(errno));
 		return -1;

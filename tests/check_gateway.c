@@ -485,6 +485,57 @@ START_TEST(restarted_node_is_stale)
 }
 END_TEST
 
+/*
+ * A process holding port on 127.0.0.1 (listening) for ms, then gone, as a
+ * killed node's gateway still exiting holds it.  Its pid.
+ */
+static pid_t
+hold_port(int port, int ms)
+{
+	struct sockaddr_in sin;
+	int fd, ready[2];
+	char c;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(ready), 0);
+	ck_assert_int_ne(pid = fork(), -1);
+	if (pid == 0) {
+		memset(&sin, 0, sizeof(sin));
+		sin.sin_family = AF_INET;
+		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		sin.sin_port = htons((uint16_t)port);
+		if ((fd = socket(AF_INET, SOCK_STREAM, 0)) == -1 ||
+		    bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
+		    listen(fd, 1) == -1)
+			_exit(1);
+		(void)write(ready[1], "r", 1);
+		ts_sleep_ms(ms);
+		_exit(0);
+	}
+	close(ready[1]);
+	ck_assert_int_eq(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	return pid;
+}
+
+/*
+ * A node's listen address still in use as it starts (its old gateway
+ * exiting): the gateway waits for it and the node comes up.
+ */
+START_TEST(listen_in_use_awaited)
+{
+	pid_t holder;
+	int st;
+
+	holder = hold_port(net.n[1].port, 300);
+	start_all();
+	ck_assert_int_eq(waitpid(holder, &st, 0), holder);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	ck_assert(log_has(1, "address in use; trying again"));
+	ask_is(0, "b:/echo", "1", "after", "after");
+}
+END_TEST
+
 /* A raw CURVE client of node a, with key pair pub/sec. */
 static void *
 client_open(void *ctx, const char *pub, const char *sec, int port)
@@ -1017,6 +1068,7 @@ suite(void)
 	tcase_add_test(tc, tell_and_ask_across);
 	tcase_add_test(tc, node_killed_fails_asks_at_once);
 	tcase_add_test(tc, restarted_node_is_stale);
+	tcase_add_test(tc, listen_in_use_awaited);
 	tcase_add_test(tc, unknown_key_refused);
 	tcase_add_test(tc, bad_frames_refused);
 	tcase_add_test(tc, python_client);
