@@ -316,6 +316,8 @@ struct spawner {
 	int		 top;		/* one above the highest staging fd */
 	void		*stack;		/* guard page included */
 	size_t		 stack_size;
+	bool		 sigs_read;	/* sigs is set */
+	uint64_t	 sigs;		/* not at the default: spawn_signals_set */
 };
 
 pid_t	 spawn_child(struct node *, const struct spawn_fds *, int failed[2],
@@ -323,6 +325,7 @@ pid_t	 spawn_child(struct node *, const struct spawn_fds *, int failed[2],
 void	 spawn_close(struct actord *);
 void	 spawn_describe_error(const int msg[2], const char *argv0, char *buf,
 	    size_t len);
+int	 spawn_signals_set(uint64_t *);
 
 /* --- warden.c: what workers fork dies with actord, even by SIGKILL -------- */
 

@@ -11,12 +11,21 @@
  *     by its own cause (the {stage, errno} the child left in actord's
  *     memory), never a previous incarnation's, and a start that succeeds
  *     after them says none;
- *   - the same failing restarts while actord stops the tree: it stops.
+ *   - the same failing restarts while actord stops the tree: it stops;
+ *   - a child resets the dispositions actord's process does not leave at
+ *     the default (ignored or caught), and those alone: it starts with no
+ *     signal ignored, and never resets one that is at the default.
  */
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+
 #include <check.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -215,6 +224,147 @@ START_TEST(exec_failing_while_tree_stops)
 }
 END_TEST
 
+/* --- signal dispositions ----------------------------------------------------- */
+
+/* The kernel's struct sigaction, for rt_sigaction(2) on signals 32 and 33. */
+struct ksigaction {
+	void		(*handler)(int);
+	unsigned long	 flags;
+	void		(*restorer)(void);
+	uint64_t	 mask;
+};
+
+static void
+on_usr1(int sig)
+{
+	(void)sig;
+}
+
+/* SIGUSR1 caught, SIGUSR2 and 33 (glibc's, as make may leave it) ignored. */
+static void
+dispositions_set(void)
+{
+	struct ksigaction ksa;
+
+	ck_assert(signal(SIGUSR1, on_usr1) != SIG_ERR);
+	ck_assert(signal(SIGUSR2, SIG_IGN) != SIG_ERR);
+	memset(&ksa, 0, sizeof(ksa));
+	ksa.handler = SIG_IGN;
+	ck_assert_int_eq(syscall(SYS_rt_sigaction, 33, &ksa, NULL, 8), 0);
+}
+
+/*
+ * spawn_signals_set says exactly the signals whose disposition is not the
+ * default, by rt_sigaction's own account of each.
+ */
+START_TEST(signals_set_is_what_is_not_default)
+{
+	struct ksigaction old;
+	uint64_t set = 0, want = 0;
+	int sig;
+
+	dispositions_set();
+	ck_assert_int_eq(spawn_signals_set(&set), 0);
+	for (sig = 1; sig <= 64; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		ck_assert_int_eq(syscall(SYS_rt_sigaction, sig, NULL, &old, 8),
+		    0);
+		if (old.handler != SIG_DFL)
+			want |= UINT64_C(1) << (sig - 1);
+	}
+	ck_assert_msg(set == want, "set %#llx, want %#llx",
+	    (unsigned long long)set, (unsigned long long)want);
+	ck_assert(set & (UINT64_C(1) << (SIGUSR1 - 1)));
+	ck_assert(set & (UINT64_C(1) << (SIGUSR2 - 1)));
+	ck_assert(set & (UINT64_C(1) << (33 - 1)));
+	ck_assert(!(set & (UINT64_C(1) << (SIGWINCH - 1))));
+}
+END_TEST
+
+/*
+ * A process that sets SIGWINCH's disposition is killed (seccomp); one that
+ * only reads it is not.
+ */
+static void
+forbid_sigwinch_sigaction(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		    offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_sigaction, 0, 7),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		    offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SIGWINCH, 0, 5),
+		/* The new action's pointer, both halves: NULL only reads. */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		    offsetof(struct seccomp_data, args[1])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		    offsetof(struct seccomp_data, args[1]) + 4),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog fp = { sizeof(f) / sizeof(f[0]), f };
+
+	ck_assert_int_eq(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+	ck_assert_int_eq(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fp), 0);
+}
+
+/* The hexadecimal mask of /proc/PID/status's line "field". */
+static uint64_t
+status_mask(pid_t pid, const char *field)
+{
+	char path[64], buf[4096], *p;
+	ssize_t k;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	k = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	ck_assert_int_gt(k, 0);
+	buf[k] = '\0';
+	p = strstr(buf, field);
+	ck_assert_ptr_nonnull(p);
+	return strtoull(p + strlen(field), NULL, 16);
+}
+
+/*
+ * With SIGUSR1 caught and SIGUSR2 and 33 ignored here, a program child
+ * starts with nothing ignored and nothing caught; and its start never
+ * resets SIGWINCH, at the default here: a child that did would be killed
+ * by seccomp before its exec, and never run.  (Every start used to reset
+ * all 64, an rt_sigaction each: about 30 us of every start.)
+ */
+START_TEST(child_resets_only_what_is_not_default)
+{
+	struct actord_spec *spec = ts_spec();
+	struct actord *ad;
+	pid_t pid;
+
+	dispositions_set();
+	forbid_sigwinch_sigaction();
+	ts_add_exec(&spec->root, "c", ts_progs("tworker"), "run", NULL);
+	ad = ts_actord(spec);
+	actord_boot(ad);
+	ck_assert_msg(ts_wait_state(ad, "/c", NS_RUNNING, WAIT),
+	    "/c: %s", actord_find(ad, "/c")->last_exit);
+	pid = ts_pid(ad, "/c");
+	ck_assert_int_gt(pid, 0);
+	ck_assert_msg(status_mask(pid, "SigIgn:") == 0, "/c ignores %#llx",
+	    (unsigned long long)status_mask(pid, "SigIgn:"));
+	ck_assert_msg(status_mask(pid, "SigCgt:") == 0, "/c catches %#llx",
+	    (unsigned long long)status_mask(pid, "SigCgt:"));
+	/* Still the same child: it was never killed and restarted. */
+	ts_run_for(ad, 100);
+	ck_assert_int_eq(ts_pid(ad, "/c"), pid);
+	actord_free(ad);
+}
+END_TEST
+
 static Suite *
 spawn_suite(void)
 {
@@ -225,6 +375,8 @@ spawn_suite(void)
 	tcase_add_test(tc, child_in_its_group_when_spawned);
 	tcase_add_test(tc, exec_failure_fresh_in_one_for_all_restarts);
 	tcase_add_test(tc, exec_failing_while_tree_stops);
+	tcase_add_test(tc, signals_set_is_what_is_not_default);
+	tcase_add_test(tc, child_resets_only_what_is_not_default);
 	suite_add_tcase(s, tc);
 	return s;
 }
