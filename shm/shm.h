@@ -415,6 +415,8 @@ int	 shm_attach_env(struct shm_arena **, char *err, size_t errlen);
 int	 shm_mailbox_check(struct shm_arena *, uint32_t idx, char *err,
 	    size_t errlen);
 void	 shm_detach(struct shm_arena *);	/* unmaps; closes the fds */
+/* Closes the fds and frees the handle; the mappings stay until exit. */
+void	 shm_release(struct shm_arena *);
 int	 shm_fd(const struct shm_arena *);	/* the data memfd */
 int	 shm_layout_fd(const struct shm_arena *);	/* the layout memfd */
 size_t	 shm_size(const struct shm_arena *);	/* of the data memfd */

@@ -260,8 +260,13 @@ actor_close(struct actor *a)
 		shm_producer_close(a->prod);
 	if (a->notify_fd >= 0)
 		(void)close(a->notify_fd);
+	/*
+	 * An arena actor_attach mapped stays mapped (shm_release): a worker
+	 * closes its actor to exit, and exit unmaps it with the rest,
+	 * cheaper than munmap here first.
+	 */
 	if (a->own_arena)
-		shm_detach(a->arena);
+		shm_release(a->arena);
 	free(a);
 }
 
