@@ -438,8 +438,14 @@ ask_in(struct gateway *gw, struct conn *c, const struct wire_msg *w)
 		reply_error(gw, c, w, ACTOR_ESYS, "out of memory");
 		return;
 	}
-	rc = actor_ask_send(gw->self, to, w->tag, w->data, w->len,
-	    GW_ASK_TIMEOUT_NS, &corr);
+	/*
+	 * Never a wait for room: the gateway's one thread serves every peer
+	 * and client, and a full mailbox would hold them all (and the
+	 * heartbeats) for up to GW_ASK_TIMEOUT_NS.  The asker gets
+	 * ACTOR_EFULL, as for a tell its overflow policy and a dead letter.
+	 */
+	rc = actor_ask_send_with(gw->self, to, w->tag, w->data, w->len,
+	    GW_ASK_TIMEOUT_NS, ACTOR_ASK_NO_WAIT, &corr);
 	if (rc < 0) {
 		free(ia);
 		reply_error(gw, c, w, rc, NULL);

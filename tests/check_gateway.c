@@ -558,6 +558,200 @@ client_open(void *ctx, const char *pub, const char *sec, int port)
 	return s;
 }
 
+/* --- a hostile peer: well-formed frames, hostile contents ----------------- */
+
+/* A random message the decoder accepts, into w; its bytes from rnd. */
+static void
+hostile_msg(struct wire_buf *w, unsigned *rnd)
+{
+	static const char *const paths[] = { "/echo", "/probe", "/nobody",
+	    "/@gateway", "/echo/x", "/a/b/c/d" };
+	/* Tags the echo takes without exiting or sleeping, and others. */
+	static const uint32_t tags[] = { 1, 4, 6, 39, 40, 1000, 0,
+	    ACTOR_SYS_TERMINATED, ACTOR_SYS_STOP, ACTOR_SYS_GONE,
+	    0xffffffffu };
+	uint8_t data[1500];
+	struct wire_msg m;
+	size_t i;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = (uint8_t)(WK_TELL + rand_r(rnd) % WK_LOOKUP);
+	if (m.kind == WK_LOOKUP || rand_r(rnd) % 3 == 0) {
+		m.flags = WF_PATH;
+		m.path = paths[rand_r(rnd) % (sizeof(paths) / sizeof(*paths))];
+		m.path_len = (uint16_t)strlen(m.path);
+	}
+	m.tag = tags[rand_r(rnd) % (sizeof(tags) / sizeof(*tags))];
+	/* Mostly the first mailboxes (actord's, the echo's), then any. */
+	m.to_index = rand_r(rnd) % 4 == 0 ? (uint32_t)rand_r(rnd) %
+	    WIRE_INDEX_MAX : (uint32_t)rand_r(rnd) % 8;
+	if (m.kind == WK_REPLY && rand_r(rnd) % 4 == 0)
+		m.to_index = WIRE_NOBODY;
+	m.to_inc = rand_r(rnd) % 2 ? 0 : (uint32_t)rand_r(rnd);
+	m.from_index = rand_r(rnd) % 5 == 0 ? WIRE_NOBODY :
+	    (uint32_t)rand_r(rnd) % 16;
+	m.from_inc = (uint32_t)rand_r(rnd);
+	m.corr = (uint64_t)rand_r(rnd) << 32 | (uint64_t)rand_r(rnd);
+	m.len = (uint32_t)rand_r(rnd) % 3 == 0 ? 0 : (uint32_t)rand_r(rnd) %
+	    sizeof(data);
+	if (m.kind == WK_TERMINATED)
+		m.len = WIRE_TERMINATED_LEN;
+	if (m.kind == WK_REPLY && rand_r(rnd) % 3 == 0) {
+		m.flags |= WF_ERROR;
+		if (m.len < 4)
+			m.len = 4;
+	}
+	for (i = 0; i < m.len; i++)
+		data[i] = (uint8_t)rand_r(rnd);
+	m.data = data;
+	ck_assert_int_eq(wire_batch_add(w, &m), 0);
+}
+
+/*
+ * HELLO as b on s (a raw client with b's key) for epoch; a's epoch, from
+ * its WELCOME (past whatever earlier frames brought back).
+ */
+static uint64_t
+peer_hello(void *s, struct wire_buf *w, uint64_t epoch)
+{
+	struct wire_frame f;
+	struct wire_hello h;
+	static char buf[65536];
+	int n;
+
+	memset(&h, 0, sizeof(h));
+	h.epoch = epoch;
+	h.session = epoch;
+	h.max_frame = sizeof(buf);
+	snprintf(h.name, sizeof(h.name), "b");
+	ck_assert_int_eq(wire_hello(w, WIRE_HELLO, &h), 0);
+	ck_assert_int_eq(zmq_send(s, w->p, w->len, 0), (int)w->len);
+	do {
+		n = zmq_recv(s, buf, sizeof(buf), 0);
+		ck_assert_msg(n > 0, "no WELCOME: %s",
+		    ts_daemon_log(&net.n[0].d));
+		ck_assert_int_eq(wire_decode(buf, (size_t)n, sizeof(buf), &f),
+		    0);
+	} while (f.type != WIRE_WELCOME);
+	return f.u.hello.epoch;
+}
+
+/*
+ * A peer with a listed key (b's) that says HELLO as b, then sends batches
+ * of well-formed messages with hostile contents: any kind to any mailbox
+ * (actord's own, the gateway's, none), system tags, lies in its replies
+ * and Terminated, a new epoch midway.  Node a stays up, its gateway is
+ * never restarted, and its actors still answer.
+ */
+START_TEST(hostile_peer_batches)
+{
+	struct wire_buf w;
+	char buf[65536];
+	const char *log;
+	unsigned rnd, seed = (unsigned)getpid();
+	uint64_t epoch = 0;
+	void *ctx, *s;
+	int round, k;
+
+	net.nnodes = 2;
+	net.extra = "bad_frames = 1000000;";
+	tn_conf(0);
+	tn_start(0);
+	ck_assert_ptr_nonnull(ctx = zmq_ctx_new());
+	s = client_open(ctx, net.n[1].pub, net.n[1].sec, net.n[0].port);
+	fprintf(stderr, "hostile_peer_batches: seed %u\n", seed);
+	memset(&w, 0, sizeof(w));
+	rnd = seed;
+	for (round = 0; round < 400; round++) {
+		if (round % 200 == 0)		/* HELLO, a new epoch */
+			epoch = peer_hello(s, &w, 1000 + (uint64_t)round);
+		/* Mostly to a's epoch; now and then to another. */
+		ck_assert_int_eq(wire_batch_begin(&w, rand_r(&rnd) % 10 > 0 ?
+		    epoch : epoch + 1), 0);
+		for (k = 1 + rand_r(&rnd) % 20; k > 0; k--)
+			hostile_msg(&w, &rnd);
+		wire_batch_end(&w);
+		ck_assert_int_eq(zmq_send(s, w.p, w.len, 0), (int)w.len);
+		/* Whatever comes back (ERRORs, answers): read it. */
+		while (zmq_recv(s, buf, sizeof(buf), ZMQ_DONTWAIT) > 0)
+			continue;
+	}
+	wire_buf_free(&w);
+	zmq_close(s);
+	zmq_ctx_term(ctx);
+	ask_is(0, "/echo", "1", "still", "still");
+	ask_is(0, "/probe", "1", "still", "still");
+	ck_assert_int_eq(kill(net.n[0].d.pid, 0), 0);
+	log = ts_daemon_log(&net.n[0].d);
+	ck_assert_msg(strstr(log, "/@gateway: pid") == NULL &&
+	    strstr(log, "/echo: pid") == NULL && strstr(log,
+	    "/probe: pid") == NULL, "seed %u: a child died: %s", seed, log);
+}
+END_TEST
+
+/*
+ * A peer's asks with large payloads to an actor that takes 400 ms over
+ * each (the echo's tag 5): once the lane's large slots are all taken, an
+ * ask is refused at once with a dead letter "full", and the gateway, which
+ * serves every peer on one thread, still answers a PING at once (it
+ * waited up to a minute for a large slot).
+ */
+START_TEST(peer_ask_into_full_mailbox)
+{
+	struct wire_frame f;
+	struct wire_msg m;
+	struct wire_buf w;
+	struct ctltest_out o;
+	static char buf[65536], big[1200];
+	uint64_t epoch;
+	void *ctx, *s;
+	int k, n;
+
+	memset(big, 'x', sizeof(big));
+	net.nnodes = 2;
+	tn_conf(0);
+	tn_start(0);
+	ck_assert_ptr_nonnull(ctx = zmq_ctx_new());
+	s = client_open(ctx, net.n[1].pub, net.n[1].sec, net.n[0].port);
+	memset(&w, 0, sizeof(w));
+	epoch = peer_hello(s, &w, 1);
+	ck_assert_int_eq(wire_batch_begin(&w, epoch), 0);
+	for (k = 0; k < 30; k++) {
+		memset(&m, 0, sizeof(m));
+		m.kind = WK_ASK;
+		m.flags = WF_PATH;
+		m.path = "/echo";
+		m.path_len = 5;
+		m.tag = 5;
+		m.from_index = 1;
+		m.from_inc = 1;
+		m.corr = (uint64_t)k + 1;
+		m.data = big;		/* larger than a cell: a large slot */
+		m.len = sizeof(big);
+		ck_assert_int_eq(wire_batch_add(&w, &m), 0);
+	}
+	wire_batch_end(&w);
+	ck_assert_int_eq(zmq_send(s, w.p, w.len, 0), (int)w.len);
+	ck_assert_int_eq(wire_ping(&w, WIRE_PING, 77), 0);
+	ck_assert_int_eq(zmq_send(s, w.p, w.len, 0), (int)w.len);
+	do {
+		n = zmq_recv(s, buf, sizeof(buf), 0);
+		ck_assert_msg(n > 0, "no PONG: the gateway is held");
+		ck_assert_int_eq(wire_decode(buf, (size_t)n, sizeof(buf), &f),
+		    0);
+	} while (f.type != WIRE_PONG);
+	ck_assert_uint_eq(f.u.nonce, 77);
+	wire_buf_free(&w);
+	zmq_close(s);
+	zmq_ctx_term(ctx);
+	ctltest_actorctl(&net.n[0].srv, NULL, &o, "deadletters",
+	    (char *)NULL);
+	ck_assert_msg(o.status == 0 && strstr(o.out, "/echo") != NULL &&
+	    strstr(o.out, "full") != NULL, "%s", o.out);
+	ctltest_out_free(&o);
+}
+END_TEST
+
 /* A key the node does not list is refused, logged with its address. */
 START_TEST(unknown_key_refused)
 {
@@ -1069,6 +1263,8 @@ suite(void)
 	tcase_add_test(tc, node_killed_fails_asks_at_once);
 	tcase_add_test(tc, restarted_node_is_stale);
 	tcase_add_test(tc, listen_in_use_awaited);
+	tcase_add_test(tc, hostile_peer_batches);
+	tcase_add_test(tc, peer_ask_into_full_mailbox);
 	tcase_add_test(tc, unknown_key_refused);
 	tcase_add_test(tc, bad_frames_refused);
 	tcase_add_test(tc, python_client);
