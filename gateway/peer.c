@@ -423,7 +423,8 @@ enqueue(struct gateway *gw, struct peer *p, const struct wire_msg *m,
 	q->next = NULL;
 	q->gen = gen;
 	q->m = *m;
-	memcpy(q->buf, m->path, m->path_len);
+	if (m->path_len > 0)	/* a reply has none: path is NULL */
+		memcpy(q->buf, m->path, m->path_len);
 	if (m->len > 0)
 		memcpy(q->buf + m->path_len, m->data, m->len);
 	q->m.path = (const char *)q->buf;
