@@ -486,11 +486,12 @@ START_TEST(restarted_node_is_stale)
 END_TEST
 
 /*
- * A process holding port on 127.0.0.1 (listening) for ms, then gone, as a
- * killed node's gateway still exiting holds it.  Its pid.
+ * A process holding port on 127.0.0.1 (listening) until node i's log says
+ * its gateway found it in use (10 s at most), then gone, as a killed
+ * node's gateway still exiting holds it.  Its pid.
  */
 static pid_t
-hold_port(int port, int ms)
+hold_port(int port, int i)
 {
 	struct sockaddr_in sin;
 	int fd, ready[2];
@@ -509,8 +510,7 @@ hold_port(int port, int ms)
 		    listen(fd, 1) == -1)
 			_exit(1);
 		(void)write(ready[1], "r", 1);
-		ts_sleep_ms(ms);
-		_exit(0);
+		_exit(log_has(i, "address in use; trying again") ? 0 : 2);
 	}
 	close(ready[1]);
 	ck_assert_int_eq(read(ready[0], &c, 1), 1);
@@ -527,11 +527,10 @@ START_TEST(listen_in_use_awaited)
 	pid_t holder;
 	int st;
 
-	holder = hold_port(net.n[1].port, 300);
+	holder = hold_port(net.n[1].port, 1);
 	start_all();
 	ck_assert_int_eq(waitpid(holder, &st, 0), holder);
-	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	ck_assert(log_has(1, "address in use; trying again"));
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%d", st);
 	ask_is(0, "b:/echo", "1", "after", "after");
 }
 END_TEST
