@@ -950,6 +950,8 @@ START_TEST(test_fenced_sleeper_spins_again)
 	if (pid == 0) {
 		struct shm_producer *p;
 
+		if (shm_producer_open(a, &p) != 0)
+			_exit(1);
 		while (atomic_load(&mb->sleeping) == 0)
 			usleep(100);
 		usleep(50000);
@@ -957,11 +959,10 @@ START_TEST(test_fenced_sleeper_spins_again)
 		atomic_store(&mb->sleeping, 0);
 		memset(&m, 0, sizeof(m));
 		m.tag = 5;
-		_exit(shm_producer_open(a, &p) != 0 ||
-		    shm_send(p, 0, SHM_LANE_MAIN, &m, NULL, 0) != 0);
+		_exit(shm_send(p, 0, SHM_LANE_MAIN, &m, NULL, 0) != 0);
 	}
 	ck_assert_int_eq(shm_wait(a, 0, SHM_LANES_INBOX, SHM_WAIT_SPIN_SLEEP,
-	    500000000, 600000000), 0);
+	    1500000000, 2000000000), 0);
 	ck_assert_int_eq(shm_test_wait_exit(pid), 0);
 	ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_INBOX, &m, NULL, 0, NULL), 0);
 	ck_assert_uint_eq(m.tag, 5);
