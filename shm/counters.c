@@ -37,7 +37,7 @@ shm_counters(const struct shm_arena *a, uint32_t idx, struct shm_counters *c)
 	memset(c, 0, sizeof(*c));
 	for (k = 0; k < SHM_NLANES; k++) {
 		h = SHM_ONCE(mb->lane[k].ctl->head);
-		t = SHM_ONCE(mb->lane[k].ctl->tail);
+		t = lane_tail(mb->lane[k].ctl, memory_order_relaxed);
 		c->enqueued = shm_sat_add(c->enqueued, t);
 		c->depth = shm_sat_add(c->depth, t > h ? t - h : 0);
 		c->dequeued = shm_sat_add(c->dequeued,

@@ -77,10 +77,14 @@ claim(struct shm_arena *a, uint32_t i, pid_t pid, bool look,
 	atomic_store(&s->rec_pos, 0);
 	atomic_store(&s->waiting, 0);
 	atomic_store(&s->turn_mbox, 0);
+	atomic_store(&s->own_mbox, 0);
+	atomic_store(&s->revoking, 0);
+	atomic_store(&s->own_busy, 0);
 	atomic_store(&s->state, SLOT_LIVE);
 	a->mine[i] = pid;
 	p->a = a;
 	p->slot = s;
+	p->slot_no = i;
 	p->pid = pid;
 	p->bellfd = -1;
 	/* Registered: the consumer's membarrier fences our publish. */
@@ -142,6 +146,7 @@ shm_producer_close(struct shm_producer *p)
 		return;
 	/* Only the process that opened it frees the slot (not a fork child). */
 	if (p->pid == getpid()) {
+		shm_own_close(p);
 		p->a->mine[p->slot - p->a->slots] = 0;
 		atomic_store(&p->slot->rec_ring, 0);
 		atomic_store(&p->slot->state, SLOT_FREE);
@@ -217,7 +222,7 @@ release_intent(struct shm_arena *a, struct shm_slot *s, uint64_t rr,
 	if (ring_of(a, REC_RING(rr), &idx, &lane) < 0)
 		return 0;		/* a garbled record: nothing to trust */
 	l = &shm_mb(a, idx)->lane[lane];
-	if (atomic_load(&l->ctl->tail) <= pos)
+	if (lane_tail(l->ctl, memory_order_seq_cst) <= pos)
 		return 0;		/* the CAS on tail never happened */
 	c = lane_cell(l, pos);
 	if (cell_seq(l, pos, memory_order_seq_cst) != pos)
@@ -234,6 +239,17 @@ release_intent(struct shm_arena *a, struct shm_slot *s, uint64_t rr,
 	shm_dl_put(a, idx, lane, SHM_DL_SENDER_DIED, &m, NULL);
 	shm_wake_all(a, idx);
 	return 1;
+}
+
+/*
+ * The same for a claim recorded elsewhere (express.c: an owner's
+ * own_busy), s its slot or NULL.
+ */
+int
+shm_release_claim(struct shm_arena *a, struct shm_slot *s, uint64_t rr,
+    uint64_t pos)
+{
+	return release_intent(a, s, rr, pos);
 }
 
 /*
@@ -325,6 +341,8 @@ reap_slot(struct shm_arena *a, struct shm_slot *s, unsigned *nrel)
 		(*nrel)++;
 	forget_waiter(a, s);
 	shm_turn_reaped(a, s);
+	if (shm_own_reaped(a, s) == 1)
+		(*nrel)++;
 	atomic_store(&s->rec_ring, 0);
 	atomic_store(&s->state, SLOT_FREE);
 	atomic_store(&s->pid, 0);

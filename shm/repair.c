@@ -171,19 +171,21 @@ static int
 fix_ends(struct lane_fix *f)
 {
 	struct shm_lane_ctl *ctl = f->l->ctl;
-	uint64_t	 h, t, nh, nt, cap = f->l->cap;
+	uint64_t	 h, t, raw, nh, nt, cap = f->l->cap;
 	int		 tries;
 
 	for (tries = 0;; tries++) {
-		t = atomic_load(&ctl->tail);
+		/* Moved, it is unowned (express.c): its owner sees that. */
+		raw = atomic_load(&ctl->tail);
+		t = raw & ~TAIL_OWNED;
 		h = atomic_load(&ctl->head);
 		if (h <= t && t - h <= cap && t < POS_MAX)
 			return 1;
 		if (tries == ENDS_TRIES)
 			return 0;
 		new_ends(f, h, t, &nh, &nt);
-		if (nt != t && !atomic_compare_exchange_strong(&ctl->tail, &t,
-		    nt))
+		if (nt != t && !atomic_compare_exchange_strong(&ctl->tail,
+		    &raw, nt))
 			continue;
 		if (nh != h && !atomic_compare_exchange_strong(&ctl->head, &h,
 		    nh))
@@ -311,7 +313,7 @@ fix_free(struct lane_fix *f, uint64_t p, uint64_t seq)
 
 	if (seq == p)
 		return;
-	if (atomic_load(&f->l->ctl->tail) > p)
+	if (lane_tail(f->l->ctl, memory_order_seq_cst) > p)
 		return;			/* claimed meanwhile: a live producer's */
 	if ((seq & SEQ_FLAGS) != 0 && (seq & ~SEQ_FLAGS) + cap == p + 1) {
 		/* Taken on the last lap and not freed yet. */
@@ -336,7 +338,7 @@ fix_cells(struct lane_fix *f)
 	struct shm_lane_ctl *ctl = f->l->ctl;
 	uint64_t	 h, t, p, q, seq, cap = f->l->cap;
 
-	t = atomic_load(&ctl->tail);
+	t = lane_tail(ctl, memory_order_seq_cst);
 	h = atomic_load(&ctl->head);
 	if (h > t || t - h > cap || t >= POS_MAX)
 		return;			/* still moving: fix_ends gave up */

@@ -25,6 +25,15 @@
  *             rec := NONE                  (release)
  *             if consumer.sleeping has this lane: wake it (wait.c)
  *
+ *   express:  a producer whose last SHM_OWN_STREAK claims on a main lane
+ *             followed one another owns it (express.c): its claim is a
+ *             look at tail's line (still its own), its slot's
+ *             own_busy := P + 1, a second look (no revoke, the cell
+ *             free), tail := (P + 1) | TAIL_OWNED: plain stores; then
+ *             write and publish as above, and own_busy := 0 in place of
+ *             rec := NONE.  No locked instruction.  Any other sender
+ *             takes the lane back first (one membarrier).
+ *
  *   consumer: while cell(head).seq == head + 1: copy the header, check it,
  *             hand it over, cell.seq := head + capacity, head++;
  *             then publish head once for the batch.
@@ -37,10 +46,13 @@
  *   cell 1: seq, header,        P per message; C    C per message;    2
  *     payload[0, 16)            frees it            P's claim
  *   cell 2: payload[16, 64)     P per message       C per message     1
- *   tail, limit, queued;        P: CAS per message; P                 0
- *     sleeping, fence_mode      C when it sleeps
+ *   tail, limit, queued;        P: CAS per message  P                 0
+ *     sleeping, fence_mode;     (owner: a plain
+ *     own_slot, own_revoke      store); C when it
+ *                               sleeps
  *   head, dequeued, depth_hwm   C per batch         P: limit only     0
- *   claim record (P's slot)     P twice a message   a reaper          0
+ *   claim record (P's slot)     P twice a message   a reaper,         0
+ *                               (owner: own_busy)   a revoker
  *   actor entry (prepared)      actord              P per message     0
  *   wait histogram              C per message       metrics           0
  *   turn words, space_waiters   blocked senders     C, fenced, when   0
@@ -59,7 +71,13 @@
  * CAS on tail, which waits for the previous message's stores to reach the
  * lines the consumer polls (the bare ring's producer runs ahead of its
  * stores), the claim record, the header, and the instructions around
- * them.  The clock (RDTSC, 11 to 25 ns on the hosts measured: as much as
+ * them.  The express path (express.c) takes the CAS away from a single
+ * hot producer: its claim is a plain store on tail's line, which it holds
+ * anyway, and its record two plain stores on its own slot's line, so
+ * that it runs ahead of its stores as the bare ring's producer does
+ * (bench_ring: the
+ * mailbox row, one producer, is the express path; "2 producers" claims
+ * by CAS).  The clock (RDTSC, 11 to 25 ns on the hosts measured: as much as
  * the rest of a message) is read by both sides for one message in
  * SHM_STAMP_EVERY only (shm.h, SHM_ENQ_UNTIMED).
  *
@@ -218,9 +236,21 @@ static int	 coalesce(struct shm_producer *, struct shm_mbox_local *,
 		    const struct shm_msg *, const void *, uint64_t);
 static int	 rewrite(struct shm_producer *, struct shm_mbox_local *,
 		    uint64_t, const struct shm_msg *, const void *, uint64_t);
-static inline void publish(struct shm_producer *, struct shm_lane_local *,
-		    uint64_t, const struct shm_msg *, const void *, uint64_t,
-		    unsigned char *);
+static inline void publish(struct shm_lane_local *, uint64_t,
+		    const struct shm_msg *, const void *, uint64_t,
+		    unsigned char *, _Atomic uint64_t *);
+static inline int owned_claim(struct shm_producer *, struct shm_lane_local *,
+		    uint64_t *);
+static inline void streak(struct shm_producer *, struct shm_lane_local *,
+		    uint64_t, uint64_t);
+static inline uint64_t claim_want(struct shm_producer *,
+		    struct shm_lane_local *, uint64_t);
+static inline bool still_owned(const struct shm_producer *,
+		    const struct shm_lane_local *, const struct shm_mbox *,
+		    uint64_t);
+static int	 owned_elsewhere(struct shm_producer *, struct shm_mbox_local *,
+		    struct shm_lane_local *, unsigned, const struct shm_msg *,
+		    const void *, int64_t);
 static int	 send_large(struct shm_producer *, struct shm_mbox_local *,
 		    uint32_t, unsigned, const struct shm_msg *, const void *,
 		    int64_t, uint64_t *);
@@ -351,8 +381,9 @@ send_msg(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	struct shm_lane_local ml, *l;
 	struct shm_send_view *sv;
 	struct shm_mbox	*m;
+	_Atomic uint64_t *rec;
 	uint64_t	 pos, now;
-	int64_t		 waited_from;
+	int64_t		 waited_from = 0;
 	uint32_t	 sleeping;
 	bool		 stamp;
 	int		 rc;
@@ -444,7 +475,15 @@ send_msg(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	 */
 	stamp = (sleeping & SHM_LANE_BIT(lane)) != 0;
 	now = stamp ? shm_clock(a) : 0;
-	if ((rc = claim(p, mb, l, lane, msg, payload, timeout_ns, &pos,
+	/*
+	 * The express path (express.c): the lane's owner claims with plain
+	 * stores, its record on tail's line; any other claims by CAS.
+	 */
+	rec = &p->slot->rec_ring;
+	if (p->own_ring == l->ring_id && owned_claim(p, l, &pos) == 0) {
+		rec = &p->slot->own_busy;
+		rc = 0;
+	} else if ((rc = claim(p, mb, l, lane, msg, payload, timeout_ns, &pos,
 	    &waited_from)) < 0)
 		return rc;
 	if (__builtin_expect(rc == 1, 0) && stamp)
@@ -454,7 +493,7 @@ send_msg(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 		    SHM_ENQ_UNTIMED | pos;
 	if (p->hook != NULL)
 		p->hook(p->hook_arg);		/* tests: die here */
-	publish(p, l, pos, msg, payload, now, lane_cell(l, pos)->payload);
+	publish(l, pos, msg, payload, now, lane_cell(l, pos)->payload, rec);
 	wake_after_publish(p, m, idx, lane);
 	if ((msg->flags & (SHM_MSG_ASK | SHM_MSG_REPLY)) == 0 && a->prefetchw)
 		prefetch_ahead(l, pos);
@@ -531,7 +570,8 @@ send_large(struct shm_producer *p, struct shm_mbox_local *mb, uint32_t idx,
 	*started = waited == 1 ? (uint64_t)waited_from : now;
 	if (p->hook != NULL)
 		p->hook(p->hook_arg);		/* tests: die here */
-	publish(p, l, pos, msg, payload, now, cell_data(l, pos, msg->len));
+	publish(l, pos, msg, payload, now, cell_data(l, pos, msg->len),
+	    &p->slot->rec_ring);
 	wake_after_publish(p, mb->m, idx, lane);
 	return 0;
 }
@@ -541,9 +581,9 @@ send_large(struct shm_producer *p, struct shm_mbox_local *mb, uint32_t idx,
  * or its large slot), publish it, drop our record.
  */
 static inline void
-publish(struct shm_producer *p, struct shm_lane_local *l, uint64_t pos,
-    const struct shm_msg *msg, const void *payload, uint64_t now,
-    unsigned char *dst)
+publish(struct shm_lane_local *l, uint64_t pos, const struct shm_msg *msg,
+    const void *payload, uint64_t now, unsigned char *dst,
+    _Atomic uint64_t *rec)
 {
 	struct shm_cell	*c = lane_cell(l, pos);
 	struct shm_msg	 hdr;
@@ -555,7 +595,7 @@ publish(struct shm_producer *p, struct shm_lane_local *l, uint64_t pos,
 	hdr.flags &= SHM_MSG_USER_MASK;
 	c->msg = hdr;
 	cell_seq_set(l, pos, pos + 1, memory_order_release);
-	atomic_store_explicit(&p->slot->rec_ring, 0, memory_order_release);
+	atomic_store_explicit(rec, 0, memory_order_release);
 }
 
 /*
@@ -607,7 +647,7 @@ coalesce(struct shm_producer *p, struct shm_mbox_local *mb,
 	    SHM_OVERFLOW_COALESCE)
 		return 0;
 	h = atomic_load(&l->ctl->head);
-	t = atomic_load(&l->ctl->tail);
+	t = lane_tail(l->ctl, memory_order_seq_cst);
 	if (t < h || t - h > l->cap)
 		return 0;		/* moved meanwhile, or scribbled on */
 	for (pos = t; pos-- > h;) {
@@ -657,7 +697,8 @@ rewrite(struct shm_producer *p, struct shm_mbox_local *mb, uint64_t pos,
 	}
 	if (p->steal_hook != NULL)
 		p->steal_hook(p->steal_hook_arg);	/* tests: die here */
-	publish(p, l, pos, msg, payload, now, cell_data(l, pos, msg->len));
+	publish(l, pos, msg, payload, now, cell_data(l, pos, msg->len),
+	    &p->slot->rec_ring);
 	atomic_fetch_add_explicit(&mb->m->replaced, 1, memory_order_relaxed);
 	return 1;
 }
@@ -689,7 +730,7 @@ claim(struct shm_producer *p, struct shm_mbox_local *mb,
 	struct shm_slot	*slot = p->slot;
 	uint64_t	 intent = l->ring_id << 2 | REC_INTENT;
 	struct room_wait w = { 0 };
-	uint64_t	 pos, seq, again;
+	uint64_t	 pos, seq, again, want;
 	int64_t		 diff;
 	uint32_t	 lim;
 	int		 rc, waited = 0;
@@ -713,6 +754,18 @@ claim(struct shm_producer *p, struct shm_mbox_local *mb,
 		pos = atomic_load_explicit(&l->ctl->tail, memory_order_relaxed);
 	}
 	for (;;) {
+		if (__builtin_expect((pos & TAIL_OWNED) != 0, 0)) {
+			atomic_store_explicit(&slot->rec_ring, 0,
+			    memory_order_release);
+			if ((rc = owned_elsewhere(p, mb = made(p->a, mb), l,
+			    lane, msg, payload, timeout_ns)) < 0) {
+				shm_turn_leave(p, mb, &w.turn);
+				return rc;
+			}
+			pos = atomic_load_explicit(&l->ctl->tail,
+			    memory_order_relaxed);
+			continue;
+		}
 		seq = cell_seq(l, pos, memory_order_acquire) & ~SEQ_FLAGS;
 		diff = (int64_t)(seq - pos);
 		if (__builtin_expect(lim != 0, 0) && diff == 0 &&
@@ -725,8 +778,10 @@ claim(struct shm_producer *p, struct shm_mbox_local *mb,
 			    memory_order_relaxed) != intent)
 				atomic_store_explicit(&slot->rec_ring, intent,
 				    memory_order_release);
+			want = claim_want(p, l, pos);
 			if (atomic_compare_exchange_weak(&l->ctl->tail, &pos,
-			    pos + 1)) {
+			    want)) {
+				streak(p, l, pos, want);
 				if (__builtin_expect(w.turn.held, 0))
 					shm_turn_done(p, mb, &w.turn);
 				*posp = pos;
@@ -760,6 +815,127 @@ claim(struct shm_producer *p, struct shm_mbox_local *mb,
 		waited = 1;
 		pos = atomic_load_explicit(&l->ctl->tail, memory_order_relaxed);
 	}
+}
+
+/*
+ * The express path (express.c).  A main lane's mailbox: its lane[0]
+ * begins it (the union in struct shm_mbox).
+ */
+_Static_assert(SHM_LANE_MAIN == 0 && offsetof(struct shm_mbox, lane) == 0,
+    "a main lane's control block begins its mailbox");
+
+static inline struct shm_mbox *
+lane_mbox(const struct shm_lane_local *l)
+{
+	return (struct shm_mbox *)(void *)l->ctl;
+}
+
+/* The lane is still this owner's, as it left it (tail's line only). */
+static inline bool
+still_owned(const struct shm_producer *p, const struct shm_lane_local *l,
+    const struct shm_mbox *m, uint64_t pos)
+{
+	return atomic_load_explicit(&l->ctl->tail, memory_order_relaxed) ==
+	    (pos | TAIL_OWNED) && atomic_load_explicit(&m->own_slot,
+	    memory_order_relaxed) == p->slot_no + 1;
+}
+
+/*
+ * The owner's claim of its next position, with plain stores: 0 and *posp,
+ * or -1 if anything is not as it left it (a revoke, another owner, blocked
+ * senders, a full lane): then it has given the lane back, and claims by
+ * CAS as anyone.  Its record (own_busy, its slot's) is stored after a
+ * first look that the lane is still its and before the look for a
+ * revoke, which the revoker's membarrier orders; the second look at tail
+ * catches a revoke that ended in between (express.c).
+ */
+static inline __attribute__((always_inline)) int
+owned_claim(struct shm_producer *p, struct shm_lane_local *l, uint64_t *posp)
+{
+	struct shm_mbox	*m = lane_mbox(l);
+	uint64_t	 pos = p->own_next;
+	uint32_t	 lim;
+
+	if (__builtin_expect(!still_owned(p, l, m, pos), 0)) {
+		shm_own_drop(p, l);
+		return -1;
+	}
+	atomic_store_explicit(&p->slot->own_busy, pos + 1,
+	    memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	lim = atomic_load_explicit(&l->ctl->limit, memory_order_relaxed);
+	if (__builtin_expect(atomic_load_explicit(&m->own_revoke,
+	    memory_order_relaxed) != 0 || !still_owned(p, l, m, pos) ||
+	    atomic_load_explicit(&l->ctl->queued, memory_order_relaxed) != 0 ||
+	    (cell_seq(l, pos, memory_order_acquire) & ~SEQ_FLAGS) != pos ||
+	    (lim != 0 && lim < l->cap && over_limit(l, lim, pos)), 0)) {
+		atomic_store_explicit(&p->slot->own_busy, 0,
+		    memory_order_release);
+		shm_own_drop(p, l);
+		return -1;
+	}
+	atomic_store_explicit(&l->ctl->tail, (pos + 1) | TAIL_OWNED,
+	    memory_order_relaxed);
+	p->own_next = pos + 1;
+	*posp = pos;
+	return 0;
+}
+
+/*
+ * What a claim of pos CASes tail to: pos + 1, with TAIL_OWNED when this
+ * producer's last SHM_OWN_STREAK claims on the main lane followed one
+ * another and nobody is taking the lane back.  A producer that must fence
+ * (not registered for membarrier) never owns: a revoker's barrier would
+ * not order its sends.
+ */
+static inline uint64_t
+claim_want(struct shm_producer *p, struct shm_lane_local *l, uint64_t pos)
+{
+	struct shm_mbox	*m;
+
+	if (__builtin_expect(p->streak < SHM_OWN_STREAK, 1) || p->fence ||
+	    p->hot_ring != l->ring_id ||
+	    (l->ring_id - 1) % SHM_NLANES != SHM_LANE_MAIN)
+		return pos + 1;
+	m = lane_mbox(l);
+	if (atomic_load(&m->own_revoke) != 0)
+		return pos + 1;
+	return (pos + 1) | TAIL_OWNED;
+}
+
+/* After a claim of pos by CAS to want: the streak, or the lane taken. */
+static inline void
+streak(struct shm_producer *p, struct shm_lane_local *l, uint64_t pos,
+    uint64_t want)
+{
+	if (__builtin_expect((want & TAIL_OWNED) != 0, 0)) {
+		shm_own_took(p, l, pos + 1);
+		return;
+	}
+	if (p->hot_ring == l->ring_id && p->hot_next == pos)
+		p->streak++;
+	else {
+		p->hot_ring = l->ring_id;
+		p->streak = 0;
+	}
+	p->hot_next = pos + 1;
+}
+
+/*
+ * A claim found the main lane owned by another producer: taken back
+ * (express.c), or, if its owner stayed busy past the send's deadline,
+ * the send fails as on a full lane.
+ */
+static int
+owned_elsewhere(struct shm_producer *p, struct shm_mbox_local *mb,
+    struct shm_lane_local *l, unsigned lane, const struct shm_msg *msg,
+    const void *payload, int64_t timeout_ns)
+{
+	if (shm_own_revoke(p, l, mb->m, send_deadline(mb, timeout_ns)) == 0)
+		return 0;
+	if (timeout_ns == SHM_TIMEOUT_OFFER)
+		return SHM_EFULL;
+	return full(p->a, mb, lane, msg, payload);
 }
 
 /* drop_newest, or a drop_oldest sender out of time: this message goes. */
@@ -964,7 +1140,7 @@ wait_space(struct shm_producer *p, struct shm_mbox_local *mb,
 	lim = (uint32_t)shm_lane_limit(l);
 	if (((int64_t)(seq - pos) < 0 || (lim < l->cap &&
 	    over_limit(l, lim, pos))) &&
-	    atomic_load(&l->ctl->tail) == pos)
+	    lane_tail(l->ctl, memory_order_seq_cst) == pos)
 		shm_futex_wait(&m->space_word, w, timeout_ns);
 	atomic_store(&p->slot->waiting, 0);
 	atomic_fetch_sub(&m->space_waiters, 1);
@@ -993,7 +1169,7 @@ wake_blocked(struct shm_mbox_local *mb, struct shm_lane_local *l, uint64_t h)
 	if (!shm_turns_waiting(mb->m) &&
 	    atomic_load(&mb->m->space_waiters) == 0)
 		return;
-	t = atomic_load(&l->ctl->tail);
+	t = lane_tail(l->ctl, memory_order_seq_cst);
 	if (t >= h && t - h > shm_lane_limit(l) / 2)
 		return;
 	if (shm_turns_waiting(mb->m))
@@ -1055,7 +1231,7 @@ big_make_room(struct shm_producer *p, struct shm_mbox_local *mb,
 		return;
 	for (i = 0; i < l->cap; i++) {
 		h = atomic_load(&l->ctl->head);
-		t = atomic_load(&l->ctl->tail);
+		t = lane_tail(l->ctl, memory_order_seq_cst);
 		if (t < h || t - h < l->big_count)
 			return;
 		if (steal_head(p, mb, true) == STEAL_WAIT)
@@ -1180,7 +1356,7 @@ steal_head(struct shm_producer *p, struct shm_mbox_local *mb, bool any)
 	size_t		 n;
 
 	h = atomic_load(&l->ctl->head);
-	t = atomic_load(&l->ctl->tail);
+	t = lane_tail(l->ctl, memory_order_seq_cst);
 	if (!any && t - h < shm_lane_limit(l))
 		return STEAL_RETRY;	/* the consumer is freeing a cell */
 	if (t <= h)
@@ -1250,7 +1426,8 @@ steal_head(struct shm_producer *p, struct shm_mbox_local *mb, bool any)
 static inline bool
 sys_idle(const struct shm_lane_local *l, unsigned k, uint64_t h)
 {
-	return k == SHM_LANE_SYSTEM && atomic_load(&l->ctl->tail) == h;
+	return k == SHM_LANE_SYSTEM &&
+	    lane_tail(l->ctl, memory_order_seq_cst) == h;
 }
 
 /*
@@ -1265,7 +1442,7 @@ sys_idle(const struct shm_lane_local *l, unsigned k, uint64_t h)
 static inline bool
 never_claimed(const struct shm_lane_local *l, uint64_t h)
 {
-	return h == 0 && atomic_load(&l->ctl->tail) == 0;
+	return h == 0 && lane_tail(l->ctl, memory_order_seq_cst) == 0;
 }
 
 bool
@@ -1341,7 +1518,7 @@ shm_lane_holds(struct shm_arena *a, uint32_t idx, enum shm_lane lane,
 		return SHM_EINVAL;
 	l = &shm_mb(a, idx)->lane[lane];
 	h = atomic_load(&l->ctl->head);
-	t = atomic_load(&l->ctl->tail);
+	t = lane_tail(l->ctl, memory_order_seq_cst);
 	if (t < h || t - h > l->cap)
 		t = h + l->cap;		/* scribbled on: look at one lap */
 	for (pos = h; pos < t; pos++) {
@@ -1672,7 +1849,7 @@ drain_inplace(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 		empty = 1;
 		if (seq == h)
 			break;		/* empty, or being written */
-		t = atomic_load(&ctl->tail);
+		t = lane_tail(ctl, memory_order_seq_cst);
 		if (t <= h) {
 			/* A free cell with a wild number: repair it. */
 			if (cell_seq_cas(l, h, &seq, h))
@@ -1811,7 +1988,7 @@ drain_take(struct shm_arena *a, uint32_t idx, unsigned lane, unsigned max,
 		    h + 1)
 			break;		/* last lap's taker has yet to free it */
 		if (seq != h + 1) {
-			t = atomic_load(&ctl->tail);
+			t = lane_tail(ctl, memory_order_seq_cst);
 			if (t <= h) {
 				if (cell_seq_cas(l, h,
 				    &seq, h))
@@ -1992,7 +2169,8 @@ catch_up_head(struct shm_lane_local *l)
 	uint64_t h, seq, n;
 
 	h = atomic_load(&l->ctl->head);
-	for (n = 0; n < l->cap && h < atomic_load(&l->ctl->tail); n++) {
+	for (n = 0; n < l->cap &&
+	    h < lane_tail(l->ctl, memory_order_seq_cst); n++) {
 		seq = cell_seq(l, h, memory_order_seq_cst);
 		if (seq != h + l->cap && (seq & ~SEQ_FLAGS) != h + l->cap + 1)
 			break;

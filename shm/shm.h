@@ -10,6 +10,7 @@
  *   ring.c      the lanes: claim, publish, consume, overflow policies
  *   wait.c      futex wait/wake, spin-then-sleep, the epoll doorbell
  *   turns.c     blocked senders' queue: tickets, turns, one wake per cell
+ *   express.c   a hot producer's main lane, owned: claims without a CAS
  *   producer.c  producer slots, claim records, shm_reap()
  *   deadletter.c the dead-letter ring
  *   counters.c  per-mailbox counters, the wait histogram
@@ -24,11 +25,13 @@
  * Design in one paragraph: each lane is a Vyukov bounded MPSC ring of
  * fixed-size cells with 64-bit per-cell sequence numbers; a producer writes
  * a claim record in its slot before claiming, so shm_reap() can release
- * exactly a dead process's unpublished cells (ring.c, producer.c).  The
- * consumer drains in batches and publishes its head once per batch.  A
- * producer makes a system call only to wake a consumer whose "sleeping"
- * word names the lane; the store/load race with a sleeper is closed by a
- * membarrier the sleeper issues (producers register for it), or by fences
+ * exactly a dead process's unpublished cells (ring.c, producer.c); a
+ * producer that sends many in a row to one mailbox takes its main lane
+ * and claims with plain stores, no CAS, until another sender takes the
+ * lane back (express.c).  The consumer drains in batches and publishes
+ * its head once per batch.  A producer makes a system call only to wake a
+ * consumer whose "sleeping" word names the lane; the store/load race with
+ * a sleeper is closed by a membarrier the sleeper issues (producers register for it), or by fences
  * when the consumer sleeps often (wait.c).  Senders blocked on a full lane
  * queue for their turn with tickets and are woken one per free cell, in
  * the order they blocked (turns.c).  Producers must run on the same
@@ -145,7 +148,7 @@ shm_sat_add(uint64_t a, uint64_t b)
 }
 
 #define SHM_MAGIC		0x4d52414452544341ULL	/* "ACTRDARM" */
-#define SHM_VERSION		10
+#define SHM_VERSION		11
 #define SHM_ENV_FD		"ACTORD_ARENA_FD"	/* decimal fd number */
 #define SHM_ENV_LAYOUT_FD	"ACTORD_LAYOUT_FD"	/* decimal fd number */
 #define SHM_PATH_MAX		256	/* actor path, NUL included */

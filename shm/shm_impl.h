@@ -50,6 +50,14 @@
 				 SEQ_STEALING)
 #define SEQ_HELD		(SEQ_CONSUMING | SEQ_STEALING)	/* hands off */
 
+/*
+ * A main lane's tail with this bit is owned by one producer (express.c):
+ * it appends with plain stores, and every other claim's CAS, expecting
+ * a position without it, fails.  Every reader of tail masks it
+ * (lane_tail).
+ */
+#define TAIL_OWNED		(1ULL << 62)
+
 /* Claim records: rec_ring = ring id << 2 | kind. */
 #define REC_NONE		0u
 #define REC_INTENT		1u	/* claiming rec_pos of that ring */
@@ -200,7 +208,19 @@ struct shm_slot {
 	 */
 	_Atomic uint32_t turn_mbox;
 	_Atomic uint32_t turn_ticket;
-	uint8_t		 pad[28];
+	/*
+	 * The express path (express.c): the mailbox + 1 whose main lane
+	 * this slot took, and the one it is taking back from its owner
+	 * (counted in that mailbox's own_revoke), so that whoever reaps it
+	 * gives both back; and the owner's claim record, the position it is
+	 * writing + 1 (0 between sends), on its own line: only it writes
+	 * there, so an owner that lost the lane and does not know it yet
+	 * cannot overwrite the record of the next one.
+	 */
+	_Atomic uint32_t own_mbox;
+	_Atomic uint32_t revoking;
+	_Atomic uint64_t own_busy;	/* after 4 bytes of padding */
+	uint8_t		 pad[8];
 };
 
 /*
@@ -279,6 +299,16 @@ struct shm_mbox {
 			 * (one cache miss more on every wake-up).
 			 */
 			_Atomic uint64_t wakeups;
+			/*
+			 * The express path (express.c): while tail carries
+			 * TAIL_OWNED, the producer slot own_slot - 1 owns
+			 * the main lane and appends with plain stores (its
+			 * claim record is its slot's own_busy); own_revoke
+			 * counts the senders taking the lane back.  On this
+			 * line, which the owner reads with tail anyway.
+			 */
+			_Atomic uint32_t own_slot;
+			_Atomic uint32_t own_revoke;
 		};
 	};
 	/*
@@ -511,6 +541,18 @@ struct shm_producer {
 	 */
 	uint32_t	 pass_mbox;
 	uint32_t	 pass_left;
+	/*
+	 * The express path (express.c): the ring id of the main lane this
+	 * producer owns (0: none) and its next position there; the lane it
+	 * last claimed on by CAS, the position after, and how many claims
+	 * in a row found nobody else's in between (streak).
+	 */
+	uint64_t	 own_ring;
+	uint64_t	 own_next;
+	uint64_t	 hot_ring;
+	uint64_t	 hot_next;
+	uint32_t	 streak;
+	uint32_t	 slot_no;	/* its slot's index */
 };
 
 _Static_assert(sizeof(struct shm_hdr) % SHM_CL == 0, "hdr");
@@ -524,8 +566,8 @@ _Static_assert(sizeof(struct shm_msg) == 40, "msg");
 _Static_assert(sizeof(struct shm_dl_entry) % SHM_CL == 0, "dl entry");
 _Static_assert(SHM_LANE_MAIN == 0 && offsetof(struct shm_mbox, wake_word) ==
     offsetof(struct shm_lane_ctl, queued) + sizeof(uint32_t) &&
-    offsetof(struct shm_mbox, wakeups) + sizeof(uint64_t) <= SHM_CL,
-    "the wake-up words share the main lane's producers' line, after queued");
+    offsetof(struct shm_mbox, own_revoke) + sizeof(uint32_t) <= SHM_CL,
+    "the wake-up and express words share the main lane's producers' line");
 
 void	 shm_localize(struct shm_arena *, uint32_t idx);	/* arena.c */
 void	 shm_localize_send(struct shm_arena *, uint32_t idx);
@@ -711,6 +753,13 @@ cpu_relax(void)
 #endif
 }
 
+/* A lane's tail without the express path's TAIL_OWNED. */
+static inline uint64_t
+lane_tail(const struct shm_lane_ctl *ctl, memory_order mo)
+{
+	return atomic_load_explicit(&ctl->tail, mo) & ~TAIL_OWNED;
+}
+
 /* arena.c */
 uint64_t shm_fnv(uint64_t, const void *, size_t);
 uint32_t shm_desc_sum(const struct shm_desc *);	/* its check field */
@@ -825,5 +874,17 @@ void	 shm_count_dl(struct shm_arena *, uint32_t idx);
 
 /* producer.c */
 bool	 shm_pid_exists(pid_t);		/* running or zombie */
+int	 shm_release_claim(struct shm_arena *, struct shm_slot *,
+	    uint64_t rr, uint64_t pos);
+
+/* express.c: a hot producer's main lane, owned (see there) */
+#define SHM_OWN_STREAK		256	/* claims in a row, then it owns */
+int	 shm_own_revoke(struct shm_producer *, struct shm_lane_local *,
+	    struct shm_mbox *, int64_t deadline);
+void	 shm_own_drop(struct shm_producer *, struct shm_lane_local *);
+void	 shm_own_took(struct shm_producer *, struct shm_lane_local *,
+	    uint64_t next);
+int	 shm_own_reaped(struct shm_arena *, struct shm_slot *);
+void	 shm_own_close(struct shm_producer *);
 
 #endif /* ACTORD_SHM_IMPL_H */

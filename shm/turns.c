@@ -123,7 +123,7 @@ room(struct shm_mbox_local *mb)
 	uint64_t	 h, t, lim;
 
 	h = atomic_load(&l->ctl->head);
-	t = atomic_load(&l->ctl->tail);
+	t = lane_tail(l->ctl, memory_order_seq_cst);
 	lim = shm_lane_limit(l);
 	if (t < h || t - h >= lim)
 		return 0;
@@ -152,7 +152,7 @@ room_beyond(struct shm_mbox_local *mb, uint64_t n)
 		return room(mb) > n;
 	if (n >= l->cap)
 		return false;
-	t = atomic_load_explicit(&l->ctl->tail, memory_order_relaxed) + n;
+	t = lane_tail(l->ctl, memory_order_relaxed) + n;
 	return cell_seq(l, t, memory_order_acquire) == t;
 }
 

@@ -94,19 +94,6 @@ spawn_consumer(struct shm_arena *a, const unsigned *tags, unsigned n)
 	_exit(0);
 }
 
-static unsigned
-count_dl(struct shm_arena *a, enum shm_dl_reason r)
-{
-	struct shm_dead_letter d;
-	uint64_t cur = 0;
-	unsigned n = 0;
-
-	while (shm_dl_read(a, &cur, &d) == 1)
-		if (d.reason == (uint32_t)r)
-			n++;
-	return n;
-}
-
 static void
 die_now(void *arg)
 {
@@ -151,7 +138,7 @@ START_TEST(test_killed_stealer_dead_letters)
 	/* Marked, not freed: the consumer waits for it, takes nothing. */
 	ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_INBOX, &m, NULL, 0, NULL),
 	    SHM_EEMPTY);
-	ck_assert_int_eq(count_dl(a, SHM_DL_DROPPED_OLDEST), 0);
+	ck_assert_int_eq(shm_test_count_dl(a, SHM_DL_DROPPED_OLDEST), 0);
 	ck_assert_int_ge(shm_reap(a, pid, &released), 1);
 	ck_assert_int_eq(shm_dl_read(a, &cur, &d), 1);
 	ck_assert_uint_eq(d.reason, SHM_DL_DROPPED_OLDEST);
@@ -206,7 +193,7 @@ START_TEST(test_kill_mid_send)
 	consumer = spawn_consumer(a, tags + 3, 2);
 	ck_assert_int_eq(kill(sender, SIGKILL), 0);
 	ck_assert_int_eq(shm_test_wait_exit(sender), 128 + SIGKILL);
-	ck_assert_int_eq(count_dl(a, SHM_DL_SENDER_DIED), 0);
+	ck_assert_int_eq(shm_test_count_dl(a, SHM_DL_SENDER_DIED), 0);
 	for (i = 0; i < 100; i++) {
 		rc = shm_reap(a, sender, &released);
 		if (rc != SHM_EAGAIN)
@@ -216,7 +203,7 @@ START_TEST(test_kill_mid_send)
 	ck_assert_int_ge(rc, 1);
 	ck_assert_uint_eq(released, 1);
 	ck_assert_int_eq(shm_test_wait_exit(consumer), 0);
-	ck_assert_int_eq(count_dl(a, SHM_DL_SENDER_DIED), 1);
+	ck_assert_int_eq(shm_test_count_dl(a, SHM_DL_SENDER_DIED), 1);
 	shm_counters(a, 0, &c);
 	ck_assert_uint_eq(c.released, 1);
 	ck_assert_uint_eq(c.dequeued, 5);
@@ -333,7 +320,7 @@ START_TEST(test_garbage)
 	shm_counters(a, 0, &c);
 	ck_assert_uint_ge(c.garbled, 5);
 	ck_assert_uint_eq(c.dequeued, 5);
-	ck_assert_int_eq(count_dl(a, SHM_DL_GARBLED), 3);
+	ck_assert_int_eq(shm_test_count_dl(a, SHM_DL_GARBLED), 3);
 	/* Still a working lane. */
 	for (i = 0; i < 40; i++) {
 		send_tag(p, 200 + i);

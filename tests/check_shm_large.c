@@ -81,19 +81,6 @@ recv_big(struct shm_arena *a, unsigned lanes, struct shm_msg *m)
 	return tcheck_intact(rbuf, m->len, m->tag) ? 0 : -100;
 }
 
-static unsigned
-count_dl(struct shm_arena *a, enum shm_dl_reason r)
-{
-	struct shm_dead_letter d;
-	uint64_t cur = 0;
-	unsigned n = 0;
-
-	while (shm_dl_read(a, &cur, &d) == 1)
-		if (d.reason == (uint32_t)r)
-			n++;
-	return n;
-}
-
 static const size_t sizes[] = {
 	0, 1, INL - 1, INL, INL + 1, 4096, 32768, MAXMSG - 1, MAXMSG
 };
@@ -134,7 +121,7 @@ START_TEST(test_large_roundtrip)
 	    SHM_EOVERSIZE);
 	ck_assert_int_eq(send_big(p, SHM_LANE_SYSTEM, 1, INL, 0), 0);
 	ck_assert_int_eq(recv_big(a, SHM_LANES_ALL, &m), 0);
-	ck_assert_uint_eq(count_dl(a, SHM_DL_OVERSIZE), 3);
+	ck_assert_uint_eq(shm_test_count_dl(a, SHM_DL_OVERSIZE), 3);
 	shm_producer_close(p);
 	shm_detach(a);
 }
@@ -193,7 +180,7 @@ START_TEST(test_large_slots)
 	ck_assert_int_eq(send_big(p, SHM_LANE_MAIN, 99, MAXMSG, 0),
 	    SHM_EFULL);
 	ck_assert_int_eq(send_big(p, SHM_LANE_MAIN, 100, 8, 0), 0);
-	ck_assert_uint_eq(count_dl(a, SHM_DL_FULL), 1);
+	ck_assert_uint_eq(shm_test_count_dl(a, SHM_DL_FULL), 1);
 	for (i = 0; i < SHM_BIG_MAIN; i++) {
 		ck_assert_int_eq(recv_big(a, SHM_LANES_INBOX, &m), 0);
 		ck_assert_uint_eq(m.tag, i);
@@ -341,7 +328,7 @@ START_TEST(test_large_producer_killed)
 	ck_assert_int_ge(shm_reap(a, pid, &released), 1);
 	ck_assert_uint_eq(released, 1);
 	ck_assert_uint_eq(atomic_load(&shm_mb(a, 0)->m->space_waiters), 0);
-	ck_assert_uint_eq(count_dl(a, SHM_DL_SENDER_DIED), 2);
+	ck_assert_uint_eq(shm_test_count_dl(a, SHM_DL_SENDER_DIED), 2);
 	/* Every one queued is whole; the dead senders' are not there. */
 	ck_assert_int_eq(recv_big(a, SHM_LANES_INBOX, &m), 0);
 	ck_assert_uint_eq(m.tag, 8);
@@ -464,7 +451,7 @@ START_TEST(test_large_full_policies)
 	ck_assert_uint_eq(got + dl, sent);
 	if (pol == SHM_OVERFLOW_DROP_OLDEST) {
 		ck_assert_uint_eq(ok, sent);	/* the newest always in */
-		ck_assert_uint_gt(count_dl(a, SHM_DL_DROPPED_OLDEST), 0);
+		ck_assert_uint_gt(shm_test_count_dl(a, SHM_DL_DROPPED_OLDEST), 0);
 	} else
 		ck_assert_uint_eq(got, ok);
 	shm_producer_close(p);
@@ -537,7 +524,7 @@ START_TEST(test_large_scribbled_lengths)
 	lane_cell(l, 1)->msg.len = UINT32_MAX;
 	ck_assert_int_eq(recv_big(a, SHM_LANES_INBOX, &m), 0);
 	ck_assert_uint_eq(m.tag, 3);
-	ck_assert_uint_eq(count_dl(a, SHM_DL_GARBLED), 2);
+	ck_assert_uint_eq(shm_test_count_dl(a, SHM_DL_GARBLED), 2);
 	/* Then another process, while a stream flows. */
 	pid = fork();
 	ck_assert_int_ge(pid, 0);

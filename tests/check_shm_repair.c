@@ -34,7 +34,6 @@
 static struct shm_arena *arena(enum shm_overflow);
 static void	 send_tags(struct shm_producer *, unsigned, unsigned);
 static unsigned	 recv_all(struct shm_arena *, unsigned *, unsigned);
-static unsigned	 count_dl(struct shm_arena *, enum shm_dl_reason);
 static struct shm_lane_local *main_lane(struct shm_arena *);
 static void	 fill_again(struct shm_arena *, struct shm_producer *);
 static int64_t	 mono_ms(void);
@@ -75,19 +74,6 @@ recv_all(struct shm_arena *a, unsigned *tags, unsigned max)
 	while (n < max && shm_recv(a, 0, SHM_LANES_INBOX, &m, NULL, 0,
 	    NULL) == 0)
 		tags[n++] = m.tag;
-	return n;
-}
-
-static unsigned
-count_dl(struct shm_arena *a, enum shm_dl_reason r)
-{
-	struct shm_dead_letter d;
-	uint64_t cur = 0;
-	unsigned n = 0;
-
-	while (shm_dl_read(a, &cur, &d) == 1)
-		if (d.reason == (uint32_t)r)
-			n++;
 	return n;
 }
 
@@ -201,7 +187,7 @@ START_TEST(test_repair_consumer_died_mid_batch)
 		send_tags(p, 1 + CAP, 1 + CAP + j);	/* refilled: j */
 		(void)shm_mailbox_repair(a, 0, &r);
 		ck_assert_msg(r.lost == 0, "%u refilled: %u lost", j, r.lost);
-		ck_assert_uint_eq(count_dl(a, SHM_DL_GARBLED), 0);
+		ck_assert_uint_eq(shm_test_count_dl(a, SHM_DL_GARBLED), 0);
 		n = recv_all(a, tags, 2 * CAP);
 		ck_assert_msg(n == CAP - k + j, "%u refilled: %u out", j, n);
 		for (i = 0; i < n; i++)
@@ -241,7 +227,7 @@ START_TEST(test_recover_consumer_died_mid_batch)
 	ck_assert_uint_eq(n, CAP);
 	for (i = 0; i < n; i++)
 		ck_assert_uint_eq(tags[i], 1 + k + i);
-	ck_assert_uint_eq(count_dl(a, SHM_DL_GARBLED), 0);
+	ck_assert_uint_eq(shm_test_count_dl(a, SHM_DL_GARBLED), 0);
 	fill_again(a, p);
 	shm_producer_close(p);
 	shm_detach(a);
@@ -270,7 +256,7 @@ START_TEST(test_repair_claim_without_record)
 	ck_assert_int_gt(shm_mailbox_repair(a, 0, &r), 0);
 	ck_assert_uint_eq(r.released, 1);
 	ck_assert_uint_eq(r.lost, 1);
-	ck_assert_uint_eq(count_dl(a, SHM_DL_GARBLED), 1);
+	ck_assert_uint_eq(shm_test_count_dl(a, SHM_DL_GARBLED), 1);
 	ck_assert_uint_eq(recv_all(a, tags, 8), 2);
 	ck_assert_uint_eq(tags[0], 2);
 	ck_assert_uint_eq(tags[1], 3);
@@ -306,7 +292,7 @@ START_TEST(test_repair_stealing_mark)
 	ck_assert_int_gt(shm_mailbox_repair(a, 0, &r), 0);
 	ck_assert_uint_eq(r.released, 1);
 	ck_assert_uint_eq(r.lost, 1);
-	ck_assert_uint_eq(count_dl(a, SHM_DL_GARBLED), 1);
+	ck_assert_uint_eq(shm_test_count_dl(a, SHM_DL_GARBLED), 1);
 	ck_assert_uint_eq(recv_all(a, tags, 8), 3);
 	ck_assert_uint_eq(tags[0], 2);
 	ck_assert_uint_eq(tags[2], 4);
@@ -512,7 +498,7 @@ START_TEST(test_spare_unprepared)
 	    SHM_ENOTREADY);
 	ck_assert_int_eq(shm_send(p, 1, SHM_LANE_SYSTEM, &m, NULL, 0),
 	    SHM_ENOTREADY);
-	ck_assert_uint_eq(count_dl(a, SHM_DL_NO_ACTOR), 2);
+	ck_assert_uint_eq(shm_test_count_dl(a, SHM_DL_NO_ACTOR), 2);
 	ck_assert_str_eq(shm_strerror(SHM_ENOTREADY),
 	    "mailbox not prepared: no actor owns it yet");
 	ck_assert_int_eq(shm_mailbox_prepare(a, 1), 0);
@@ -596,7 +582,7 @@ START_TEST(test_drop_oldest_deadline)
 			    "ms of CPU in %lld ms", (long long)cpu,
 			    (long long)waited);
 	}
-	ck_assert_uint_eq(count_dl(a, SHM_DL_DROPPED_NEWEST), 2);
+	ck_assert_uint_eq(shm_test_count_dl(a, SHM_DL_DROPPED_NEWEST), 2);
 	shm_producer_close(p);
 	shm_detach(a);
 }

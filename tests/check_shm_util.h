@@ -202,6 +202,20 @@ shm_test_spawn_sender(struct shm_arena *a, uint32_t idx, uint32_t id,
 	return shm_test_spawn_sender_to(a, idx, id, M, SHM_NO_TIMEOUT);
 }
 
+/* The dead letters of reason r in the ring. */
+static UNUSED unsigned
+shm_test_count_dl(struct shm_arena *a, enum shm_dl_reason r)
+{
+	struct shm_dead_letter d;
+	uint64_t cur = 0;
+	unsigned n = 0;
+
+	while (shm_dl_read(a, &cur, &d) == 1)
+		if (d.reason == (uint32_t)r)
+			n++;
+	return n;
+}
+
 /* Senders of mailbox idx queued for a turn not yet granted (turns.c). */
 static UNUSED uint32_t
 shm_test_queued(struct shm_arena *a, uint32_t idx)
