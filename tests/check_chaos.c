@@ -13,7 +13,10 @@
  *   operator	stop, start, restart, kill, add, remove of random nodes,
  *		and reloads to one of three configurations (written
  *		whole, then renamed into place, as an operator's tool does)
- *   messenger	asks (answered, never answered, crashing the actor with
+ *   messenger	floods (an actor asked to tell another 1,000 messages back
+ *		to back: a hot producer, which takes that mailbox's main
+ *		lane, shm/express.c, while the others kill either end),
+ *		asks (answered, never answered, crashing the actor with
  *		the message in hand) and tells to random actors
  *
  * What must hold: actord never exits; every request gets an answer (a
@@ -448,14 +451,47 @@ ask_echo(enum agent who, const char *path, int timeout_ms, unsigned seq)
 	ctl_response_free(&r);
 }
 
+/*
+ * path tells another actor FLOOD messages back to back (actor_echo's tag
+ * 41), answered when they went in (or failed: a lane full or a target
+ * gone are counted by the actor, not here).
+ */
+#define FLOOD	1000
+
+static void
+flood(unsigned *rnd, const char *path)
+{
+	struct ctl_request q;
+	struct ctl_response r;
+	char data[64];
+
+	memset(&q, 0, sizeof(q));
+	q.cmd = CTL_CMD_ASK;
+	snprintf(q.path, sizeof(q.path), "%s", path);
+	snprintf(data, sizeof(data), "%s %d",
+	    actors[(size_t)rand_r(rnd) % NACTORS], FLOOD);
+	q.tag = 41;
+	q.data = (const uint8_t *)data;
+	q.datalen = (uint32_t)strlen(data);
+	q.timeout_ms = 1000;
+	q.present = 1u << CTL_F_PATH | 1u << CTL_F_TAG | 1u << CTL_F_DATA |
+	    1u << CTL_F_TIMEOUT;
+	if (request(MESSENGER, &q, &r) == 0)
+		ctl_response_free(&r);
+}
+
 static void
 message_one(unsigned *rnd, unsigned seq)
 {
 	const char *path = actors[(size_t)rand_r(rnd) % NACTORS];
 	struct ctl_request q;
 	struct ctl_response r;
-	int what = rand_r(rnd) % 10;
+	int what = rand_r(rnd) % 12;
 
+	if (what >= 10) {
+		flood(rnd, path);
+		return;
+	}
 	if (what < 6) {
 		ask_echo(MESSENGER, path, 300, seq);
 		return;

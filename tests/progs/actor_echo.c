@@ -21,6 +21,9 @@
  *	37 tell: tell the sender back, tag 38, the same payload (a sender on
  *	   another node is a remote reference: it goes through the gateways)
  *	38 tell: as 4
+ *	41 ask: payload "PATH N": N tells to PATH (tag 99: ignored), none
+ *	   waiting for room, back to back: a hot producer, which takes
+ *	   the main lane (shm/express.c); answer how many failed, in decimal
  *
  * and, for the gateway tests, asks answered "rc=N" (N: what libactor
  * returned) and, after an ask, " " and the answer's payload:
@@ -54,6 +57,7 @@ static void	seen(struct actor *, const struct actor_msg *);
 static void	shards(struct actor *, const struct actor_msg *);
 static void	retry(struct actor *, const struct actor_msg *);
 static void	keyed(struct actor *, const struct actor_msg *);
+static void	flood(struct actor *, const struct actor_msg *);
 static bool	path_count(struct actor *, const struct actor_msg *,
 		    struct actor_ref *, int *);
 struct echo {
@@ -101,6 +105,21 @@ keyed(struct actor *a, const struct actor_msg *m)
 	}
 	len = snprintf(text, sizeof(text), "%d", failed);
 	(void)actor_reply(a, 9, text, (size_t)len);
+}
+
+static void
+flood(struct actor *a, const struct actor_msg *m)
+{
+	char text[32];
+	struct actor_ref to;
+	int i, n = 0, failed = 0, len;
+
+	if (!path_count(a, m, &to, &n))
+		return;
+	for (i = 0; i < n; i++)
+		failed += actor_tell_timeout(a, to, 99, &i, sizeof(i), 0) < 0;
+	len = snprintf(text, sizeof(text), "%d", failed);
+	(void)actor_reply(a, 41, text, (size_t)len);
 }
 
 static void
@@ -266,6 +285,9 @@ handle(struct actor *a, const struct actor_msg *m, void *arg)
 		break;
 	case 9:
 		keyed(a, m);
+		break;
+	case 41:
+		flood(a, m);
 		break;
 	case 10:
 		usleep(1000);
