@@ -26,7 +26,13 @@
  * wait's end on the consumer's: the others carry their position, as the
  * mailbox's do: shm.h, SHM_ENQ_UNTIMED), the look at the consumer's
  * sleeping word after publishing.  The mailbox in
- * busy-poll mode is the rung above the last.
+ * busy-poll mode is the rung above the last, but not on the ladder's
+ * path: its one producer takes the lane after SHM_OWN_STREAK messages
+ * (shm/express.c), so every mailbox row with one producer, and the
+ * paired slices' mailbox, measure the express path (plain stores, no
+ * CAS, no claim record): the CAS rung is what it was before.  "2
+ * producers" claims by CAS, each taking the lane from the other at most
+ * once per SHM_OWN_STREAK messages.
  *
  * Round trip p50 and p99 (request in one mailbox, answer in the other
  * process's reply lane): the mailbox in spin-then-sleep and in pure futex
@@ -1577,8 +1583,8 @@ pair_report(struct bench *b)
 	static const char *const name[2] = { "close", "far" };
 
 	printf("paired slices (bare ring, fence rung, CAS rung, mailbox "
-	    "busy-poll, or the other way round), M msg/s; lag: messages the "
-	    "consumer ran behind:\n");
+	    "busy-poll (one producer: the express path), or the other way "
+	    "round), M msg/s; lag: messages the consumer ran behind:\n");
 	printf("  %4s %7s %4s %7s %4s %7s %4s %7s %4s %5s %6s %7s %6s\n",
 	    "pair", "bare", "lag", "fence", "lag", "CAS", "lag", "mailbox",
 	    "lag", "batch", "sleeps", "mb/bare", "mb/CAS");
