@@ -148,6 +148,8 @@ struct ar_defer {
 #define SLOT_FREE		0
 #define SLOT_ASK		1	/* an ask in flight waits in it */
 #define SLOT_GHOST		2	/* timed out; its answer still to come */
+/* A ghost older than this is freed: no honest answer is that late. */
+#define GHOST_MAX_MS		1000
 
 /* One ask in flight (process-local). */
 struct pending {
@@ -199,6 +201,7 @@ struct actor {
 	uint32_t	 pend_cap;	/* a power of two */
 	uint32_t	 reply_cap;	/* reply slots: asks in flight at most */
 	uint8_t		*slot_st;	/* SLOT_* of each reply slot */
+	int64_t		*ghost_at;	/* when each became a ghost (ns), or NULL */
 	uint32_t	 nslots;	/* slots not free */
 	uint32_t	 ndone;		/* answered, not yet returned */
 	int64_t		 min_deadline;	/* <= every pending deadline */

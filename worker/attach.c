@@ -255,6 +255,7 @@ actor_close(struct actor *a)
 	owed_abandon(a->arena, &a->owed);
 	free(a->rbuf);
 	free(a->slot_st);
+	free(a->ghost_at);
 	free(a->shard.idx);
 	if (a->prod != NULL)
 		shm_producer_close(a->prod);

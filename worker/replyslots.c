@@ -27,6 +27,19 @@
  * arrive (slots_reclaim).  The slot of an ask is the low bits of its id,
  * which slot_take chooses so that the slot is free.
  *
+ * A claim is a worker's word: any worker may write one into any slot, and
+ * it outlives the asker (its next incarnation takes it over as a ghost).
+ * One that names nobody (a mailbox past the arena, actord's tag on a
+ * mailbox not actord's) is freed as soon as it is looked at; any ghost is
+ * freed once it is older than GHOST_MAX_MS (actor_impl.h): an honest
+ * replier sends right after its claim, and actord's owed answer retries
+ * within 100 ms once the lane has room, which the reclaim's drain makes.
+ * Without that bound, claims written in the name of actord or of a live
+ * actor held the slots for ever: every ask of that actor failed "mailbox
+ * full" long after the worker that wrote them was gone.  A late answer
+ * to a ghost freed early is dropped as stale; at worst it holds a cell a
+ * live answer needed, which then fails and its ask times out.
+ *
  * Owns: the reply slots and the process-local state of each (struct
  * actor's slot_st).  Must never free a slot whose answer may still take
  * a cell.
@@ -47,6 +60,8 @@
 static uint32_t	 inc_tag(uint32_t);
 static uint64_t	 claimed_by(uint32_t, uint32_t, uint64_t);
 static bool	 claimer_dead(struct shm_arena *, uint64_t);
+static void	 ghost(struct actor *, uint32_t);
+static bool	 ghost_old(const struct actor *, uint32_t, int64_t);
 
 /* A replier's incarnation in 7 bits, never 0 (0: actord, no identity). */
 static uint32_t
@@ -62,17 +77,45 @@ claimed_by(uint32_t who, uint32_t inc, uint64_t id)
 	    (uint64_t)inc_tag(inc) << SLOT_INC_SHIFT | id;
 }
 
-/* The process that claimed the slot is gone: it will never send. */
+/*
+ * The process that claimed the slot is gone, or the claim names nobody
+ * (a worker wrote it): it will never send.  actord claims as mailbox 0
+ * with tag 0 (send.c); an actor's tag is never 0.
+ */
 static bool
 claimer_dead(struct shm_arena *a, uint64_t v)
 {
 	uint32_t who = (uint32_t)(v >> SLOT_WHO_SHIFT) & 0xffff;
 	uint32_t tag = (uint32_t)(v >> SLOT_INC_SHIFT) & 0x7f;
 
-	if (tag == 0 || who >= shm_nmailboxes(a))
-		return false;		/* actord: it does not die mid-send */
+	if (who >= shm_nmailboxes(a))
+		return true;		/* no such replier */
+	if (tag == 0)
+		return who != 0;	/* actord: it does not die mid-send */
 	return inc_tag(shm_actor_incarnation(a, who)) != tag ||
 	    shm_actor_state(a, who) == SHM_ACTOR_DOWN;
+}
+
+/*
+ * Slot i becomes a ghost now: when, noted for ghost_old (the times are
+ * allocated at the first ghost; without memory, none ever grows old).
+ */
+static void
+ghost(struct actor *a, uint32_t i)
+{
+	a->slot_st[i] = SLOT_GHOST;
+	if (a->ghost_at == NULL)
+		a->ghost_at = calloc(a->reply_cap, sizeof(*a->ghost_at));
+	if (a->ghost_at != NULL)
+		a->ghost_at[i] = (int64_t)shm_now_ns();
+}
+
+/* Ghost i is older than any honest answer can be late (at now, in ns). */
+static bool
+ghost_old(const struct actor *a, uint32_t i, int64_t now)
+{
+	return a->ghost_at != NULL &&
+	    now - a->ghost_at[i] > (int64_t)GHOST_MAX_MS * 1000000;
 }
 
 /*
@@ -96,7 +139,7 @@ slots_init(struct actor *a)
 		    atomic_compare_exchange_strong(&s[i], &v, 0))
 			continue;
 		if (v != 0) {
-			a->slot_st[i] = SLOT_GHOST;
+			ghost(a, i);
 			a->nslots++;
 		}
 	}
@@ -155,7 +198,7 @@ slot_expire(struct actor *a, uint64_t corr)
 		a->slot_st[i] = SLOT_FREE;
 		a->nslots--;
 	} else
-		a->slot_st[i] = SLOT_GHOST;
+		ghost(a, i);
 }
 
 /*
@@ -199,16 +242,17 @@ freed:
 
 /*
  * Every slot is taken: free the ghosts whose answer came or will never
- * come.  Repliers that died after their claim are noted first; then the
- * lane is drained (answers in it free their slots, and one sent before a
- * death noted is in it by now); then a ghost whose claim was withdrawn
- * (the answer was not sent after all) or whose noted replier died is
- * freed.  Returns how many slots are free.
+ * come.  Repliers that died after their claim (or that no claim names)
+ * and ghosts grown old are noted first; then the lane is drained
+ * (answers in it free their slots, and one sent before that is in it by
+ * now); then a ghost whose claim was withdrawn (the answer was not sent
+ * after all) or that was noted is freed.  Returns how many slots are free.
  */
 int
 slots_reclaim(struct actor *a)
 {
 	_Atomic uint64_t *s = ar_asks(a->hdr, &a->caps);
+	int64_t now = (int64_t)shm_now_ns();
 	uint8_t *dead;
 	uint64_t v;
 	uint32_t i;
@@ -217,7 +261,8 @@ slots_reclaim(struct actor *a)
 		return (int)(a->reply_cap - a->nslots);
 	for (i = 0; i < a->reply_cap; i++)
 		if (a->slot_st[i] == SLOT_GHOST)
-			dead[i] = claimer_dead(a->arena, atomic_load(&s[i]));
+			dead[i] = claimer_dead(a->arena, atomic_load(&s[i])) ||
+			    ghost_old(a, i, now);
 	ask_drain(a);
 	for (i = 0; i < a->reply_cap; i++) {
 		if (a->slot_st[i] != SLOT_GHOST)
