@@ -653,22 +653,36 @@ shm_turn_reaped(struct shm_arena *a, struct shm_slot *s)
 	unqueue(mb);
 }
 
-/* Senders in line at mailbox w (its index + 1), as their slots say. */
+/*
+ * Senders in line at mailbox w (its index + 1), as their slots say: only
+ * a slot some live process holds.  A note in a free slot, or in one of a
+ * process that is gone, is a worker's word that nobody stands behind,
+ * and would keep a lie about the queue through every repair.
+ */
 static unsigned
 in_line(struct shm_arena *a, uint32_t w)
 {
+	struct shm_slot *s;
 	unsigned i, n = 0;
+	int32_t pid;
 
-	for (i = 0; i < a->nslots; i++)
-		n += atomic_load_explicit(&a->slots[i].turn_mbox,
-		    memory_order_acquire) == w;
+	for (i = 0; i < a->nslots; i++) {
+		s = &a->slots[i];
+		if (atomic_load_explicit(&s->turn_mbox,
+		    memory_order_acquire) != w)
+			continue;
+		pid = SHM_ONCE(s->pid);
+		n += pid > 0 && SHM_ONCE(s->state) == SLOT_LIVE &&
+		    shm_pid_exists(pid);
+	}
 	return n;
 }
 
 /*
  * The queue at its consumer's reap (repair.c).  With nobody in line (no
- * slot notes a ticket here: the usual case, where this costs a look at
- * each slot only if a word is not at rest), whatever the words say, the
+ * live process's slot notes a ticket here: the usual case, where this
+ * costs a look at each slot only if a word is not at rest), whatever the
+ * words say, the
  * queue starts again empty: every ticket taken is granted, nothing is
  * owed, nobody starved, the hint cleared.  Words a worker wrote may look
  * sane (a line of thousands nobody stands in, every free cell owed) and
