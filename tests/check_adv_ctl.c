@@ -47,19 +47,7 @@ static uint64_t		 rnd_state;
 static uint64_t
 rnd(void)
 {
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
-}
-
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return tcheck_rnd(&rnd_state);
 }
 
 /* actord's open descriptors, from /proc. */
@@ -344,11 +332,11 @@ START_TEST(client_at_worst_moment)
 	 * of what it waited for (a 5 s ask), none is left but the one that
 	 * asks (a restart of /storm's may hold one descriptor more).
 	 */
-	until = mono_ms() + WAIT;
+	until = tcheck_mono_ms() + WAIT;
 	for (;;) {
 		ck_assert_int_eq(ctltest_counters(sock, &c), 0);
 		fds = fds_of(d.pid);
-		if ((c.clients <= 1 && fds <= fds0 + 1) || mono_ms() >= until)
+		if ((c.clients <= 1 && fds <= fds0 + 1) || tcheck_mono_ms() >= until)
 			break;
 		ts_sleep_ms(50);
 	}

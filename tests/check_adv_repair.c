@@ -30,10 +30,7 @@ static uint64_t	 rnd_state;
 static uint64_t
 rnd(void)
 {
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
+	return tcheck_rnd(&rnd_state);
 }
 
 static struct shm_lane_local *

@@ -59,15 +59,6 @@ arena(void)
 	    .watchers = 4 });
 }
 
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
  * Every reply slot of the asker claimed as kind says, by a worker, before
  * the asker's next incarnation opens its handle.
@@ -117,8 +108,8 @@ asks_get_slots(struct shm_arena *ar, int kind, int64_t bound_ms)
 
 	forge_claims(ar, kind);
 	c = shm_test_open(ar, ASKER);
-	start = mono_ms();
-	while (mono_ms() - start <= bound_ms) {
+	start = tcheck_mono_ms();
+	while (tcheck_mono_ms() - start <= bound_ms) {
 		rc = actor_ask_send(c, (struct actor_ref){ OTHER, ACTOR_ANY },
 		    1, "x", 1, 1000000000LL, &corr);
 		if (rc == 0)
@@ -128,7 +119,7 @@ asks_get_slots(struct shm_arena *ar, int kind, int64_t bound_ms)
 	}
 	ck_assert_msg(rc == 0, "forged claims of kind %d still hold every "
 	    "reply slot %lld ms after the asker started: %s", kind,
-	    (long long)(mono_ms() - start), actor_strerror(rc));
+	    (long long)(tcheck_mono_ms() - start), actor_strerror(rc));
 	actor_close(c);
 	shm_detach(ar);
 }
@@ -218,7 +209,7 @@ START_TEST(forged_answer_at_reap_bounded)
 
 	ck_assert_int_eq(actor_ask_send(c, (struct actor_ref){ REPLIER,
 	    ACTOR_ANY }, 1, "q", 1, 1000 * 1000000LL, &corr), 0);
-	start = mono_ms();
+	start = tcheck_mono_ms();
 	pid = replier_claims_and_dies(ar, c->incarnation);
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
@@ -235,7 +226,7 @@ START_TEST(forged_answer_at_reap_bounded)
 	rc = actor_ask_next(c, &m, WAIT_MS * 1000000LL, &got);
 	ck_assert_msg(rc == ACTOR_ETIMEDOUT && got == corr,
 	    "the ask ended with %d (%s)", rc, actor_strerror(rc));
-	ck_assert_int_le(mono_ms() - start, WAIT_MS);
+	ck_assert_int_le(tcheck_mono_ms() - start, WAIT_MS);
 	/* Every slot goes out again. */
 	for (i = 0; i < c->reply_cap; i++)
 		ck_assert_int_eq(actor_ask_send(c, (struct actor_ref){ OTHER,

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/lib/tcheck.h"
@@ -113,4 +114,24 @@ tcheck_intact(const unsigned char *b, size_t len, uint32_t seed)
 		if (b[i] != pattern_byte(i, seed))
 			return false;
 	return true;
+}
+
+uint64_t
+tcheck_rnd(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *state = x;
+}
+
+int64_t
+tcheck_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }

@@ -21,6 +21,9 @@ char	 tcheck_proc_state(pid_t);	/* its state letter in /proc, or '?' */
 /* len bytes of a pattern its seed says, and whether b still holds it whole. */
 void	 tcheck_fill(unsigned char *b, size_t len, uint32_t seed);
 bool	 tcheck_intact(const unsigned char *b, size_t len, uint32_t seed);
+/* The next of a seeded schedule's numbers (xorshift64; *state never 0). */
+uint64_t tcheck_rnd(uint64_t *state);
+int64_t	 tcheck_mono_ms(void);		/* CLOCK_MONOTONIC in ms */
 /*
  * A copy of the program src in dir, that any user can run, its path in
  * dst; dir is opened to others (0755).  For a program run as another user
