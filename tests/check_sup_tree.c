@@ -1067,7 +1067,7 @@ START_TEST(parallel_supervisor_restarts_its_set_together)
 	struct actord_spec *spec = ts_spec();
 	struct actord *ad;
 	const char *k;
-	pid_t a;
+	pid_t a, b, c;
 
 	spec->root.strategy = STRATEGY_ONE_FOR_ALL;
 	spec->root.start = START_PARALLEL;
@@ -1082,11 +1082,21 @@ START_TEST(parallel_supervisor_restarts_its_set_together)
 	ck_assert_msg(ts_wait_state(ad, "/", NS_RUNNING, 40000),
 	    "root not running: %s", ad->message);
 	a = ts_pid(ad, "/a");
-	ck_assert_int_eq(kill(ts_pid(ad, "/b"), SIGKILL), 0);
+	b = ts_pid(ad, "/b");
+	c = ts_pid(ad, "/c");
+	ck_assert_int_eq(kill(b, SIGKILL), 0);
 	ck_assert(ts_wait_new_pid(ad, "/a", a, WAIT));
 	ck_assert_msg(ts_wait_state(ad, "/", NS_RUNNING, 40000),
 	    "root not running: %s", ad->message);
+	/*
+	 * Each started again and ready (it records its start before it says
+	 * so): /a waits only for /c, and /b may be the last.
+	 */
+	ck_assert(ts_wait_new_pid(ad, "/b", b, WAIT));
+	ck_assert(ts_wait_new_pid(ad, "/c", c, WAIT));
 	ck_assert(ts_wait_state(ad, "/a", NS_RUNNING, 40000));
+	ck_assert(ts_wait_state(ad, "/b", NS_RUNNING, 40000));
+	ck_assert(ts_wait_state(ad, "/c", NS_RUNNING, 40000));
 	ck_assert_int_eq(ts_record_count("alone"), 0);
 	ck_assert_int_eq(ts_record_count("start /a"), 2);
 	ck_assert_int_eq(ts_record_count("start /b"), 2);
