@@ -683,6 +683,12 @@ int	 shm_doorbell_arm(struct shm_arena *, uint32_t idx, unsigned lanes);
 void	 shm_doorbell_disarm(struct shm_arena *, uint32_t idx, int fd);
 void	 shm_wake_all(struct shm_arena *, uint32_t idx);
 void	 shm_wake_blocked(struct shm_arena *, uint32_t idx);
+/*
+ * From a signal handler (async-signal-safe): the shm_wait of this
+ * process's consumer of idx, under way, interrupted or about to begin,
+ * returns 0 once, whatever its lanes hold, without a message sent.
+ */
+void	 shm_poke(struct shm_arena *, uint32_t idx);
 
 /*
  * repair.c.  Whoever reaped a mailbox's consumer (actord, after shm_reap

@@ -12,6 +12,7 @@
 #define ACTORD_SHM_IMPL_H
 
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -514,6 +515,8 @@ struct shm_arena {
 	/* Tests: called inside a drop_oldest take (shm_consumer_set_hook). */
 	void		(*take_hook)(void *, int);
 	void		*take_hook_arg;
+	/* shm_poke (a signal handler's): shm_wait returns, once (wait.c). */
+	volatile sig_atomic_t poked;
 	/*
 	 * The full view of the mailbox this process consumes (shm_consume),
 	 * here rather than in mb[]: a consumer woken after a long sleep reads

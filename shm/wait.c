@@ -52,6 +52,14 @@
  * changed) or is woken.  Only the producer that clears "sleeping" makes
  * the system call.
  *
+ * A signal handler of the consumer's process wakes its wait without a
+ * message (shm_poke): it sets the arena handle's poked, then moves
+ * wake_word (and FUTEX_WAKEs if "sleeping" says so, for a handler run on
+ * another thread).  C looks at poked wherever it looks at its lanes, each
+ * look after it read w: a poke before a look is seen, one after it moved
+ * the word FUTEX_WAIT compares (EAGAIN), one during the sleep interrupts
+ * it (EINTR) or wakes it.
+ *
  * The doorbell: a consumer waiting in epoll binds an abstract AF_UNIX
  * datagram socket named after the arena id and its mailbox index, arms
  * "sleeping" with SLEEP_DOORBELL, and a producer that finds it asleep sends
@@ -101,6 +109,7 @@ static int	 set_fence_mode(struct shm_arena *, struct shm_mbox *, uint32_t)
 static void	 map_ahead(struct shm_mbox_local *, uint64_t) SHM_RECV;
 static int	 nap(struct shm_arena *, uint32_t, unsigned, int, int64_t)
 	    SHM_RECV;
+static inline bool poked(struct shm_arena *);
 
 #define SLICE_NS		1000000	/* sleep slice without membarrier */
 #define AHEAD_PAGES		3	/* pages of cells made past head's */
@@ -435,9 +444,52 @@ spin(struct shm_arena *a, uint32_t idx, unsigned lanes, int64_t deadline)
 				return 0;
 			cpu_relax();
 		}
+		if (poked(a))
+			return 0;
 		if ((int64_t)shm_clock(a) >= deadline)
 			return SHM_ETIMEDOUT;
 	}
+}
+
+/*
+ * Poked (shm_poke) since the last look: true once, and the poke is
+ * taken.  The handler runs on this thread or on another, which makes a
+ * system call (a barrier) before it could be seen asleep.
+ */
+static inline bool
+poked(struct shm_arena *a)
+{
+	if (__builtin_expect(a->poked == 0, 1))
+		return false;
+	a->poked = 0;
+	return true;
+}
+
+/*
+ * A signal handler's wake-up, without a message (async-signal-safe: two
+ * stores, and FUTEX_WAKE if the consumer may be asleep): the poke is
+ * stored first, then wake_word moves, so that shm_wait either sees the
+ * poke at its next look (each of its looks before a sleep comes after it
+ * read wake_word) or finds the word changed at FUTEX_WAIT (EAGAIN), or is
+ * interrupted in it (EINTR) or woken.  No view of idx here: its consumer
+ * never waited, and will see the poke when it does.
+ */
+void
+shm_poke(struct shm_arena *a, uint32_t idx)
+{
+	struct shm_mbox_local *mb;
+	struct shm_mbox	*m;
+
+	if (idx >= a->n)
+		return;
+	a->poked = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	mb = shm_mb_slot(a, idx);
+	if ((m = mb->m) == NULL)
+		return;
+	atomic_fetch_add(&m->wake_word, 1);
+	if (atomic_load(&m->sleeping) != 0)
+		shm_futex_wake(&m->wake_word, 1);
 }
 
 /*
@@ -551,7 +603,7 @@ nap(struct shm_arena *a, uint32_t idx, unsigned lanes, int fenced,
 		 * fence_mode it is the only look: the seq_cst store of
 		 * "sleeping" (an XCHG on x86) is the consumer's fence.
 		 */
-		if (shm_pending(a, idx, lanes)) {
+		if (poked(a) || shm_pending(a, idx, lanes)) {
 			atomic_store(&m->sleeping, 0);
 			return 0;
 		}
@@ -595,6 +647,12 @@ nap(struct shm_arena *a, uint32_t idx, unsigned lanes, int fenced,
 			    memory_order_relaxed);
 		if (rc == -EINTR || rc == -EAGAIN || rc == -ETIMEDOUT ||
 		    rc == 0) {
+			if (poked(a)) {
+				/* Woken by shm_poke, which clears nothing. */
+				atomic_store_explicit(&m->sleeping, 0,
+				    memory_order_relaxed);
+				return 0;
+			}
 			if (shm_pending(a, idx, lanes))
 				return 0;
 			continue;
@@ -632,7 +690,7 @@ shm_wait(struct shm_arena *a, uint32_t idx, unsigned lanes,
 		return SHM_EBADINDEX;
 	if ((lanes & SHM_LANES_ALL) == 0)
 		return SHM_EINVAL;
-	if (shm_pending(a, idx, lanes))
+	if (shm_pending(a, idx, lanes) || poked(a))
 		return 0;
 	/* Senders the consumer has yet to look for (ring.c) first. */
 	if (lanes & SHM_LANE_BIT(SHM_LANE_MAIN))

@@ -1082,9 +1082,9 @@ END_TEST
 /* --- SIGTERM: the message in hand is finished, on_stop runs, exit 0 ------- */
 
 /*
- * SIGTERM while the actor's system lane is full: the Stop that would wake
- * its loop does not fit and is not needed (the loop is busy and sees the
- * signal after the message in hand); it is no dead letter.
+ * SIGTERM while the actor's system lane is full: its loop, busy, sees the
+ * signal after the message in hand, and nothing becomes a dead letter
+ * (SIGTERM sends no Stop: worker/recv.c).
  */
 static int
 fn_sigterm_full_lane(void *arg)
@@ -1146,7 +1146,7 @@ fn_sigterm(void *arg)
 	wait_blocked();
 	sigterm_mid_handler(ar, kv.index);
 	take_terminated(a);
-	/* The next incarnation ignores the Stop left for the last one ... */
+	/* The next incarnation answers ... */
 	CLIENT_CHECK(wait_new_incarnation(ar, kv.index, kv.incarnation,
 	    WAIT) == 0);
 	kv.incarnation = ACTOR_ANY;

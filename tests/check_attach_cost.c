@@ -18,21 +18,30 @@
  * loader found at exec; CPUIDs are counted by making them fault
  * (arch_prctl ARCH_SET_CPUID), where the CPU can.  Closing the actor
  * unmaps none of the arena: the worker is about to exit, which unmaps it
- * anyway (munmaps are made to trap, with seccomp).
+ * anyway (munmaps are made to trap, with seccomp).  And SIGTERM stops
+ * actor_run without a message: the actor writes no page of the arena to
+ * stop, and it stops whenever the signal lands, asleep, spinning or busy.
  */
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #if defined(__x86_64__)
 #include <asm/prctl.h>
 #include <ucontext.h>
 #endif
 
 #include <check.h>
+#include <errno.h>
 #include <inttypes.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/check_shm_util.h"
@@ -166,13 +175,27 @@ faults(void)
 	return ru.ru_minflt;
 }
 
+/* The environment actord gives a worker of mailbox idx of ar. */
+static void
+attach_env(struct shm_arena *ar, uint32_t idx)
+{
+	char num[16];
+
+	snprintf(num, sizeof(num), "%d", shm_fd(ar));
+	setenv(ACTOR_ENV_ARENA, num, 1);
+	snprintf(num, sizeof(num), "%d", shm_layout_fd(ar));
+	setenv(SHM_ENV_LAYOUT_FD, num, 1);
+	snprintf(num, sizeof(num), "%u", idx);
+	setenv(ACTOR_ENV_INDEX, num, 1);
+}
+
 /* actor_attach to mailbox idx in a child, as actord starts one. */
 static struct cost
 attach_child(struct shm_arena *ar, uint32_t idx)
 {
 	struct cost c;
 	struct actor *a;
-	char err[ACTOR_ERRBUF], num[16];
+	char err[ACTOR_ERRBUF];
 	int p[2];
 	long f0;
 	pid_t pid;
@@ -180,12 +203,7 @@ attach_child(struct shm_arena *ar, uint32_t idx)
 	ck_assert_int_eq(pipe(p), 0);
 	if ((pid = fork()) == 0) {
 		memset(&c, 0, sizeof(c));
-		snprintf(num, sizeof(num), "%d", shm_fd(ar));
-		setenv(ACTOR_ENV_ARENA, num, 1);
-		snprintf(num, sizeof(num), "%d", shm_layout_fd(ar));
-		setenv(SHM_ENV_LAYOUT_FD, num, 1);
-		snprintf(num, sizeof(num), "%u", idx);
-		setenv(ACTOR_ENV_INDEX, num, 1);
+		attach_env(ar, idx);
 		f0 = faults();
 		c.rc = actor_attach(&a, err, sizeof(err));
 		c.faults = faults() - f0;
@@ -269,18 +287,14 @@ START_TEST(idle_actor_allocates_no_cells)
 	struct shm_arena *ar = arena_of(16, 0, 1024);
 	struct actor *a;
 	struct actor_msg m;
-	char err[ACTOR_ERRBUF], num[16];
+	char err[ACTOR_ERRBUF];
 	long before;
 	pid_t pid;
 	int rc;
 
 	before = arena_pages(ar);
 	if ((pid = fork()) == 0) {
-		snprintf(num, sizeof(num), "%d", shm_fd(ar));
-		setenv(ACTOR_ENV_ARENA, num, 1);
-		snprintf(num, sizeof(num), "%d", shm_layout_fd(ar));
-		setenv(SHM_ENV_LAYOUT_FD, num, 1);
-		setenv(ACTOR_ENV_INDEX, "0", 1);
+		attach_env(ar, 0);
 		if (actor_attach(&a, err, sizeof(err)) != 0)
 			_exit(10);
 		rc = actor_recv(a, &m, 20 * 1000 * 1000);
@@ -378,16 +392,12 @@ START_TEST(close_unmaps_nothing)
 #if defined(__x86_64__)
 	struct shm_arena *ar = arena_of(16, 0, 16);
 	struct actor *a;
-	char err[ACTOR_ERRBUF], num[16];
+	char err[ACTOR_ERRBUF];
 	pid_t pid;
 	int rc;
 
 	if ((pid = fork()) == 0) {
-		snprintf(num, sizeof(num), "%d", shm_fd(ar));
-		setenv(ACTOR_ENV_ARENA, num, 1);
-		snprintf(num, sizeof(num), "%d", shm_layout_fd(ar));
-		setenv(SHM_ENV_LAYOUT_FD, num, 1);
-		setenv(ACTOR_ENV_INDEX, "0", 1);
+		attach_env(ar, 0);
 		if (actor_attach(&a, err, sizeof(err)) != 0)
 			_exit(10);
 		maps[0] = actor_arena(a)->base;
@@ -406,6 +416,254 @@ START_TEST(close_unmaps_nothing)
 }
 END_TEST
 
+/* --- SIGTERM in actor_run ------------------------------------------------ */
+
+/* What the test and its actor child both see (MAP_SHARED). */
+struct term_shared {
+	_Atomic int	 running;	/* the handler has run */
+	_Atomic int	 stopped;	/* on_stop ran */
+};
+
+static struct term_shared *tsh;
+
+static int
+term_handle(struct actor *a, const struct actor_msg *m, void *arg)
+{
+	(void)a;
+	(void)m;
+	(void)arg;
+	atomic_store(&tsh->running, 1);
+	return 0;
+}
+
+static void
+term_on_stop(struct actor *a, void *arg)
+{
+	(void)a;
+	(void)arg;
+	atomic_store(&tsh->stopped, 1);
+}
+
+/* An actor of mailbox 0 in actor_run, in a child: 0 once it stopped. */
+static pid_t
+term_child(struct shm_arena *ar, enum actor_wait w)
+{
+	struct actor *a;
+	char err[ACTOR_ERRBUF];
+	pid_t pid;
+	int rc;
+
+	atomic_store(&tsh->running, 0);
+	atomic_store(&tsh->stopped, 0);
+	if ((pid = fork()) == 0) {
+		attach_env(ar, 0);
+		if (actor_attach(&a, err, sizeof(err)) != 0)
+			_exit(10);
+		actor_set_wait(a, w, -1);
+		rc = actor_run(a, term_handle, term_on_stop, NULL);
+		actor_close(a);
+		_exit(rc != 0 ? 11 : atomic_load(&tsh->stopped) ? 0 : 12);
+	}
+	ck_assert_int_ge(pid, 0);
+	return pid;
+}
+
+static void
+term_shared_map(void)
+{
+	tsh = mmap(NULL, sizeof(*tsh), PROT_READ | PROT_WRITE, MAP_SHARED |
+	    MAP_ANONYMOUS, -1, 0);
+	ck_assert(tsh != MAP_FAILED);
+}
+
+/* Until pid exits, within ms: its status (shm_test_wait_exit), or -1. */
+static int
+term_wait(pid_t pid, int ms)
+{
+	struct timespec ts = { 0, 1000000 };
+	int i;
+
+	for (i = 0; i < ms; i++) {
+		if (shm_test_exited(pid))
+			return shm_test_wait_exit(pid);
+		nanosleep(&ts, NULL);
+	}
+	kill(pid, SIGKILL);
+	(void)shm_test_wait_exit(pid);
+	return -1;
+}
+
+/*
+ * SIGTERM to an actor asleep in actor_run: it stops (on_stop runs, exit
+ * 0) and wrote nothing to stop: no page of the arena is made.  The Stop
+ * it used to send itself wrote a cell of its system lane, a page of the
+ * memfd made for it, which actord's repair then read after every death.
+ */
+START_TEST(sigterm_stop_writes_nothing)
+{
+	struct shm_arena *ar = arena_of(16, 0, 16);
+	struct shm_mbox *m;
+	long before;
+	pid_t pid;
+	int i, rc;
+
+	term_shared_map();
+	pid = term_child(ar, ACTOR_WAIT_SLEEP);
+	m = shm_mb(ar, 0)->m;
+	for (i = 0; i < 5000 && atomic_load(&m->sleeping) == 0; i++)
+		usleep(1000);
+	ck_assert_msg(atomic_load(&m->sleeping) != 0, "never asleep");
+	before = arena_pages(ar);
+	ck_assert_int_eq(kill(pid, SIGTERM), 0);
+	rc = term_wait(pid, 10000);
+	ck_assert_msg(rc == 0, "child: %d", rc);
+	ck_assert_msg(arena_pages(ar) == before, "its stop made %ld pages of "
+	    "the arena", arena_pages(ar) - before);
+	munmap(tsh, sizeof(*tsh));
+	shm_detach(ar);
+}
+END_TEST
+
+#if defined(__x86_64__)
+static volatile sig_atomic_t raised;
+
+/*
+ * A trapped FUTEX_WAIT: SIGTERM lands first (the first time), right
+ * before the sleep, after every look the wait makes; then the wait is
+ * made (FUTEX_PRIVATE_FLAG: not trapped; the same check of the word,
+ * though no other process could wake it) and its result given back as
+ * the system call's.
+ */
+static void
+on_futex_wait(int sig, siginfo_t *si, void *uc)
+{
+	greg_t *r = ((ucontext_t *)uc)->uc_mcontext.gregs;
+	long rc;
+
+	(void)sig;
+	(void)si;
+	if (!raised) {
+		raised = 1;
+		raise(SIGTERM);
+	}
+	rc = syscall(SYS_futex, r[REG_RDI], FUTEX_WAIT | FUTEX_PRIVATE_FLAG,
+	    r[REG_RDX], r[REG_R10], NULL, 0);
+	r[REG_RAX] = rc == -1 ? -errno : rc;
+}
+
+/* FUTEX_WAIT (op 0, no flag) traps. */
+static int
+trap_futex_wait(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		    offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_futex, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		    offsetof(struct seccomp_data, args[1])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FUTEX_WAIT, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog fp = { sizeof(f) / sizeof(f[0]), f };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_futex_wait;
+	sa.sa_flags = SA_SIGINFO;
+	if (sigaction(SIGSYS, &sa, NULL) == -1 ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1 ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fp) == -1)
+		return -1;
+	return 0;
+}
+#endif
+
+/*
+ * SIGTERM between the wait's last look and its sleep (made to land there:
+ * the FUTEX_WAIT traps, and raises it first): the sleep does not begin,
+ * for the poke moved the futex word, and the actor stops.  A poke that
+ * only set a flag would leave it asleep for ever.
+ */
+START_TEST(sigterm_right_before_the_sleep_stops)
+{
+#if defined(__x86_64__)
+	struct shm_arena *ar = arena_of(16, 0, 16);
+	struct actor *a;
+	char err[ACTOR_ERRBUF];
+	pid_t pid;
+	int rc;
+
+	term_shared_map();
+	if ((pid = fork()) == 0) {
+		attach_env(ar, 0);
+		if (actor_attach(&a, err, sizeof(err)) != 0)
+			_exit(10);
+		actor_set_wait(a, ACTOR_WAIT_SLEEP, -1);
+		if (trap_futex_wait() == -1)
+			_exit(11);
+		rc = actor_run(a, term_handle, term_on_stop, NULL);
+		_exit(rc != 0 ? 12 : !raised ? 13 : atomic_load(&tsh->stopped) ?
+		    0 : 14);
+	}
+	ck_assert_int_ge(pid, 0);
+	rc = term_wait(pid, 10000);
+	ck_assert_msg(rc == 0, "child: %d (-1: still asleep)", rc);
+	munmap(tsh, sizeof(*tsh));
+	shm_detach(ar);
+#endif
+}
+END_TEST
+
+/*
+ * SIGTERM at any moment of actor_run, under a stream of messages: asleep,
+ * spinning, taking, in its handler, or between two of those (the poke
+ * before the futex word is read, after, in the wait): it always stops,
+ * within a bound.  Spin-then-sleep and sleep-only waits, in turn.
+ */
+START_TEST(sigterm_at_any_moment_stops)
+{
+	struct shm_arena *ar = arena_of(16, 0, 1024);
+	struct shm_producer *p;
+	struct shm_msg msg;
+	struct timespec ts;
+	pid_t pid;
+	int i, k, st, rc;
+
+	term_shared_map();
+	ck_assert_int_eq(shm_producer_open(ar, &p), 0);
+	memset(&msg, 0, sizeof(msg));
+	msg.tag = 7;
+	srandom(1);
+	for (i = 0; i < 60; i++) {
+		pid = term_child(ar, i % 2 ? ACTOR_WAIT_SLEEP :
+		    ACTOR_WAIT_SPIN_SLEEP);
+		for (k = 0; k < 5000 && !atomic_load(&tsh->running); k++) {
+			(void)shm_offer(p, 0, SHM_LANE_MAIN, &msg, NULL);
+			usleep(1000);
+		}
+		ck_assert_msg(atomic_load(&tsh->running), "never ran");
+		/* A few messages, a random pause, then the signal. */
+		for (k = random() % 8; k > 0; k--)
+			(void)shm_offer(p, 0, SHM_LANE_MAIN, &msg, NULL);
+		ts.tv_sec = 0;
+		ts.tv_nsec = random() % 300000;
+		nanosleep(&ts, NULL);
+		ck_assert_int_eq(kill(pid, SIGTERM), 0);
+		for (k = random() % 4; k > 0; k--)
+			(void)shm_offer(p, 0, SHM_LANE_MAIN, &msg, NULL);
+		rc = term_wait(pid, 10000);
+		ck_assert_msg(rc == 0, "round %d: child %d", i, rc);
+		st = 0;
+		(void)actor_reaped(ar, 0, pid, st, NULL);
+		(void)shm_drain(ar, 0, SHM_LANES_ALL, 0, drop, NULL);
+	}
+	shm_producer_close(p);
+	munmap(tsh, sizeof(*tsh));
+	shm_detach(ar);
+}
+END_TEST
+
 static Suite *
 attach_cost_suite(void)
 {
@@ -418,6 +676,9 @@ attach_cost_suite(void)
 	tcase_add_test(tc, attach_asks_the_cpu_nothing);
 	tcase_add_test(tc, idle_actor_allocates_no_cells);
 	tcase_add_test(tc, close_unmaps_nothing);
+	tcase_add_test(tc, sigterm_stop_writes_nothing);
+	tcase_add_test(tc, sigterm_right_before_the_sleep_stops);
+	tcase_add_test(tc, sigterm_at_any_moment_stops);
 	suite_add_tcase(s, tc);
 	return s;
 }

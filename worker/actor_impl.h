@@ -184,6 +184,7 @@ struct actor {
 	bool		 holding;	/* a message is in hand */
 	bool		 answers;	/* actor_recv returns answers too */
 	volatile sig_atomic_t stop;
+	volatile sig_atomic_t term_stop; /* SIGTERM's Stop, not yet received */
 	uint32_t	 nrecv;
 	uint32_t	 npend;
 	int64_t		 spin_ns;

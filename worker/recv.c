@@ -30,8 +30,6 @@
 
 #include "worker/actor_impl.h"
 
-#define RUN_SLICE_NS	50000000LL	/* without a wake-up slot: poll SIGTERM */
-
 static int	 take_cb(void *, enum shm_lane, const struct shm_msg *,
 		    const void *) SHM_RECV;
 static int	 take_pending(struct actor *) SHM_RECV;
@@ -40,24 +38,25 @@ static bool	 refuse_stale(struct actor *) SHM_RECV;
 static void	 on_term(int);
 
 static bool	 stale_system(struct actor *) SHM_RECV;
+static void	 term_stop(struct actor *, struct actor_msg *);
 
 /*
  * The only global of libactor: a signal handler can reach nothing else.
  * While actor_run() runs, SIGTERM sets term_seen and the running actor's
- * stop and, through a producer slot of its own (never used by the
- * interrupted code, so the send cannot re-enter a half-done one), puts a
- * Stop for this incarnation on the actor's own system lane: a sleeping
- * run loop wakes at once, and an idle one never has to poll.  shm_send
- * takes no lock and allocates nothing.  The loop reads the actor's stop,
- * not term_seen: a woken actor then touches no page of libactor's data
- * (one page walk more per message: tools/bench/bench_scale.c, sparse).
+ * stop and term_stop, and pokes its wait (shm_poke: no message, no
+ * producer slot, no page of the arena written): a sleeping run loop
+ * wakes at once, and actor_recv hands it a Stop for this incarnation
+ * (term_stop) after the system lane's messages, before the main lane's,
+ * where the Stop a handler used to send itself came.  The loop reads the
+ * actor's stop, not term_seen: a woken actor then touches no page of
+ * libactor's data (one page walk more per message:
+ * tools/bench/bench_scale.c, sparse).
  */
 static struct {
 	volatile sig_atomic_t term_seen;
-	struct shm_producer *prod;
 	struct actor	*a;		/* whose stop SIGTERM sets */
+	struct shm_arena *arena;	/* ... and whose wait it pokes */
 	uint32_t	 idx;
-	uint32_t	 incarnation;
 } run_sig;
 #define term_seen	run_sig.term_seen
 
@@ -206,14 +205,20 @@ again:
 			return 0;
 		ta.a = a;
 		ta.took = 0;
-		rc = shm_take_one(a->arena, (uint32_t)a->idx, SHM_LANES_INBOX,
-		    take_cb, &ta);
+		/* SIGTERM's Stop: after the system lane, before the main. */
+		rc = shm_take_one(a->arena, (uint32_t)a->idx, a->term_stop ?
+		    SHM_LANE_BIT(SHM_LANE_SYSTEM) : SHM_LANES_INBOX, take_cb,
+		    &ta);
 		if (rc < 0)
 			return rc;
 		if (ta.took) {
 			if (refuse_stale(a))
 				continue;
 			break;
+		}
+		if (a->term_stop) {
+			term_stop(a, out);
+			return 0;
 		}
 		until = deadline;
 		lanes = SHM_LANES_INBOX;
@@ -276,8 +281,8 @@ actor_done(struct actor *a)
 }
 
 /*
- * A Stop from SIGTERM, or a Terminated for a watch, of an earlier
- * incarnation: not for us.  Both carry that incarnation in corr (0: any).
+ * A Stop, or a Terminated for a watch, of an earlier incarnation: not for
+ * us.  Both carry that incarnation in corr (0: any).
  */
 static bool
 stale_system(struct actor *a)
@@ -294,29 +299,37 @@ stale_system(struct actor *a)
 	return false;
 }
 
+/*
+ * SIGTERM's Stop, as a Stop this incarnation sent itself would read: it
+ * is in no lane, so nothing is held (a crash now redelivers nothing) and
+ * the mailbox's counters do not count it.
+ */
+static void
+term_stop(struct actor *a, struct actor_msg *out)
+{
+	a->term_stop = 0;
+	a->stop = 1;
+	memset(out, 0, sizeof(*out));
+	out->tag = ACTOR_SYS_STOP;
+	out->flags = ACTOR_MSG_SYSTEM;
+	out->sender.index = (uint32_t)a->idx;
+	out->sender.incarnation = a->incarnation;
+	out->corr = a->incarnation;
+	out->attempts = 1;
+	out->data = a->inhand + INHAND_PAYLOAD;
+}
+
 static void
 on_term(int sig)
 {
-	struct shm_msg m;
 	int saved = errno;
 
 	(void)sig;
 	term_seen = 1;
-	if (run_sig.a != NULL)
+	if (run_sig.a != NULL) {
 		run_sig.a->stop = 1;
-	if (run_sig.prod != NULL) {
-		memset(&m, 0, sizeof(m));
-		m.tag = ACTOR_SYS_STOP;
-		m.sender.index = run_sig.idx;
-		m.sender.incarnation = run_sig.incarnation;
-		m.corr = run_sig.incarnation;
-		/*
-		 * Only to wake a sleeping loop: with the system lane full the
-		 * loop is not asleep and sees its stop after this message,
-		 * so a Stop that does not fit is no dead letter.
-		 */
-		(void)shm_offer(run_sig.prod, run_sig.idx, SHM_LANE_SYSTEM, &m,
-		    NULL);
+		run_sig.a->term_stop = 1;
+		shm_poke(run_sig.arena, run_sig.idx);
 	}
 	errno = saved;
 }
@@ -332,32 +345,24 @@ actor_run(struct actor *a, actor_handler fn, actor_stop_fn on_stop,
 {
 	struct sigaction sa, old;
 	struct actor_msg m;
-	int64_t timeout;
 	int rc = 0, r;
 
 	if (a->idx < 0)
 		return ACTOR_ENOMAILBOX;
 	if (term_seen)
 		a->stop = 1;		/* an earlier run's SIGTERM */
-	run_sig.a = a;
 	run_sig.idx = (uint32_t)a->idx;
-	run_sig.incarnation = a->incarnation;
-	if (shm_producer_open_own(a->arena, (uint32_t)a->idx, 1,
-	    &run_sig.prod) < 0)
-		run_sig.prod = NULL;	/* then the loop polls its stop */
+	run_sig.arena = a->arena;
+	run_sig.a = a;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_term;
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGTERM, &sa, &old) == -1) {
-		if (run_sig.prod != NULL)
-			shm_producer_close(run_sig.prod);
-		run_sig.prod = NULL;
 		run_sig.a = NULL;
 		return ACTOR_ESYS;
 	}
-	timeout = run_sig.prod != NULL ? ACTOR_FOREVER : RUN_SLICE_NS;
 	while (!a->stop) {
-		r = actor_recv(a, &m, timeout);
+		r = actor_recv(a, &m, ACTOR_FOREVER);
 		if (r == ACTOR_ETIMEDOUT)
 			continue;
 		if (r < 0) {
@@ -377,9 +382,6 @@ actor_run(struct actor *a, actor_handler fn, actor_stop_fn on_stop,
 		on_stop(a, arg);
 	(void)sigaction(SIGTERM, &old, NULL);
 	run_sig.a = NULL;
-	if (run_sig.prod != NULL)
-		shm_producer_close(run_sig.prod);
-	run_sig.prod = NULL;
 	return rc;
 }
 
