@@ -375,6 +375,53 @@ START_TEST(test_wakes_sleeper)
 }
 END_TEST
 
+/*
+ * The consumer SIGKILLed with the owner's messages queued, reaped, and a
+ * new one: it takes the rest in order, nothing lost, the owner still
+ * sending on the express path; a system message goes before them.
+ */
+START_TEST(test_consumer_restarts)
+{
+	enum { N = 600 };
+	struct shm_arena *a = shm_test_arena(1, 1024, 128,
+	    SHM_OVERFLOW_BLOCK);
+	struct shm_producer *p;
+	struct shm_msg	 m;
+	unsigned	 i;
+	pid_t		 pid;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	take_lane(a, p);
+	for (i = 0; i < N; i++)
+		send_ok(p, i);
+	ck_assert(owned(a));
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		for (i = 0; i < N / 2; i++)
+			if (shm_recv(a, 0, SHM_LANES_INBOX, &m, NULL, 0,
+			    NULL) != 0 || m.tag != i)
+				_exit(20);
+		raise(SIGKILL);
+		_exit(21);
+	}
+	ck_assert_int_eq(shm_test_wait_exit(pid), 128 + SIGKILL);
+	ck_assert_int_ge(shm_reap(a, pid, NULL), 0);
+	shm_consumer_recover(a, 0);
+	send_ok(p, N);
+	ck_assert(owned(a));
+	memset(&m, 0, sizeof(m));
+	m.tag = 7777;
+	ck_assert_int_eq(shm_send(p, 0, SHM_LANE_SYSTEM, &m, NULL, 0), 0);
+	recv_tag(a, 7777);
+	for (i = N / 2; i <= N; i++)
+		recv_tag(a, i);
+	recv_empty(a);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
 /* A child that takes the lane, then sends one more with hook set. */
 static pid_t
 spawn_owner(struct shm_arena *a, void (*hook)(void *))
@@ -599,6 +646,7 @@ express_suite(void)
 	tcase_add_test(tc, test_capacity);
 	tcase_add_test(tc, test_drop_oldest);
 	tcase_add_test(tc, test_wakes_sleeper);
+	tcase_add_test(tc, test_consumer_restarts);
 	tcase_add_test(tc, test_killed_owner_reaped);
 	tcase_add_test(tc, test_killed_owner_revoked);
 	tcase_add_test(tc, test_stopped_owner);
