@@ -21,194 +21,15 @@
 #include "shm/shm.h"
 #include "tests/check_shm_util.h"
 #include "tests/lib/tcheck.h"
+#include "tests/lib/tlies.h"
 
 #define CAP	16		/* as check_e2e_hostile's victims */
 #define SEEDS	4000
-
-static uint64_t	 rnd_state;
-
-static uint64_t
-rnd(void)
-{
-	return tcheck_rnd(&rnd_state);
-}
 
 static struct shm_lane_local *
 lane_of(struct shm_arena *a, unsigned lane)
 {
 	return &shm_mb(a, 0)->lane[lane];
-}
-
-/* A state a cell of position p could plausibly be in, or not. */
-static uint64_t
-cell_lie(uint64_t p, uint64_t cap)
-{
-	static const uint64_t flags[] = { SEQ_RELEASED, SEQ_TAKEN,
-	    SEQ_TAKEN | SEQ_CONSUMING, SEQ_TAKEN | SEQ_STEALING, SEQ_STEALING,
-	    SEQ_CONSUMING };
-
-	switch (rnd() % 10) {
-	case 0:
-		return p;
-	case 1:
-		return p + 1;
-	case 2:
-		return p + cap;
-	case 3:
-		return p - cap;
-	case 4:
-		return p + 1 - cap;
-	case 5:
-		return (p + 1) | flags[rnd() % 6];
-	case 6:
-		return (p + 1 - cap) | flags[rnd() % 6];
-	case 7:
-		return p + 1 + cap;
-	case 8:
-		return rnd() % 3 == 0 ? 0 : p - 1;
-	default:
-		return (p + 1 + cap) | flags[rnd() % 6];
-	}
-}
-
-/* A value near v a reader may take for true. */
-static uint64_t
-near(uint64_t v, uint64_t cap)
-{
-	switch (rnd() % 6) {
-	case 0:
-		return v + rnd() % (cap + 2);
-	case 1:
-		return v - rnd() % (cap + 2);
-	case 2:
-		return v + cap;
-	case 3:
-		return v - cap;
-	case 4:
-		return rnd() % 2 ? 0 : v + (1ULL << 40);
-	default:
-		return v;
-	}
-}
-
-/* As tests/progs/scribbler.c: a value a reader checks badly. */
-static uint64_t
-nasty(uint64_t v)
-{
-	switch (rnd() % 12) {
-	case 0:
-		return 0;
-	case 1:
-		return ~0ULL;
-	case 2:
-		return v + (1ULL << 40);
-	case 3:
-		return v - 1;
-	case 4:
-		return v + 1;
-	case 5:
-		return (v + 1) | SEQ_TAKEN | SEQ_STEALING;
-	case 6:
-		return (v + 1) | SEQ_TAKEN | SEQ_CONSUMING;
-	case 7:
-		return 1ULL << 31;
-	case 8:
-		return 0x7fffffffULL;
-	case 9:
-		return v + rnd() % 40;
-	case 10:
-		return v;
-	default:
-		return rnd();
-	}
-}
-
-/*
- * As the scribbler's hostile mode does to a mailbox: ends, cells near
- * tail, and any word of the mailbox's control block (wake-up words, the
- * turn queue, counters), with values near tail.
- */
-static void
-scribble(struct shm_arena *a)
-{
-	struct shm_mbox *m = shm_mb(a, 0)->m;
-	struct shm_lane_local *l = lane_of(a, (unsigned)(rnd() % SHM_NLANES));
-	uint64_t t = atomic_load(&l->ctl->tail), p;
-	size_t off;
-
-	switch (rnd() % 5) {
-	case 0:
-		atomic_store(&l->ctl->tail, nasty(t));
-		break;
-	case 1:
-		atomic_store(&l->ctl->head, nasty(t));
-		break;
-	case 2:
-	case 3:
-		p = t + rnd() % 4 - 2;
-		cell_seq_set(l, p, nasty(t), memory_order_seq_cst);
-		break;
-	default:
-		off = (size_t)(rnd() % (sizeof(*m) / 8)) * 8;
-		__atomic_store_n((uint64_t *)(void *)((unsigned char *)m + off),
-		    nasty(t), __ATOMIC_RELAXED);
-		break;
-	}
-}
-
-/* One plausible lie written into mailbox 0 (lane main, or any). */
-static void
-lie(struct shm_arena *a, int mode)
-{
-	struct shm_mbox *m = shm_mb(a, 0)->m;
-	struct shm_lane_local *l = lane_of(a, mode > 0 ? (unsigned)(rnd() %
-	    SHM_NLANES) : SHM_LANE_MAIN);
-	struct shm_slot *s = &a->slots[a->nslots - 1 - rnd() % 2];
-	uint64_t t = atomic_load(&l->ctl->tail), h = atomic_load(&l->ctl->head);
-	uint64_t p, cap = l->cap;
-
-	if (mode == 2 && rnd() % 2 == 0) {
-		scribble(a);
-		return;
-	}
-	switch (rnd() % 12) {
-	case 0:
-		atomic_store(&l->ctl->tail, near(t, cap));
-		break;
-	case 1:
-		atomic_store(&l->ctl->head, near(h, cap));
-		break;
-	case 2:
-	case 3:
-	case 4:
-	case 5:
-		p = h - 2 + rnd() % (2 * cap + 4);
-		cell_seq_set(l, p, cell_lie(p, cap), memory_order_seq_cst);
-		break;
-	case 6:
-		atomic_store(&l->ctl->queued, (uint32_t)(rnd() % 3));
-		break;
-	case 7:
-		atomic_store(&l->ctl->limit, (uint32_t)(rnd() % (cap + 2)));
-		break;
-	case 8:
-		atomic_fetch_add(&m->turn_next, (uint32_t)(rnd() % 40));
-		break;
-	case 9:
-		atomic_store(&m->turn_out, (uint32_t)(int32_t)(rnd() % 40 -
-		    20));
-		break;
-	case 10:
-		atomic_store(&m->turn_left[rnd() % SHM_TURN_LEFT],
-		    atomic_load(&m->turn_grant) + (uint32_t)(rnd() % 8));
-		break;
-	default:
-		/* A slot (free, or ours) says it stands in line here. */
-		atomic_store(&s->turn_mbox, 1);
-		atomic_store(&s->turn_ticket, atomic_load(&m->turn_grant) +
-		    (uint32_t)(rnd() % 8));
-		break;
-	}
 }
 
 static int
@@ -280,23 +101,23 @@ one_seed(unsigned s, enum shm_overflow pol, int mode)
 	unsigned i, n, queued = 0;
 	int bad;
 
-	rnd_state = 0x9e3779b97f4a7c15ULL * (s + 1);
+	tlies_seed(s);
 	ck_assert_int_eq(shm_producer_open(a, &p), 0);
 	memset(&m, 0, sizeof(m));
-	n = (unsigned)(rnd() % (3 * CAP));
+	n = (unsigned)(tlies_rnd() % (3 * CAP));
 	for (i = 0; i < n; i++) {
 		if (queued < CAP) {
 			ck_assert_int_eq(shm_send(p, 0, SHM_LANE_MAIN, &m,
 			    NULL, 0), 0);
 			queued++;
 		}
-		if (rnd() % 3 != 0 && shm_recv(a, 0, SHM_LANES_INBOX, &m,
+		if (tlies_rnd() % 3 != 0 && shm_recv(a, 0, SHM_LANES_INBOX, &m,
 		    NULL, 0, NULL) == 0)
 			queued--;
 	}
-	n = 1 + (unsigned)(rnd() % 12);
+	n = 1 + (unsigned)(tlies_rnd() % 12);
 	for (i = 0; i < n; i++) {
-		switch (rnd() % 4) {
+		switch (tlies_rnd() % 4) {
 		case 0:
 			(void)shm_send(p, 0, SHM_LANE_MAIN, &m, NULL, 0);
 			break;
@@ -305,7 +126,7 @@ one_seed(unsigned s, enum shm_overflow pol, int mode)
 			    NULL);
 			break;
 		default:
-			lie(a, mode);
+			tlies_lie(a, 0, mode);
 			break;
 		}
 	}
