@@ -47,6 +47,7 @@
 #define GW_ZAP_DOMAIN		"actord"
 #define GW_BATCH_TAKE		256	/* mailbox messages per round */
 #define GW_ASK_TIMEOUT_NS	(60LL * 1000000000)	/* asks from afar */
+#define GW_WATCHES_PER_PEER	4096	/* a peer's watches of our actors */
 #define GW_RID_MAX		64	/* a ZeroMQ routing id */
 
 enum peer_state {
@@ -94,6 +95,7 @@ struct peer {
 	bool		 auth_refused;	/* the last one, and no WELCOME since */
 	uint64_t	 downs;
 	int64_t		 rtt_ns;	/* the last PING's round trip */
+	uint32_t	 watches_in;	/* its watches of ours (watch.c) */
 };
 
 /* A connection on the listener: a peer's dealer, or a client. */

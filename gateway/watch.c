@@ -22,6 +22,7 @@
 #include "gateway/gateway.h"
 
 static int	 add(struct gw_watches *, const struct gw_watch *);
+static void	 win_drop(struct gateway *, size_t);
 static void	 drop(struct gw_watches *, size_t);
 static bool	 watched(const struct gw_watches *, uint32_t, uint32_t);
 static void	 to_watcher(struct gateway *, const struct gw_watch *,
@@ -50,6 +51,14 @@ static void
 drop(struct gw_watches *ws, size_t i)
 {
 	ws->w[i] = ws->w[--ws->n];
+}
+
+/* Entry i of the peers' watches of ours dropped, and counted off. */
+static void
+win_drop(struct gateway *gw, size_t i)
+{
+	gw->peers[gw->win.w[i].peer].watches_in--;
+	drop(&gw->win, i);
 }
 
 static bool
@@ -211,7 +220,7 @@ watch_in(struct gateway *gw, struct conn *c, const struct wire_msg *m)
 			    gw->win.w[i].tidx == w.tidx &&
 			    gw->win.w[i].widx == w.widx &&
 			    gw->win.w[i].winc == w.winc)
-				drop(&gw->win, i);
+				win_drop(gw, i);
 			else
 				i++;
 		if (!watched(&gw->win, w.tidx, w.tinc)) {
@@ -223,8 +232,13 @@ watch_in(struct gateway *gw, struct conn *c, const struct wire_msg *m)
 	}
 	ref.index = w.tidx;
 	ref.incarnation = w.tinc;
-	if (!watched(&gw->win, w.tidx, w.tinc) &&
-	    actor_watch(gw->self, ref) < 0) {
+	/*
+	 * A peer holds at most GW_WATCHES_PER_PEER (each WATCH and each death
+	 * here scans them all): past that, as an actor it cannot watch.
+	 */
+	if (gw->peers[w.peer].watches_in >= GW_WATCHES_PER_PEER ||
+	    (!watched(&gw->win, w.tidx, w.tinc) &&
+	    actor_watch(gw->self, ref) < 0)) {
 		/* Cannot watch it: as good as dead to the watcher. */
 		memset(&t, 0, sizeof(t));
 		t.wstatus = -1;
@@ -237,7 +251,9 @@ watch_in(struct gateway *gw, struct conn *c, const struct wire_msg *m)
 		t.wstatus = -1;
 		t.exit_status = -1;
 		send_terminated_out(gw, &w, &t);
+		return;
 	}
+	gw->peers[w.peer].watches_in++;
 }
 
 /* Our own Terminated (payload t): out to every remote watcher of who. */
@@ -254,7 +270,7 @@ watch_local_death(struct gateway *gw, const void *data, size_t len)
 		if (gw->win.w[i].tidx == t.who.index &&
 		    gw->win.w[i].tinc == t.who.incarnation) {
 			send_terminated_out(gw, &gw->win.w[i], &t);
-			drop(&gw->win, i);
+			win_drop(gw, i);
 		} else
 			i++;
 	}
@@ -286,7 +302,7 @@ watch_peer_down(struct gateway *gw, struct peer *p)
 		}
 		ref.index = gw->win.w[i].tidx;
 		ref.incarnation = gw->win.w[i].tinc;
-		drop(&gw->win, i);
+		win_drop(gw, i);
 		if (!watched(&gw->win, ref.index, ref.incarnation))
 			(void)actor_unwatch(gw->self, ref);
 	}

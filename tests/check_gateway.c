@@ -751,6 +751,157 @@ START_TEST(peer_ask_into_full_mailbox)
 }
 END_TEST
 
+/*
+ * Node i played by this process: a ROUTER with i's key pair on i's port,
+ * which node a's dealer connects to.
+ */
+static void *
+fake_node_open(void *ctx, int i)
+{
+	char ep[64];
+	int one = 1, zero = 0, t = 200;
+	void *s;
+
+	ck_assert_ptr_nonnull(s = zmq_socket(ctx, ZMQ_ROUTER));
+	ck_assert_int_eq(zmq_setsockopt(s, ZMQ_CURVE_SERVER, &one,
+	    sizeof(one)), 0);
+	ck_assert_int_eq(zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, net.n[i].sec,
+	    KEY_Z85_LEN + 1), 0);
+	ck_assert_int_eq(zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof(zero)), 0);
+	ck_assert_int_eq(zmq_setsockopt(s, ZMQ_RCVTIMEO, &t, sizeof(t)), 0);
+	snprintf(ep, sizeof(ep), "tcp://127.0.0.1:%d", net.n[i].port);
+	ck_assert_int_eq(zmq_bind(s, ep), 0);
+	return s;
+}
+
+/*
+ * The next BATCH node a's dealer sent the fake node on s (its HELLO
+ * answered with a WELCOME for epoch, its PINGs with PONGs), into buf; its
+ * length, or -1 when none came within 200 ms.
+ */
+static int
+fake_node_batch(void *s, uint64_t epoch, char *buf, size_t len,
+    struct wire_frame *f)
+{
+	struct wire_hello h;
+	struct wire_buf w;
+	char rid[256];
+	int rn, n;
+
+	int64_t until = mono_ms() + 200;
+
+	memset(&w, 0, sizeof(w));
+	for (;;) {
+		if (mono_ms() > until ||
+		    (rn = zmq_recv(s, rid, sizeof(rid), 0)) <= 0) {
+			wire_buf_free(&w);
+			return -1;
+		}
+		n = zmq_recv(s, buf, len, 0);
+		ck_assert_int_gt(n, 0);
+		ck_assert_int_eq(wire_decode(buf, (size_t)n, len, f), 0);
+		if (f->type == WIRE_BATCH)
+			break;
+		if (f->type == WIRE_HELLO) {
+			memset(&h, 0, sizeof(h));
+			h.epoch = epoch;
+			h.session = f->u.hello.session;
+			h.max_frame = (uint32_t)len;
+			snprintf(h.name, sizeof(h.name), "b");
+			ck_assert_int_eq(wire_hello(&w, WIRE_WELCOME, &h), 0);
+		} else if (f->type == WIRE_PING)
+			ck_assert_int_eq(wire_ping(&w, WIRE_PONG,
+			    f->u.nonce), 0);
+		else
+			continue;
+		ck_assert_int_eq(zmq_send(s, rid, (size_t)rn, ZMQ_SNDMORE),
+		    rn);
+		ck_assert_int_eq(zmq_send(s, w.p, w.len, 0), (int)w.len);
+	}
+	wire_buf_free(&w);
+	return n;
+}
+
+/*
+ * A peer holds at most GW_WATCHES_PER_PEER (4096) watches of a node's
+ * actors: each WATCH past them is answered at once with a TERMINATED, as
+ * for an actor the node cannot watch, and the table a peer can make the
+ * gateway scan at every WATCH and death stays bounded.
+ */
+START_TEST(peer_watches_bounded)
+{
+	static char buf[1 << 20];
+	struct wire_frame f;
+	struct wire_msg m, r;
+	struct wire_buf w;
+	uint32_t echo = 0, inc = 0;
+	uint64_t epoch;
+	void *ctx, *in, *out;
+	int k, terminated = 0, waited;
+	bool found = false;
+
+	net.nnodes = 2;
+	tn_conf(0);
+	tn_start(0);
+	ck_assert_ptr_nonnull(ctx = zmq_ctx_new());
+	in = fake_node_open(ctx, 1);
+	out = client_open(ctx, net.n[1].pub, net.n[1].sec, net.n[0].port);
+	memset(&w, 0, sizeof(w));
+	epoch = peer_hello(out, &w, 7);
+	/* /echo's mailbox: a LOOKUP, answered on a's dealer. */
+	memset(&m, 0, sizeof(m));
+	m.kind = WK_LOOKUP;
+	m.flags = WF_PATH;
+	m.path = "/echo";
+	m.path_len = 5;
+	m.from_index = 1;
+	m.corr = 99;
+	ck_assert_int_eq(wire_batch_begin(&w, epoch), 0);
+	ck_assert_int_eq(wire_batch_add(&w, &m), 0);
+	wire_batch_end(&w);
+	ck_assert_int_eq(zmq_send(out, w.p, w.len, 0), (int)w.len);
+	for (waited = 0; !found && waited < 50; waited++)
+		if (fake_node_batch(in, 7, buf, sizeof(buf), &f) > 0)
+			while (wire_next(&f, &r) == 1)
+				if (r.kind == WK_REPLY && r.corr == 99 &&
+				    r.len == 8 && !(r.flags & WF_ERROR)) {
+					memcpy(&echo, r.data, 4);
+					memcpy(&inc, (const char *)r.data + 4,
+					    4);
+					found = true;
+				}
+	ck_assert_msg(found, "%s", ts_daemon_log(&net.n[0].d));
+	/* 4096 + 10 watchers of /echo. */
+	ck_assert_int_eq(wire_batch_begin(&w, epoch), 0);
+	for (k = 0; k < 4096 + 10; k++) {
+		memset(&m, 0, sizeof(m));
+		m.kind = WK_WATCH;
+		m.to_index = echo;
+		m.to_inc = inc;
+		m.from_index = 100 + (uint32_t)k;
+		m.from_inc = 1;
+		ck_assert_int_eq(wire_batch_add(&w, &m), 0);
+	}
+	wire_batch_end(&w);
+	ck_assert_int_eq(zmq_send(out, w.p, w.len, 0), (int)w.len);
+	for (waited = 0; waited < 25; waited++) {
+		if (fake_node_batch(in, 7, buf, sizeof(buf), &f) < 0)
+			continue;
+		while (wire_next(&f, &r) == 1)
+			if (r.kind == WK_TERMINATED) {
+				ck_assert_uint_ge(r.to_index, 100 + 4096);
+				terminated++;
+			}
+	}
+	ck_assert_int_eq(terminated, 10);
+	wire_buf_free(&w);
+	zmq_close(out);
+	zmq_close(in);
+	zmq_ctx_term(ctx);
+	ask_is(0, "/echo", "1", "still", "still");
+}
+END_TEST
+
 /* A key the node does not list is refused, logged with its address. */
 START_TEST(unknown_key_refused)
 {
@@ -1264,6 +1415,7 @@ suite(void)
 	tcase_add_test(tc, listen_in_use_awaited);
 	tcase_add_test(tc, hostile_peer_batches);
 	tcase_add_test(tc, peer_ask_into_full_mailbox);
+	tcase_add_test(tc, peer_watches_bounded);
 	tcase_add_test(tc, unknown_key_refused);
 	tcase_add_test(tc, bad_frames_refused);
 	tcase_add_test(tc, python_client);
