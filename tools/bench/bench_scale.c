@@ -12,14 +12,18 @@
  *			once (vfork/exec) and says so once each has reached
  *			its main and written a byte (tests/progs/launch_floor.c)
  *   memory		the real actord, idle: its private memory (the arena
- *			mapping left out) plus the arena's resident pages
- *			(the memfd's allocated blocks), per actor
+ *			mapping left out), its page tables (VmPTE: what its
+ *			mapping of every mailbox costs the kernel) plus the
+ *			arena's resident pages (the memfd's allocated
+ *			blocks), per actor
  *   restart		SIGKILL of one actor to its next incarnation running
  *			(actord's core in this process, backoff 0)
  *   send		p50 of a tell by path and by reference to an idle
  *			actor chosen at random, one every 100 us, and of the
  *			lookup alone; the floor: a bare FUTEX_WAKE of one of
- *			64 processes asleep, at random, at the same pace
+ *			64 processes asleep, at random, at the same pace;
+ *			and the pages of the arena one tell references (the
+ *			floor's: one, the word it wakes)
  *   sparse		every actor receives 10 messages a second from 4
  *			producer processes for BENCH_SCALE_SPARSE_S seconds
  *			(default 10): the CPU time of every process (actors,
@@ -130,6 +134,7 @@
 #define GROUP_MAX	1000	/* instances per group (SPEC_INSTANCES_MAX) */
 #define RESTART_ROUNDS	200	/* a p50 steady on a shared machine */
 #define SEND_ROUNDS	2000
+#define SEND_PAGE_ROUNDS 64	/* tells whose pages are counted */
 #define SEND_GAP_NS	100000	/* between sends: the target is asleep */
 #define FLOOR_SLEEPERS	64	/* processes asleep in FUTEX_WAIT: the floor */
 #define SPARSE_RATE	10	/* messages per actor per second */
@@ -208,6 +213,7 @@ static void	 bench_tree_floor(struct bench *, struct row *);
 static void	 write_conf(struct bench *, const char *, const char *, int);
 static void	 bench_daemon(struct bench *, struct row *);
 static long	 smaps_private_kb(pid_t, const char *);
+static long	 status_kb(pid_t, const char *);
 static long	 memfd_kb(pid_t, const char *);
 static void	 kill_children_of(pid_t);
 static struct actord *core_tree(struct bench *, int, bool, struct row *);
@@ -591,6 +597,26 @@ smaps_private_kb(pid_t pid, const char *skip)
 	return total;
 }
 
+/* A "Key: N kB" line of /proc/pid/status (VmPTE: its page tables), kB. */
+static long
+status_kb(pid_t pid, const char *key)
+{
+	char path[64], line[256];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, key, strlen(key)) == 0) {
+			v = strtol(line + strlen(key), NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
 /* The allocated size of pid's memfd whose link contains name, kB. */
 static long
 memfd_kb(pid_t pid, const char *name)
@@ -658,7 +684,7 @@ bench_daemon(struct bench *b, struct row *r)
 	char dir[64] = "/tmp/bench-scale-XXXXXX", conf[128], logf[128];
 	char name[108], buf[256], cmd[200], tail[256] = "";
 	uint64_t t0, deadline;
-	long priv, arena;
+	long priv, arena, ptes;
 	ssize_t k;
 	size_t len;
 	pid_t pid;
@@ -706,11 +732,13 @@ bench_daemon(struct bench *b, struct row *r)
 		sleep(2);		/* idle: the first output drained */
 		priv = smaps_private_kb(pid, "memfd:");
 		arena = memfd_kb(pid, "memfd:actord");
-		if (priv >= 0 && arena >= 0) {
-			r->mem_total_kb = (double)(priv + arena);
+		ptes = status_kb(pid, "VmPTE:");
+		if (priv >= 0 && arena >= 0 && ptes >= 0) {
+			r->mem_total_kb = (double)(priv + ptes + arena);
 			r->mem_per_actor_kb = r->mem_total_kb / n;
 		}
 		emit(b, n, "actord_private_kb", (double)priv);
+		emit(b, n, "actord_page_tables_kb", (double)ptes);
 		emit(b, n, "arena_resident_kb", (double)arena);
 	} else {
 		if ((f = fopen(logf, "re")) != NULL) {
@@ -947,6 +975,83 @@ spin_until(uint64_t t)
 		__builtin_ia32_pause();
 }
 
+/*
+ * The pages of each kind this process referenced since its accessed bits
+ * were cleared (/proc/self/clear_refs): in the arena (a memfd mapping)
+ * and elsewhere (its stack, heap, libraries).
+ */
+static void
+referenced_pages(long *arena, long *other)
+{
+	char	 line[512];
+	unsigned long lo, hi, kb;
+	bool	 in_arena = false;
+	FILE	*f;
+
+	*arena = *other = 0;
+	if ((f = fopen("/proc/self/smaps", "re")) == NULL)
+		return;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {
+			in_arena = strstr(line, "/memfd:") != NULL;
+			continue;
+		}
+		if (sscanf(line, "Referenced: %lu kB", &kb) != 1)
+			continue;
+		if (in_arena)
+			*arena += (long)kb / 4;
+		else
+			*other += (long)kb / 4;
+	}
+	fclose(f);
+}
+
+static void
+clear_own_refs(void)
+{
+	FILE	*f;
+
+	if ((f = fopen("/proc/self/clear_refs", "we")) == NULL)
+		return;
+	(void)fputs("1", f);
+	fclose(f);
+}
+
+
+/*
+ * What a tell by reference to an idle actor touches: the least and the
+ * median count of arena pages one tell references, over SEND_PAGE_ROUNDS
+ * tells to actors at random.  After a sleep the target's pages are cold
+ * in the sender's TLB, and each costs a page walk (two dimensions on a
+ * VM): this count, unlike the latency, does not move with the load, and
+ * the floor's is one (the word it wakes).
+ */
+static void
+send_pages(struct bench *b, struct actord *ad, struct actor *c,
+    const struct actor_ref *refs, int nrefs, struct row *r)
+{
+	static uint64_t arena_pages[SEND_PAGE_ROUNDS], other[SEND_PAGE_ROUNDS];
+	char	 payload[MSG_LEN] = { 0 };
+	long	 a, o;
+	int	 i;
+
+	for (i = 0; i < SEND_PAGE_ROUNDS; i++) {
+		clear_own_refs();
+		(void)actor_tell(c, refs[(i * 7919) % nrefs], TAG_IGNORED,
+		    payload, sizeof(payload));
+		referenced_pages(&a, &o);
+		arena_pages[i] = (uint64_t)a * 1000;	/* quantile_ns: /1000 */
+		other[i] = (uint64_t)o * 1000;
+		actord_run_once(ad, 0);
+	}
+	emit(b, r->n, "send_ref_arena_pages_p50", quantile_ns(arena_pages,
+	    SEND_PAGE_ROUNDS, 0.5));
+	emit(b, r->n, "send_ref_arena_pages_min", quantile_ns(arena_pages,
+	    SEND_PAGE_ROUNDS, 0.0));
+	emit(b, r->n, "send_ref_other_pages_p50", quantile_ns(other,
+	    SEND_PAGE_ROUNDS, 0.5));
+}
+
 /* Tells by path and by reference, each to an idle actor at random. */
 static void
 bench_send(struct bench *b, struct actord *ad, struct row *r)
@@ -1005,6 +1110,7 @@ bench_send(struct bench *b, struct actord *ad, struct row *r)
 		next = t1 + SEND_GAP_NS;
 	}
 	getrusage(RUSAGE_SELF, &ru[2]);
+	send_pages(b, ad, c, refs, SEND_ROUNDS, r);
 	if (bad > 0)
 		fail(r, "send: %d of %d lookups or tells failed", bad,
 		    3 * SEND_ROUNDS);
