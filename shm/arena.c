@@ -61,6 +61,7 @@ static void	 send_view(struct shm_send_view *, const struct shm_desc *,
 		    unsigned char *, bool);
 static void	 place_header(struct shm_hdr *);
 static uint64_t	 place_mailbox(struct shm_desc *, uint64_t);
+static uint64_t	 place_slots(struct shm_desc *, uint64_t);
 static uint64_t	 place(struct shm_hdr *, struct shm_desc *);
 static uint64_t	 header_sum(const struct shm_hdr *);
 static int	 desc_check(const struct shm_arena *, uint32_t,
@@ -237,7 +238,8 @@ place_header(struct shm_hdr *h)
  * its pages gone from the TLB and pays a page walk for each one it
  * touches, so what every message touches (the control block, libactor's
  * header at the start of the state region, the head of the in-hand slot)
- * shares one page for the default sizes, and the cells follow.
+ * shares one page for the default sizes, and the cells follow.  The large
+ * slots are not here but in a region after every mailbox (place_slots).
  */
 static uint64_t
 place_mailbox(struct shm_desc *d, uint64_t off)
@@ -264,6 +266,28 @@ place_mailbox(struct shm_desc *d, uint64_t off)
 		d->cells_off[l] = off;
 		off += (uint64_t)d->capacity[l] * d->cell;
 	}
+	return off;
+}
+
+/*
+ * One mailbox's large slots, from off (in the large slots' region, which
+ * follows every mailbox's other parts): returns where the next ones start.
+ *
+ * Apart because they are address space that is rarely touched: with the
+ * default max_message a mailbox's large slots span megabytes, and placed
+ * between two mailboxes they put each mailbox in a 2 MiB region of its
+ * own.  A process that touches many mailboxes (actord; a sender to many
+ * actors) then needs a page of page table per mailbox (40 MiB of page
+ * tables for actord at 10,000 actors), and each page walk to a mailbox
+ * it has not touched lately misses at every level.  Packed, neighbours
+ * share their page tables.
+ */
+static uint64_t
+place_slots(struct shm_desc *d, uint64_t off)
+{
+	uint32_t l;
+
+	off = SHM_ALIGN(off, SHM_CL);
 	for (l = 0; l < SHM_NLANES; l++) {
 		d->big_off[l] = off;
 		off += (uint64_t)d->big_count[l] * d->big_size;
@@ -286,6 +310,10 @@ place(struct shm_hdr *h, struct shm_desc *d)
 	off = h->mbox_off;
 	for (i = 0; i < h->nmailboxes; i++)
 		if ((off = place_mailbox(&d[i], off)) > lim)
+			return 0;
+	off = SHM_ALIGN(off, SHM_PAGE);
+	for (i = 0; i < h->nmailboxes; i++)
+		if ((off = place_slots(&d[i], off)) > lim)
 			return 0;
 	return SHM_ALIGN(off, 4096);
 }
@@ -715,7 +743,8 @@ layout_copy(const struct shm_arena *a, uint32_t i, void *dst,
 /*
  * Mailbox i's descriptor, copied once into *d and checked: its sizes
  * (mailbox_check), its checksum, and its offsets, recomputed from its
- * sizes and its start, inside the data memfd past the header's regions.
+ * sizes and its starts (of its regions and of its large slots), inside
+ * the data memfd past the header's regions.
  * Mailboxes are not checked against each other: they may overlap only in
  * memory every worker can write anyway.  O(1): shm_localize's.
  */
@@ -744,7 +773,9 @@ desc_check(const struct shm_arena *a, uint32_t i, struct shm_desc *d,
 	d2 = *d;
 	if (d->ctl_off < a->mbox_off || d->ctl_off % SHM_CL != 0 ||
 	    d->ctl_off > a->size || (end = place_mailbox(&d2, d->ctl_off)) >
-	    a->size || memcmp(&d2, d, sizeof(d2)) != 0)
+	    a->size || d->big_off[0] < a->mbox_off || d->big_off[0] >
+	    a->size || place_slots(&d2, d->big_off[0]) > a->size ||
+	    memcmp(&d2, d, sizeof(d2)) != 0)
 		return seterr(err, errlen, SHM_ECORRUPT, "mailbox %u: "
 		    "descriptor offsets out of the arena or not matching its "
 		    "sizes (corrupt layout)", i);
@@ -843,7 +874,7 @@ quarantine_desc(struct shm_desc *d)
 	d->capacity[SHM_LANE_MAIN] = d->capacity[SHM_LANE_SYSTEM] =
 	    d->capacity[SHM_LANE_REPLY] = 2;
 	d->cell = SHM_CELL_MIN;
-	return (size_t)SHM_ALIGN(place_mailbox(d, 0), SHM_CL);
+	return (size_t)SHM_ALIGN(place_slots(d, place_mailbox(d, 0)), SHM_CL);
 }
 
 /*

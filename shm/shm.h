@@ -148,7 +148,7 @@ shm_sat_add(uint64_t a, uint64_t b)
 }
 
 #define SHM_MAGIC		0x4d52414452544341ULL	/* "ACTRDARM" */
-#define SHM_VERSION		11
+#define SHM_VERSION		12
 #define SHM_ENV_FD		"ACTORD_ARENA_FD"	/* decimal fd number */
 #define SHM_ENV_LAYOUT_FD	"ACTORD_LAYOUT_FD"	/* decimal fd number */
 #define SHM_PATH_MAX		256	/* actor path, NUL included */

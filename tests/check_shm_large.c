@@ -17,7 +17,11 @@
  *   policies      reject, drop_oldest, coalesce on a full lane: every
  *                 message not delivered is a dead letter with a reason;
  *   scribbled     lengths written over by another process: refused as
- *                 garbled, or read within their slot, never a crash.
+ *                 garbled, or read within their slot, never a crash;
+ *   apart         the large slots, megabytes of address space for each
+ *                 mailbox, lie apart from the mailboxes: a process that
+ *                 reads many mailboxes needs page tables for their pages,
+ *                 not a page of page table per mailbox.
  */
 #include <sys/wait.h>
 
@@ -566,6 +570,75 @@ START_TEST(test_large_scribbled_lengths)
 }
 END_TEST
 
+/* This process's page tables, in kB (VmPTE of /proc/self/status). */
+static long
+page_tables_kb(void)
+{
+	char	 line[256];
+	long	 kb = -1;
+	FILE	*f = fopen("/proc/self/status", "re");
+
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "VmPTE: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	ck_assert_int_ge(kb, 0);
+	return kb;
+}
+
+/*
+ * APART_N mailboxes of the default max_message (some 1.1 MiB of large
+ * slots each), each one's control block read: with the large slots
+ * between them, each mailbox sat in a 2 MiB region of its own and cost
+ * this process a page of page table (4 kB each, 4,000 kB here); packed,
+ * 20 or so share one.
+ */
+#define APART_N		1000
+#define APART_MAX_KB	1000
+
+START_TEST(test_large_slots_apart)
+{
+	static struct shm_mailbox_layout m[APART_N];
+	struct shm_layout l = { APART_N, m, 16, 16 };
+	struct shm_counters c;
+	struct shm_arena *a;
+	char	 err[SHM_ERRBUF];
+	long	 before, kb;
+	uint32_t i;
+	pid_t	 pid;
+	int	 st;
+
+	for (i = 0; i < APART_N; i++) {
+		m[i] = shm_test_mbox(256, CELL, SHM_OVERFLOW_REJECT);
+		m[i].max_message = MAXMSG;
+	}
+	ck_assert_msg(shm_create(&l, "check-apart", &a, err, sizeof(err)) ==
+	    0, "shm_create: %s", err);
+	/*
+	 * A child: fork copies no page table of a shared mapping, so its
+	 * reads of the mailboxes make their own.  Its exit status: the kB
+	 * they took, in tens, at most 250.
+	 */
+	if ((pid = fork()) == 0) {
+		before = page_tables_kb();
+		for (i = 0; i < APART_N; i++)
+			if (shm_counters(a, i, &c) != 0)
+				_exit(255);
+		kb = page_tables_kb() - before;
+		_exit(kb / 10 > 250 ? 250 : (int)(kb / 10));
+	}
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st));
+	ck_assert_int_ne(WEXITSTATUS(st), 255);
+	ck_assert_msg(WEXITSTATUS(st) * 10 < APART_MAX_KB,
+	    "about %d kB of page tables to read %d mailboxes",
+	    WEXITSTATUS(st) * 10, APART_N);
+	shm_detach(a);
+}
+END_TEST
+
 static Suite *
 large_suite(void)
 {
@@ -582,6 +655,7 @@ large_suite(void)
 	tcase_add_loop_test(tc, test_large_full_policies, 0, 2);
 	tcase_add_test(tc, test_large_coalesce);
 	tcase_add_test(tc, test_large_scribbled_lengths);
+	tcase_add_test(tc, test_large_slots_apart);
 	suite_add_tcase(s, tc);
 	return s;
 }
