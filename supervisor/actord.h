@@ -335,6 +335,7 @@ int	 warden_start(struct actord *, char *err, size_t errlen);
 void	 warden_stop(struct actord *);
 bool	 warden_reaped(struct actord *, pid_t, int wstatus);
 void	 warden_add(struct actord *, pid_t pgid);
+void	 warden_add_self(struct actord *);	/* in a new worker */
 void	 warden_del(struct actord *, pid_t pgid);
 
 /* --- cgroup.c: a cgroup v2 group per worker --------------------------------- */

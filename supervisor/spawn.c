@@ -450,6 +450,13 @@ child_exec(struct node *n, const struct spawn_fds *fds,
 	 * other is harmless).
 	 */
 	(void)setpgid(0, 0);
+	/*
+	 * Killed with its group if actord dies before its spawn returns (a
+	 * program child: actord waits for its exec, so the two never record
+	 * at once; a forked one is recorded by actord alone).
+	 */
+	if (exec)
+		warden_add_self(n->ad);
 	/* Into its cgroup before it can fork anything that could escape. */
 	if (fds->cgroup != -1 && write(fds->cgroup, "0", 1) != 1)
 		child_fail(failed, STAGE_CGROUP);

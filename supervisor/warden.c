@@ -8,12 +8,15 @@
  * own parent-death signal, and when actord is gone sends SIGKILL to every
  * process group the table still names, then exits.
  *
- * The table is written only by actord (a group is added once its worker
- * is forked, removed once the worker is reaped and its group killed) and
- * read only by the warden once actord is dead: no lock is needed, and a
- * pgid the warden sees is one actord had not yet finished with.  A full
- * table (WARDEN_SLOTS workers at once) leaves the next worker unguarded
- * and says so once in the log.
+ * The table is written by actord (a group is added once its worker is
+ * forked, removed once the worker is reaped and its group killed) and by
+ * each new program worker, which adds its own group before its exec
+ * (warden_add_self: actord may die before its spawn returns; actord
+ * waits for that exec, so never writes at the same time), and read only
+ * by the warden once actord is dead: a CAS per slot is all the locking,
+ * and a pgid the warden sees is one actord had not yet finished with.  A
+ * full table (WARDEN_SLOTS workers at once) leaves the next worker
+ * unguarded and says so once in the log.
  *
  * Owns the warden's pid and the table.  Must never kill anything while
  * actord lives, nor a group actord never recorded; the warden holds no
@@ -158,27 +161,61 @@ warden_reaped(struct actord *ad, pid_t pid, int wstatus)
 	return true;
 }
 
+/*
+ * pgid in the table, once: true if it is there.  A new program worker
+ * (its own pid, before it runs anything: warden_add_self) and then actord
+ * (once the spawn returned, its exec done) record it; each takes the
+ * first slot of the same probe that is free or already holds it, so the
+ * second finds the first's entry and never makes another.  Async-signal-
+ * safe: no allocation, no lock, no log.
+ */
+static bool
+record(_Atomic int32_t *tab, pid_t pgid)
+{
+	size_t i, k;
+	int32_t seen;
+
+	for (k = 0, i = slot_of(pgid); k < WARDEN_SLOTS; k++,
+	    i = (i + 1) % WARDEN_SLOTS) {
+		seen = 0;
+		if (atomic_compare_exchange_strong(&tab[i], &seen, pgid) ||
+		    seen == pgid)
+			return true;
+	}
+	return false;
+}
+
 /* A worker's process group, to be killed if actord dies before it. */
 void
 warden_add(struct actord *ad, pid_t pgid)
 {
 	struct warden *w = ad->warden;
-	size_t i, k;
 
-	if (w == NULL || pgid <= 1)
+	if (w == NULL || pgid <= 1 || record(w->tab, pgid))
 		return;
-	for (k = 0, i = slot_of(pgid); k < WARDEN_SLOTS; k++,
-	    i = (i + 1) % WARDEN_SLOTS) {
-		if (atomic_load(&w->tab[i]) == 0) {
-			atomic_store(&w->tab[i], pgid);
-			return;
-		}
-	}
 	if (!w->full_said)
 		log_warnx("warden: more than %d workers: pid %d and later "
 		    "ones may leave processes behind a killed actord",
 		    WARDEN_SLOTS, (int)pgid);
 	w->full_said = true;
+}
+
+/*
+ * In a new program worker, its group just made (spawn.c, child_exec),
+ * before its exec: actord may be killed before its spawn returns and it
+ * records the group (warden_add), while the program already runs and
+ * forks; so the worker records its own group first.  actord waits for
+ * the exec meanwhile (vfork's way), so the two never record at once.
+ * The table is shared memory that the worker's view of actord's still
+ * names.
+ */
+void
+warden_add_self(struct actord *ad)
+{
+	struct warden *w = ad->warden;
+
+	if (w != NULL)
+		(void)record(w->tab, getpid());
 }
 
 /* The group is gone (its worker reaped, the group killed). */
