@@ -237,6 +237,17 @@ soak-chaos: all $(BUILD)/tests/check_chaos $(PROGS)
 	  $(BUILD)/tests/check_chaos > $(BUILD)/tests/soak-chaos.log 2>&1; \
 	  rc=$$?; grep -h 'chaos:\|Checks' $(BUILD)/tests/soak-chaos.log; exit $$rc
 
+# soak-adv: tests/check_adv_soak.c for 10 minutes instead of make check's
+# 20 s: every adversary at once (hostile workers, signals, the operator,
+# clients that hang up) while actord's memory, descriptors, zombies and
+# status latency are watched.
+SOAK_RUNS  += adv
+ADV_SOAK_SECONDS ?= 600
+soak-adv: all $(BUILD)/tests/check_adv_soak $(PROGS)
+	@ACTORD_BUILD=$(BUILD) SOAK_SECONDS=$(ADV_SOAK_SECONDS) \
+	  $(BUILD)/tests/check_adv_soak > $(BUILD)/tests/soak-adv.log 2>&1; \
+	  rc=$$?; grep -h 'soak:\|Checks' $(BUILD)/tests/soak-adv.log; exit $$rc
+
 lint-man:
 	@if [ -n "$(MANS)" ]; then \
 	  out=$$(mandoc -Tlint -Wwarning $(MANS) 2>&1); \
