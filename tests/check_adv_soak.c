@@ -494,10 +494,13 @@ operate_one(unsigned *rnd)
 		ctl_response_free(&r);
 }
 
-/* An ask of path, tag tag, payload data; true if it was answered OK. */
+/*
+ * An ask of path, tag tag, payload data; true if it was answered OK,
+ * else why it was not in why (if not NULL).
+ */
 static bool
-ask(enum agent who, const char *path, uint32_t tag, const char *data,
-    int timeout_ms)
+ask_why(enum agent who, const char *path, uint32_t tag, const char *data,
+    int timeout_ms, char *why, size_t whylen)
 {
 	struct ctl_request q;
 	struct ctl_response r;
@@ -509,14 +512,26 @@ ask(enum agent who, const char *path, uint32_t tag, const char *data,
 	q.datalen = (uint32_t)strlen(data);
 	q.timeout_ms = (uint32_t)timeout_ms;
 	q.present |= 1u << CTL_F_TAG | 1u << CTL_F_DATA | 1u << CTL_F_TIMEOUT;
-	if (request(who, &q, &r) != 0)
+	if (request(who, &q, &r) != 0) {
+		if (why != NULL)
+			snprintf(why, whylen, "no answer");
 		return false;
+	}
 	ok = r.status == CTL_OK && r.has_data && r.datalen == q.datalen &&
 	    memcmp(r.data, data, q.datalen) == 0;
 	if (ok)
 		atomic_fetch_add(&soak.sh->asks_answered, 1);
+	else if (why != NULL)
+		snprintf(why, whylen, "status %u: %s", r.status, r.error);
 	ctl_response_free(&r);
 	return ok;
+}
+
+static bool
+ask(enum agent who, const char *path, uint32_t tag, const char *data,
+    int timeout_ms)
+{
+	return ask_why(who, path, tag, data, timeout_ms, NULL, 0);
 }
 
 static void
@@ -996,15 +1011,25 @@ back_to_first(uint64_t *dl_cursor)
 static void
 every_actor_answers(void)
 {
-	char data[64];
+	char data[64], why[CTL_ERROR_MAX + 32];
 	unsigned i;
 	int tries;
 
 	for (i = 0; i < NACTORS; i++) {
 		snprintf(data, sizeof(data), "after %s", actors[i]);
 		for (tries = 0; tries < 100; tries++) {
-			if (ask(OPERATOR, actors[i], 1, data, 1000))
+			if (ask_why(OPERATOR, actors[i], 1, data, 1000, why,
+			    sizeof(why)))
 				break;
+			/*
+			 * Once restarted and running, an actor's mailbox is
+			 * repaired: the first ask should be answered (the
+			 * flake of check_e2e_hostile's hostile_scribbler was
+			 * a "mailbox full" here).  Said, for the long runs.
+			 */
+			if (tries == 0)
+				printf("soak: %s: the first ask after the "
+				    "restart failed: %s\n", actors[i], why);
 			ts_sleep_ms(50);
 		}
 		if (tries == 100)
