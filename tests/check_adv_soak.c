@@ -741,6 +741,8 @@ log_lines_of(long pid)
 	char line[1024], what[32];
 	FILE *f;
 
+	fprintf(stderr, "actord is '%c', status at most %lld ms so far\n",
+	    tcheck_proc_state(soak.d.pid), (long long)soak.status_max_ms);
 	if ((f = fopen(soak.d.log, "re")) == NULL)
 		return;
 	snprintf(what, sizeof(what), "%ld", pid);
