@@ -3,7 +3,8 @@
  * lane and appends with plain stores, no locked instruction per message;
  * any other sender takes the lane back first.  Owns taking, giving back,
  * taking back and reaping that ownership; the owner's per-message path
- * itself is inlined in ring.c (owned_claim).
+ * itself is inlined in ring.c (express_send for shm_send of a small
+ * message, owned_claim for every other send).
  *
  * Why: a claim is a CAS on tail, whose lock drains the store buffer, so
  * each message waits for the previous one's cell stores to reach the
@@ -37,7 +38,9 @@
  * Nothing per pair is allocated: the state is these words and the
  * producer's own handle.
  *
- * The owner's send (ring.c, owned_claim): a look that tail is still
+ * The owner's send (ring.c, owned_claim, and express_send, its copy for
+ * shm_send over the geometry shm_own_took keeps in the producer's
+ * handle): a look that tail is still
  * P | TAIL_OWNED and own_slot its own (else it gives the lane back and
  * claims by CAS as anyone: shm_own_drop); own_busy := P + 1; then, after
  * a compiler barrier only, own_revoke == 0, the same look again (a
@@ -127,6 +130,12 @@ shm_own_took(struct shm_producer *p, struct shm_lane_local *l, uint64_t next)
 
 	p->own_ring = l->ring_id;
 	p->own_next = next;
+	p->own_ctl = l->ctl;
+	p->own_cells = l->cells;
+	p->own_mask = l->mask;
+	p->own_cell = l->cell;
+	p->own_inl = l->inl;
+	p->own_cap = l->cap;
 	atomic_store_explicit(&p->slot->own_mbox,
 	    (uint32_t)((l->ring_id - 1) / SHM_NLANES) + 1,
 	    memory_order_relaxed);

@@ -552,6 +552,16 @@ struct shm_producer {
 	 */
 	uint64_t	 own_ring;
 	uint64_t	 own_next;
+	/*
+	 * The owned lane's geometry, kept here by shm_own_took for the
+	 * owner's send (ring.c, express_send), which then reads no view.
+	 */
+	struct shm_lane_ctl *own_ctl;
+	unsigned char	*own_cells;
+	uint64_t	 own_mask;
+	uint32_t	 own_cell;	/* bytes a cell */
+	uint32_t	 own_inl;	/* payload bytes a cell holds */
+	uint32_t	 own_cap;
 	uint64_t	 hot_ring;
 	uint64_t	 hot_next;
 	uint32_t	 streak;
