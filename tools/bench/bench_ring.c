@@ -53,12 +53,21 @@
  * over the pairs whose bare ring ran close behind and over those far
  * behind.
  *
+ * One CPU (one_cpu: the cost of a message's instructions, apart from
+ * the regime and the host's load): ONE_BATCH messages sent into the
+ * mailbox (one producer: the express path) and then drained, and the same
+ * through the bare ring, by one process, ONE_REPS times a round; the
+ * fastest batch of each gives ns a message for the mailbox's send, its
+ * drain, the bare ring's put and get.  The lines stay in one CPU's cache,
+ * so this is what a message costs in instructions; the throughput cases
+ * add the transfers between the two CPUs.
+ *
  * Prints a table (absolute figures and ratios to the bare ring, ZeroMQ and
  * the pipe: value / baseline) and writes every case as JSON to $BENCH_JSON.
  * BENCH_QUICK=0.1 scales the counts down; BENCH_ONLY=tput runs only the
  * cases whose JSON name contains that string, or one of a comma-separated
  * list (rtt_sleep_group: the four sleeping round trips; tput_pair: the
- * paired slices).
+ * paired slices; one_cpu: the one-CPU costs).
  * The machine is shared and noisy: every case runs ROUNDS times, the cases
  * interleaved round by round, and the median is reported; the issue's
  * targets are checked on the medians of the per-round ratios.
@@ -98,6 +107,8 @@
 #define PAIRS		4	/* paired slices a round */
 #define PAIR_SLICE	0.25	/* of a case's messages per slice */
 #define LAG_FAR		64	/* a consumer this far behind: "far" */
+#define ONE_BATCH	512	/* one_cpu_round: messages in, then out */
+#define ONE_REPS	400	/* ... so many times; the fastest counts */
 
 enum unit { UNIT_RATE, UNIT_LATENCY };
 
@@ -180,6 +191,8 @@ struct bench {
 	double		 slice;		/* of a case's messages per run: 1, or
 					   PAIR_SLICE for the pairs */
 	struct pair	*pairs;		/* ROUNDS * PAIRS of them */
+	/* one_cpu_round's: ns a message, ONE_WAYS of them a round */
+	double		 one[ROUNDS][4];
 };
 
 struct result {
@@ -242,6 +255,8 @@ static void	 targets(struct result (*)[ROUNDS]);
 static int	 picked(const char *, const char *);
 static void	 pair_round(struct bench *, int);
 static void	 pair_report(struct bench *);
+static void	 one_cpu_round(struct bench *, int);
+static void	 one_cpu_report(struct bench *);
 
 /* bare ring */
 static void	 bare_prod(struct bench *, long, struct result *);
@@ -1631,6 +1646,114 @@ pair_report(struct bench *b)
 	}
 }
 
+static int
+one_handler(void *arg, enum shm_lane lane, const struct shm_msg *m,
+    const void *payload)
+{
+	long	 v;
+
+	(void)lane;
+	(void)m;
+	memcpy(&v, payload, sizeof(v));
+	*(long *)arg += v;
+	return 0;
+}
+
+/*
+ * One round of the one-CPU costs (see the top of this file): the fastest
+ * of ONE_REPS batches, each side timed apart, in ns a message.
+ */
+static void
+one_cpu_round(struct bench *b, int round)
+{
+	struct shm_producer *p;
+	struct shm_msg	 m;
+	struct bare_ring *r;
+	unsigned char	 pl[PAYLOAD] = { 0 };
+	double		 best[4] = { 1e9, 1e9, 1e9, 1e9 }, d;
+	uint64_t	 t[5], pos = 0;
+	long		 i, k, v, sum = 0;
+	int		 j;
+
+	memset(b->sh, 0, sizeof(*b->sh));
+	r = &b->sh->ring[0];
+	for (i = 0; i < BARE_CAP; i++)
+		atomic_store(&r->cells[i].seq, (uint64_t)i);
+	arena_new(b);
+	if (shm_producer_open(b->arena, &p) < 0) {
+		fprintf(stderr, "bench_ring: one_cpu: no producer\n");
+		exit(1);
+	}
+	memset(&m, 0, sizeof(m));
+	m.len = PAYLOAD;
+	m.tag = 1;
+	for (k = 0; k < ONE_REPS; k++) {
+		t[0] = now_ns();
+		for (i = 0; i < ONE_BATCH; i++) {
+			v = k * ONE_BATCH + i;
+			memcpy(pl, &v, sizeof(v));
+			if (shm_send(p, 0, SHM_LANE_MAIN, &m, pl, 0) != 0)
+				exit(1);
+		}
+		t[1] = now_ns();
+		if (shm_drain(b->arena, 0, SHM_LANES_INBOX, 0, one_handler,
+		    &sum) != ONE_BATCH)
+			exit(1);
+		t[2] = now_ns();
+		for (i = 0; i < ONE_BATCH; i++) {
+			v = k * ONE_BATCH + i;
+			memcpy(pl, &v, sizeof(v));
+			bare_put(r, pos + (uint64_t)i, pl);
+		}
+		t[3] = now_ns();
+		for (i = 0; i < ONE_BATCH; i++) {
+			bare_get(r, pos + (uint64_t)i, pl);
+			memcpy(&v, pl, sizeof(v));
+			sum += v;
+		}
+		t[4] = now_ns();
+		pos += ONE_BATCH;
+		for (j = 0; j < 4; j++) {
+			d = (double)(t[j + 1] - t[j]) / ONE_BATCH;
+			if (d < best[j])
+				best[j] = d;
+		}
+	}
+	shm_producer_close(p);
+	for (j = 0; j < 4; j++)
+		b->one[round][j] = best[j];
+	if (sum == 42)
+		fprintf(stderr, "bench_ring: one_cpu: %ld\n", sum);
+}
+
+/* The one-CPU costs: medians over the rounds, and their ratios. */
+static void
+one_cpu_report(struct bench *b)
+{
+	static const char *const key[4] = { "one_cpu_mailbox_send",
+	    "one_cpu_mailbox_drain", "one_cpu_bare_put", "one_cpu_bare_get" };
+	double	 v[ROUNDS], med[4];
+	int	 i, j;
+
+	for (j = 0; j < 4; j++) {
+		for (i = 0; i < ROUNDS; i++)
+			v[i] = b->one[i][j];
+		med[j] = median(v, ROUNDS);
+	}
+	printf("one CPU, ns a message (fastest batch of %d, median of %d "
+	    "rounds): mailbox send %.2f, drain %.2f; bare ring put %.2f, get "
+	    "%.2f; send / put %.2fx, drain / get %.2fx, both %.2fx\n",
+	    ONE_BATCH, ROUNDS, med[0], med[1], med[2], med[3],
+	    med[0] / med[2], med[1] / med[3],
+	    (med[0] + med[1]) / (med[2] + med[3]));
+	if (b->json == NULL)
+		return;
+	for (j = 0; j < 4; j++)
+		fprintf(b->json, "%s\n  { \"name\": \"%s\", \"value\": %.3f, "
+		    "\"unit\": \"ns\" }", b->njson++ ? "," : "", key[j],
+		    med[j]);
+}
+
 /* Is the case key picked by BENCH_ONLY (NULL: all)? */
 static int
 picked(const char *only, const char *key)
@@ -1700,6 +1823,8 @@ main(void)
 			sleep_round(&b, rs, round);
 		if (picked(only, "tput_pair"))
 			pair_round(&b, round);
+		if (picked(only, "one_cpu"))
+			one_cpu_round(&b, round);
 		fprintf(stderr, "bench_ring: round %d of %d done\n",
 		    round + 1, ROUNDS);
 	}
@@ -1710,6 +1835,8 @@ main(void)
 			report(&b, &cases[i], rs[i], ROUNDS);
 	if (picked(only, "tput_pair"))
 		pair_report(&b);
+	if (picked(only, "one_cpu"))
+		one_cpu_report(&b);
 	if (only == NULL)
 		targets(rs);
 	if (b.json != NULL) {
