@@ -3,9 +3,9 @@
  * release of what a dead process had claimed.
  *
  * The slots are a shared pool (the layout's nproducers) and, after it,
- * SHM_OWN_SLOTS per mailbox for the process that consumes it, so that the
- * number of actors never exhausts the pool.  Reaping the consumer of a
- * known mailbox looks at its own slots and at the pool up to the highest
+ * SHM_OWN_SLOTS (one) per mailbox for the process that consumes it, so
+ * that the number of actors never exhausts the pool.  Reaping the consumer
+ * of a known mailbox looks at its own slot and at the pool up to the highest
  * slot ever taken (struct shm_pool), never at every mailbox's.
  *
  * Owns: claiming and freeing slots, reading dead producers' records.  Must
@@ -126,16 +126,15 @@ shm_producer_open(struct shm_arena *a, struct shm_producer **out)
 }
 
 int
-shm_producer_open_own(struct shm_arena *a, uint32_t idx, unsigned which,
+shm_producer_open_own(struct shm_arena *a, uint32_t idx,
     struct shm_producer **out)
 {
 	int	 rc;
 
 	*out = NULL;
-	if (idx >= a->n || which >= SHM_OWN_SLOTS)
+	if (idx >= a->n)
 		return SHM_EINVAL;
-	rc = claim(a, a->npool + idx * SHM_OWN_SLOTS + which, getpid(), false,
-	    out);
+	rc = claim(a, a->npool + idx * SHM_OWN_SLOTS, getpid(), false, out);
 	return rc == SHM_EAGAIN ? shm_producer_open(a, out) : rc;
 }
 

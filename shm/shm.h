@@ -148,14 +148,14 @@ shm_sat_add(uint64_t a, uint64_t b)
 }
 
 #define SHM_MAGIC		0x4d52414452544341ULL	/* "ACTRDARM" */
-#define SHM_VERSION		12
+#define SHM_VERSION		13
 #define SHM_ENV_FD		"ACTORD_ARENA_FD"	/* decimal fd number */
 #define SHM_ENV_LAYOUT_FD	"ACTORD_LAYOUT_FD"	/* decimal fd number */
 #define SHM_PATH_MAX		256	/* actor path, NUL included */
 #define SHM_ERRBUF		256	/* size of an error-text buffer */
 #define SHM_MAX_MAILBOXES	65536
 #define SHM_MAX_PRODUCERS	4096	/* the shared pool; besides, per mailbox: */
-#define SHM_OWN_SLOTS		2	/* its consumer's own (shm_producer_open_own) */
+#define SHM_OWN_SLOTS		1	/* its consumer's own (shm_producer_open_own) */
 #define SHM_CELL_MIN		64	/* smallest cell, header included */
 #define SHM_CELL_MAX		(1u << 20)
 #define SHM_MESSAGE_MAX		(1u << 24)	/* largest max_message */
@@ -499,18 +499,18 @@ void	*shm_state(struct shm_arena *, uint32_t idx, size_t *len);
 int	 shm_producer_open(struct shm_arena *, struct shm_producer **);
 /*
  * Besides the shared pool (nproducers slots), each mailbox has
- * SHM_OWN_SLOTS slots of its own, for the process that consumes it (which:
- * 0 for libactor's sends, 1 for its SIGTERM handler's): an actor never
- * takes from the pool, however many actors there are.  If that slot is
- * taken (a fork child of the actor, or a dead owner not reaped yet), a
- * pool slot instead, as shm_producer_open.
+ * SHM_OWN_SLOTS slot of its own, for the process that consumes it
+ * (libactor's sends; its SIGTERM handler sends nothing, it pokes the
+ * wait): an actor never takes from the pool, however many actors there
+ * are.  If that slot is taken (a fork child of the actor, or a dead owner
+ * not reaped yet), a pool slot instead, as shm_producer_open.
  */
 int	 shm_producer_open_own(struct shm_arena *, uint32_t idx,
-	    unsigned which, struct shm_producer **);
+	    struct shm_producer **);
 void	 shm_producer_close(struct shm_producer *);
 int	 shm_reap(struct shm_arena *, pid_t pid, unsigned *released);
 /*
- * shm_reap for the consumer of mailbox idx: only that mailbox's own slots
+ * shm_reap for the consumer of mailbox idx: only that mailbox's own slot
  * and the pool (up to the highest slot ever taken) are looked at, so its
  * cost does not grow with the number of mailboxes.  A pid that never
  * consumed idx needs shm_reap, which looks at every slot.

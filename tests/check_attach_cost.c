@@ -102,7 +102,7 @@ arena_of(uint32_t n, uint32_t idx, uint32_t cap)
 	shm_actor_set_state(a, idx, SHM_ACTOR_UP);
 	/* Each slot taken once: its page exists. */
 	for (i = 0; i < n; i++) {
-		ck_assert_int_eq(shm_producer_open_own(a, i, 0, &p), 0);
+		ck_assert_int_eq(shm_producer_open_own(a, i, &p), 0);
 		shm_producer_close(p);
 	}
 	return a;

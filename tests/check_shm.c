@@ -813,9 +813,10 @@ START_TEST(test_path_index)
 END_TEST
 
 /*
- * Each mailbox's own producer slots come on top of the pool: with the pool
- * full, the consumer of a mailbox still gets both of its own; a second
- * claim of an own slot falls back to the pool; shm_reap_mailbox frees a
+ * Each mailbox's own producer slot comes on top of the pool: with the pool
+ * full, the consumer of a mailbox still gets its own, the one slot after
+ * the pool that is its (the layout reserves one a mailbox, no more); a
+ * second claim of it falls back to the pool; shm_reap_mailbox frees a
  * dead consumer's own slot and its pool slot.
  */
 START_TEST(test_own_slots)
@@ -825,7 +826,7 @@ START_TEST(test_own_slots)
 		shm_test_mbox(4, 128, SHM_OVERFLOW_REJECT)
 	};
 	struct shm_layout l = { 2, m, 1, 16 };
-	struct shm_producer *p0, *p1, *own0, *own1, *x;
+	struct shm_producer *p0, *p1, *own0, *x;
 	struct shm_arena *a;
 	char	 err[SHM_ERRBUF];
 	pid_t	 pid;
@@ -833,17 +834,17 @@ START_TEST(test_own_slots)
 	ck_assert_int_eq(shm_create(&l, "check-shm", &a, err, sizeof(err)), 0);
 	ck_assert_int_eq(shm_producer_open(a, &p0), 0);
 	ck_assert_int_eq(shm_producer_open(a, &x), SHM_ENOSLOT);
-	ck_assert_int_eq(shm_producer_open_own(a, 0, 0, &own0), 0);
-	ck_assert_int_eq(shm_producer_open_own(a, 0, 1, &own1), 0);
-	ck_assert_int_eq(shm_producer_open_own(a, 0, 0, &x), SHM_ENOSLOT);
-	ck_assert_int_eq(shm_producer_open_own(a, 0, 2, &x), SHM_EINVAL);
-	ck_assert_int_eq(shm_producer_open_own(a, 2, 0, &x), SHM_EINVAL);
+	ck_assert_uint_eq(a->nslots, 1 + 2);
+	ck_assert_int_eq(shm_producer_open_own(a, 0, &own0), 0);
+	ck_assert_uint_eq(own0->slot_no, 1);
+	ck_assert_int_eq(shm_producer_open_own(a, 0, &x), SHM_ENOSLOT);
+	ck_assert_int_eq(shm_producer_open_own(a, 2, &x), SHM_EINVAL);
 	shm_producer_close(p0);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		/* The pool's slot, and mailbox 1's own: then die. */
-		if (shm_producer_open_own(a, 1, 0, &x) != 0 ||
+		if (shm_producer_open_own(a, 1, &x) != 0 ||
 		    shm_producer_open(a, &p1) != 0)
 			_exit(1);
 		_exit(0);
@@ -852,11 +853,11 @@ START_TEST(test_own_slots)
 	ck_assert_int_eq(shm_producer_open(a, &x), SHM_ENOSLOT);
 	ck_assert_int_eq(shm_reap_mailbox(a, pid, 1, NULL), 2);
 	ck_assert_int_eq(shm_producer_open(a, &p0), 0);
-	ck_assert_int_eq(shm_producer_open_own(a, 1, 0, &p1), 0);
+	ck_assert_int_eq(shm_producer_open_own(a, 1, &p1), 0);
+	ck_assert_uint_eq(p1->slot_no, 2);
 	shm_producer_close(p0);
 	shm_producer_close(p1);
 	shm_producer_close(own0);
-	shm_producer_close(own1);
 	shm_detach(a);
 }
 END_TEST

@@ -122,8 +122,8 @@ init(struct actor *a, struct shm_arena *arena, int32_t idx, char *err,
 		}
 	}
 	/* An actor sends from its mailbox's own slot, never the pool's. */
-	rc = idx >= 0 ? shm_producer_open_own(arena, (uint32_t)idx, 0,
-	    &a->prod) : shm_producer_open(arena, &a->prod);
+	rc = idx >= 0 ? shm_producer_open_own(arena, (uint32_t)idx, &a->prod) :
+	    shm_producer_open(arena, &a->prod);
 	if (rc < 0) {
 		snprintf(err, errlen, "producer slot: %s", shm_strerror(rc));
 		return rc;
