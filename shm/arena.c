@@ -72,8 +72,9 @@ static size_t	 quarantine_desc(struct shm_desc *);
 static void	 place_big(struct shm_desc *);
 static uint64_t	 describe(const struct shm_layout *, struct shm_hdr *,
 		    struct shm_desc **);
-static int	 new_memfd(const char *, size_t, int *, unsigned char **,
-		    char *, size_t);
+static unsigned char *map_data(struct shm_arena *, int, size_t);
+static int	 new_memfd(struct shm_arena *, const char *, size_t, bool,
+		    int *, unsigned char **, char *, size_t);
 static int	 validate(const struct shm_hdr *, size_t, size_t,
 		    struct shm_hdr *, char *, size_t);
 static void	 layout_copy(const struct shm_arena *, uint32_t, void *,
@@ -238,8 +239,13 @@ place_header(struct shm_hdr *h)
  * its pages gone from the TLB and pays a page walk for each one it
  * touches, so what every message touches (the control block, libactor's
  * header at the start of the state region, the head of the in-hand slot)
- * shares one page for the default sizes, and the cells follow.  The large
- * slots are not here but in a region after every mailbox (place_slots).
+ * shares one page for the default sizes, and the cells follow.  The main
+ * lane's begin a window of the kernel's fault-around (SHM_FAULT_BLOCK), so
+ * that a sender's fault on its first page maps the pages its consumer
+ * made ahead of it (wait.c, map_ahead); the window cannot hold the
+ * control block's page as well, which the in-hand slot's 16 pages and
+ * more (the default max_message) keep out of it.  The large slots are
+ * not here but in a region after every mailbox (place_slots).
  */
 static uint64_t
 place_mailbox(struct shm_desc *d, uint64_t off)
@@ -259,10 +265,12 @@ place_mailbox(struct shm_desc *d, uint64_t off)
 		 * On a page: cells of a power of two bytes then never
 		 * straddle two (the first lane's began 0xec0 into a page,
 		 * so its second cell did: every 16th message cost its
-		 * sender and its consumer a page more, at first a fault).
-		 * Address space only: the gap is never written.
+		 * sender and its consumer a page more, at first a fault);
+		 * the main lane's on a fault-around window.  Address space
+		 * only: the gap is never written.
 		 */
-		off = SHM_ALIGN(off, SHM_PAGE);
+		off = SHM_ALIGN(off, l == SHM_LANE_MAIN ? SHM_FAULT_BLOCK :
+		    SHM_PAGE);
 		d->cells_off[l] = off;
 		off += (uint64_t)d->capacity[l] * d->cell;
 	}
@@ -428,21 +436,57 @@ random_id(void)
 	return id;
 }
 
-/* A memfd of size bytes, mapped writable: 0, or an error code. */
+/*
+ * The data memfd's size bytes mapped writable, at an address aligned to
+ * SHM_FAULT_BLOCK, so that a main lane's cells, aligned so in the memfd
+ * (place_mailbox), begin a fault-around window in every process: a sender
+ * that faults on the first page of cells maps with it every page of them
+ * its consumer made ahead (wait.c, map_ahead), in one fault.  A block of
+ * address space more is reserved, never backed, and unmapped with the
+ * rest (shm_detach).  MAP_FAILED, errno set, or the mapping.
+ */
+static unsigned char *
+map_data(struct shm_arena *a, int fd, size_t size)
+{
+	size_t		 span = size + SHM_FAULT_BLOCK - SHM_PAGE;
+	unsigned char	*r, *p;
+	int		 saved;
+
+	r = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+	    MAP_NORESERVE, -1, 0);
+	if (r == MAP_FAILED)
+		return MAP_FAILED;
+	p = (unsigned char *)SHM_ALIGN((uintptr_t)r, SHM_FAULT_BLOCK);
+	if (mmap(p, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+	    0) == MAP_FAILED) {
+		saved = errno;
+		munmap(r, span);
+		errno = saved;
+		return MAP_FAILED;
+	}
+	a->span = r;
+	a->span_size = span;
+	return p;
+}
+
+/*
+ * A memfd of size bytes, mapped writable (data: by map_data into a's
+ * handle): 0, or an error code.
+ */
 static int
-new_memfd(const char *name, size_t size, int *fdp, unsigned char **basep,
-    char *err, size_t errlen)
+new_memfd(struct shm_arena *a, const char *name, size_t size, bool data,
+    int *fdp, unsigned char **basep, char *err, size_t errlen)
 {
 	int	 fd, saved;
-	void	*p;
+	void	*p = MAP_FAILED;
 
 	if ((fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING)) == -1)
 		return seterr(err, errlen, SHM_ESYS, "memfd_create: %s",
 		    strerror(errno));
 	if (ftruncate(fd, (off_t)size) == -1 ||
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) == -1 ||
-	    (p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-	    0)) == MAP_FAILED) {
+	    (p = data ? map_data(a, fd, size) : mmap(NULL, size, PROT_READ |
+	    PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
 		saved = errno;
 		close(fd);
 		errno = saved;
@@ -494,9 +538,10 @@ shm_create_marked(const struct shm_layout *l,
 	if (name == NULL)
 		name = "actord-arena";
 	snprintf(lname, sizeof(lname), "%s-layout", name);
-	if ((rc = new_memfd(name, (size_t)size, &a->fd, &a->base, err,
-	    errlen)) < 0 || (rc = new_memfd(lname, (size_t)h.layout_size,
-	    &a->lfd, &a->lbase, err, errlen)) < 0)
+	if ((rc = new_memfd(a, name, (size_t)size, true, &a->fd, &a->base,
+	    err, errlen)) < 0 || (rc = new_memfd(a, lname,
+	    (size_t)h.layout_size, false, &a->lfd, &a->lbase, err,
+	    errlen)) < 0)
 		goto fail;
 	a->size = (size_t)size;
 	a->lsize = (size_t)h.layout_size;
@@ -991,7 +1036,7 @@ shm_attach_fds(int lfd, int fd, struct shm_arena **out, char *err,
 	a->lsize = lsize;
 	a->size = size;
 	a->lbase = mmap(NULL, lsize, PROT_READ, MAP_SHARED, lfd, 0);
-	a->base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	a->base = map_data(a, fd, size);
 	if (a->lbase == MAP_FAILED || a->base == MAP_FAILED) {
 		rc = seterr(err, errlen, SHM_ESYS, "mmap the arena (%zu + %zu "
 		    "bytes): %s", lsize, size, strerror(errno));
@@ -1056,8 +1101,8 @@ shm_detach(struct shm_arena *a)
 {
 	if (a == NULL)
 		return;
-	if (a->base != NULL && a->base != MAP_FAILED)
-		munmap(a->base, a->size);
+	if (a->span != NULL)
+		munmap(a->span, a->span_size);
 	if (a->lbase != NULL && a->lbase != MAP_FAILED)
 		munmap(a->lbase, a->lsize);
 	if (a->mb != NULL)

@@ -22,6 +22,15 @@
 
 #define SHM_CL			64	/* cache line */
 #define SHM_PAGE		4096	/* where each mailbox begins */
+/*
+ * The kernel's fault-around window (fault_around_bytes' default): a read
+ * fault on a file mapping maps with its page every page of the file that
+ * exists in the window of this many bytes, aligned in the address space,
+ * around it.  A main lane's cells begin such a window in every process:
+ * they are aligned so in the data memfd (arena.c, place_mailbox), and the
+ * data memfd is mapped at an address aligned so (map_data).
+ */
+#define SHM_FAULT_BLOCK		65536
 /* shm_send's timeout from shm_offer: no room, no wait, no dead letter. */
 #define SHM_TIMEOUT_OFFER	(-3)
 #define SHM_ALIGN(x, a)		(((x) + (a) - 1) & ~((uint64_t)(a) - 1))
@@ -458,8 +467,8 @@ struct shm_mbox_local {
 	uint64_t	 nap_from;	/* arena clock; 0: nothing to judge */
 	int64_t		 nap_spin;
 	/*
-	 * In the main lane's first lap: the position up to which the
-	 * consumer has read a cell of every page (wait.c, map_ahead).
+	 * In the main lane's first lap: the bytes of its cells, from the
+	 * first, whose pages the consumer has made (wait.c, map_ahead).
 	 */
 	uint64_t	 ahead;
 };
@@ -488,6 +497,9 @@ struct shm_arena {
 	/* The rest. */
 	unsigned char	*base;		/* the data memfd, mapped writable */
 	size_t		 size;
+	/* The address space reserved around base (arena.c, map_data). */
+	unsigned char	*span;
+	size_t		 span_size;
 	int		 fd;
 	unsigned char	*lbase;		/* the layout memfd (writable: creator) */
 	size_t		 lsize;

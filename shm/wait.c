@@ -66,6 +66,7 @@
  * it one byte (non-blocking; errors are ignored because the consumer looks
  * at its lanes after every wake-up anyway).
  */
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -92,6 +93,10 @@
 
 #include "shm/shm_impl.h"
 
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ	22	/* Linux 5.14 */
+#endif
+
 #define SPIN_CLOCK_EVERY	64	/* polls between clock reads */
 /* A wait shorter than this reads the clock before its first poll. */
 #define UNCLOCKED_MIN_NS	100000
@@ -112,7 +117,8 @@ static int	 nap(struct shm_arena *, uint32_t, unsigned, int, int64_t)
 static inline bool poked(struct shm_arena *);
 
 #define SLICE_NS		1000000	/* sleep slice without membarrier */
-#define AHEAD_PAGES		3	/* pages of cells made past head's */
+#define AHEAD_PAGES		1	/* pages of cells made past head's */
+#define AHEAD_CHUNK		8	/* ... in chunks of this many pages */
 #define WAKE_TRIES		64	/* CASes of "sleeping" before waking anyway */
 
 /* May this process use the global expedited membarrier? */
@@ -538,36 +544,49 @@ woken(const struct shm_arena *a, const struct shm_mbox_local *mb,
 
 /*
  * Before a consumer sleeps, in its main lane's first lap: the pages of
- * cells from head's to AHEAD_PAGES past it, each read once, so that they
- * exist (a read of a page never written makes it, zeroed, and every cell
- * on it still reads free for its first lap: shm_impl.h, cell_seq).  Each
- * sender process maps for itself every page of cells it writes, one
- * fault a page (bench-scale, sparse: with 256-byte cells and 4 senders,
- * a fault per 4 messages); the kernel maps with the page of a read fault
- * those around it that exist already (16 pages at most), so that a
- * sender now faults once per AHEAD_PAGES + 1 pages.  The cost: up to
- * AHEAD_PAGES pages of cells resident before messages use them, only in
- * a lane that has had a message (head above 0: an idle actor's mailbox
- * costs no page more), and nothing once head has made a lap, when every
- * page exists.  head is the arena's word: a wild one only moves where
- * the reads begin, within the lane.
+ * cells from head's to AHEAD_PAGES past it made, so that they exist (a
+ * page never written is made zeroed, and every cell on it still reads
+ * free for its first lap: shm_impl.h, cell_seq).  Each sender process
+ * maps for itself every page of cells it writes, one fault a page
+ * (bench-scale, sparse: with 256-byte cells and 4 senders, a fault per 4
+ * messages); the kernel maps with the page of a read fault those that
+ * exist in its window of SHM_FAULT_BLOCK bytes, which the lane's cells
+ * begin (arena.c, place_mailbox), so the pages are made a chunk of
+ * AHEAD_CHUNK at a time, chunks aligned in the lane: a sender then faults
+ * once a chunk, the first on the chunk holding head's page maps every
+ * page it will write there.  The next chunk is made once head reaches
+ * its last page but AHEAD_PAGES: a page of cells (16 messages of the
+ * default 256 bytes) before a sender needs it, not earlier, so that what a lane has not yet
+ * used costs no memory, and a burst that outruns the consumer costs its
+ * senders a fault or two more.  A chunk is made in one
+ * MADV_POPULATE_READ (a read of each page where the kernel has none: one
+ * fault each).  The cost: up to AHEAD_CHUNK pages of cells resident before
+ * messages use them, only in a lane that has had a message (head above
+ * 0: an idle actor's mailbox costs no page more), and nothing once head
+ * has made a lap, when every page exists.  head is the arena's word: a
+ * wild one only moves where the pages are made, within the lane.
+ * tests/check_wake_pages.c, test_map_ahead and test_sender_maps_chunk.
  */
 static void
 map_ahead(struct shm_mbox_local *mb, uint64_t head)
 {
 	const struct shm_lane_local *l = &mb->lane[SHM_LANE_MAIN];
-	uint64_t per = l->cell < SHM_PAGE ? SHM_PAGE / l->cell : 1;
-	uint64_t end = head + AHEAD_PAGES * per;
+	uint64_t lane = (uint64_t)l->cap * l->cell, at, need, end;
 
-	if (end > l->cap || end < head)
-		end = l->cap;
-	if (mb->ahead < head)
-		mb->ahead = head;
-	while (mb->ahead < end) {
-		(void)atomic_load_explicit(&lane_cell(l, mb->ahead)->seq,
-		    memory_order_relaxed);
-		mb->ahead = (mb->ahead / per + 1) * per;
-	}
+	at = head * l->cell / SHM_PAGE * SHM_PAGE;
+	need = at + (AHEAD_PAGES + 1) * SHM_PAGE;
+	if (mb->ahead >= need || mb->ahead >= lane)
+		return;
+	end = SHM_ALIGN(need, AHEAD_CHUNK * SHM_PAGE);
+	if (end > lane)
+		end = lane;
+	if (mb->ahead > at)
+		at = mb->ahead;
+	if (madvise(l->cells + at, end - at, MADV_POPULATE_READ) != 0)
+		for (; at < end; at += SHM_PAGE)
+			(void)atomic_load_explicit((_Atomic uint64_t *)
+			    (void *)(l->cells + at), memory_order_relaxed);
+	mb->ahead = end;
 }
 
 /*
