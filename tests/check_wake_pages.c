@@ -1,9 +1,10 @@
 /*
  * check_wake_pages.c: what an actor asleep in actor_run touches when one
  * message wakes it.  After a long sleep its TLB and caches are cold, and
- * each page it touches costs a page walk (about a microsecond on a VM:
- * tools/bench/bench_scale.c, sparse, where 10,000 actors each wake ten
- * times a second), so the wake-up path keeps to its stack, its heap (the
+ * each page it touches costs a page walk (0.04 to 0.3 us on a VM, as the
+ * page tables' lines are cached or not: tools/bench/bench_pagewalk.c; in
+ * tools/bench/bench_scale.c, sparse, 10,000 actors each wake ten times a
+ * second), so the wake-up path keeps to its stack, its heap (the
  * handle and the arena handle), its mailbox's pages in the arena and its
  * thread block (where the kernel keeps rseq), and never reads:
  *
