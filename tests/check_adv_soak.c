@@ -324,28 +324,38 @@ status(enum agent who, struct ctl_response *r)
 	return request(who, &q, r) == 0 ? r : NULL;
 }
 
-static unsigned long long
-proc_start(pid_t pid)
+/*
+ * Field n (from 3 on) of /proc/PID/stat and the ones after it, in buf;
+ * NULL if pid is gone.
+ */
+static const char *
+stat_fields(pid_t pid, int n, char *buf, size_t len)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long start = 0;
-	FILE *f;
+	char path[64], *p;
 	int field;
+	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	if ((f = fopen(path, "re")) == NULL)
-		return 0;
-	if (fgets(buf, sizeof(buf), f) != NULL &&
-	    (p = strrchr(buf, ')')) != NULL) {
-		/* Field 3 follows ") "; the start time is field 22. */
-		for (field = 3, p += 2; field < 22 && p != NULL; field++)
-			if ((p = strchr(p, ' ')) != NULL)
-				p++;
-		if (p != NULL)
-			start = strtoull(p, NULL, 10);
-	}
+		return NULL;
+	p = fgets(buf, (int)len, f) != NULL ? strrchr(buf, ')') : NULL;
 	fclose(f);
-	return start;
+	/* Field 3 follows ") ". */
+	for (field = 3, p = p != NULL ? p + 2 : NULL; field < n && p != NULL;
+	    field++)
+		if ((p = strchr(p, ' ')) != NULL)
+			p++;
+	return p;
+}
+
+/* Its start time (field 22), 0 if pid is gone. */
+static unsigned long long
+proc_start(pid_t pid)
+{
+	char buf[1024];
+	const char *p = stat_fields(pid, 22, buf, sizeof(buf));
+
+	return p != NULL ? strtoull(p, NULL, 10) : 0;
 }
 
 /* Remember a worker's incarnation, for the check after the shutdown. */
@@ -826,6 +836,19 @@ watch_once(void)
 	}
 }
 
+/* User and system time pid used so far (fields 14, 15), in seconds. */
+static double
+cpu_seconds(pid_t pid)
+{
+	char buf[1024];
+	const char *p = stat_fields(pid, 14, buf, sizeof(buf));
+	unsigned long long ut, st;
+
+	if (p == NULL || sscanf(p, "%llu %llu", &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
 /* The highest RSS and fd count of samples [from, to). */
 static struct sample
 highest(unsigned from, unsigned to)
@@ -857,9 +880,11 @@ no_growth(void)
 	ck_assert_uint_ge(n, 8);
 	early = highest(q, 2 * q);
 	late = highest(3 * q, n);
-	printf("soak: actord rss %ld -> %ld KiB, fds %d -> %d (second vs "
-	    "last quarter of %u samples)\n", early.rss_kb, late.rss_kb,
-	    early.fds, late.fds, n);
+	printf("soak: actord rss %ld, %ld, %ld, %ld KiB, fds %d, %d, %d, %d "
+	    "(highest of each quarter of %u samples), %.1f s of CPU\n",
+	    highest(0, q).rss_kb, early.rss_kb, highest(2 * q, 3 * q).rss_kb,
+	    late.rss_kb, highest(0, q).fds, early.fds,
+	    highest(2 * q, 3 * q).fds, late.fds, n, cpu_seconds(soak.d.pid));
 #if defined(__SANITIZE_ADDRESS__)
 	/* ASan holds freed memory in its quarantine: the RSS says nothing. */
 	late.rss_kb = early.rss_kb;
