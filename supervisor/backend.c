@@ -951,7 +951,9 @@ dl_answer(struct tree_ctl *tc, uint64_t cursor, struct ctl_reply *r)
 		cd.seq = d.seq;
 		cd.time_ms = real - (mono > d.time_ns ? mono - d.time_ns : 0) /
 		    1000000;
-		if (shm_actor_path(a, d.recipient, who, sizeof(who)) < 0)
+		/* No path: a bad index, or its actor removed since ("#N"). */
+		if (shm_actor_path(a, d.recipient, who, sizeof(who)) < 0 ||
+		    who[0] == '\0')
 			snprintf(who, sizeof(who), "#%u", d.recipient);
 		snprintf(cd.recipient, sizeof(cd.recipient), "%s", who);
 		/* {0, 0}: actord before it had a mailbox, or a client. */
