@@ -10,10 +10,12 @@
  *
  * It owns the choice of what a reload does to each node.  It must never
  * validate a configuration (config.c did, before we get here) and never
- * free a spec that a node still points to: the old spec is retired and
- * freed with the daemon.
+ * free a spec that a node still points to: the old spec is retired, and
+ * freed at a later reload once no node points into it (or with the
+ * daemon).
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +34,7 @@ static void	change(struct node *, const struct child_spec *);
 static void	set_group(struct node *, const struct child_spec *);
 static bool	same_shape(const struct node *, const struct child_spec *);
 static void	reorder(struct node *, const struct sup_spec *);
+static void	retired_sweep(struct actord *);
 
 static struct node *
 kid_named(struct node *s, const char *name)
@@ -247,6 +250,122 @@ diff_sup(struct node *s, const struct sup_spec *ss)
 	reorder(s, ss);
 }
 
+/* --- retired specs ------------------------------------------------------------ */
+
+/* Where a spec's parts are, that a node may point to: sorted ranges. */
+struct ranges {
+	struct { uintptr_t lo, hi; } *r;	/* [lo, hi) */
+	size_t		 n, cap;
+	bool		 failed;	/* out of memory: assume it is used */
+};
+
+static void
+range_add(struct ranges *rs, const void *p, size_t len)
+{
+	void *r;
+
+	if (rs->n == rs->cap) {
+		rs->cap = rs->cap == 0 ? 16 : 2 * rs->cap;
+		if ((r = reallocarray(rs->r, rs->cap, sizeof(*rs->r))) ==
+		    NULL) {
+			rs->failed = true;
+			rs->cap = rs->n;
+			return;
+		}
+		rs->r = r;
+	}
+	rs->r[rs->n].lo = (uintptr_t)p;
+	rs->r[rs->n++].hi = (uintptr_t)p + len;
+}
+
+/* A supervisor spec and its children arrays, at every depth. */
+static void
+ranges_of(struct ranges *rs, const struct sup_spec *ss)
+{
+	size_t i;
+
+	range_add(rs, ss, sizeof(*ss));
+	if (ss->nchildren == 0)
+		return;
+	range_add(rs, ss->children, ss->nchildren * sizeof(*ss->children));
+	for (i = 0; i < ss->nchildren; i++)
+		if (ss->children[i].sup != NULL)
+			ranges_of(rs, ss->children[i].sup);
+}
+
+static int
+range_cmp(const void *a, const void *b)
+{
+	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Is p in one of the sorted ranges? */
+static bool
+in_ranges(const struct ranges *rs, const void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+	size_t lo = 0, hi = rs->n, mid;
+
+	if (p == NULL)
+		return false;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (a < rs->r[mid].lo)
+			hi = mid;
+		else if (a >= rs->r[mid].hi)
+			lo = mid + 1;
+		else
+			return true;
+	}
+	return false;
+}
+
+/* Does any node, in the tree or freed this turn, point into spec? */
+static bool
+spec_used(const struct actord *ad, const struct actord_spec *spec)
+{
+	struct ranges rs = { NULL, 0, 0, false };
+	const struct node *n, *lists[2] = { ad->all, ad->graveyard };
+	bool used = false;
+	size_t l;
+
+	ranges_of(&rs, &spec->root);
+	if (rs.failed) {
+		free(rs.r);
+		return true;
+	}
+	qsort(rs.r, rs.n, sizeof(*rs.r), range_cmp);
+	for (l = 0; l < 2 && !used; l++)
+		for (n = lists[l]; n != NULL && !used; n = n->next_all)
+			used = in_ranges(&rs, n->cs) ||
+			    in_ranges(&rs, n->pending_cs) ||
+			    in_ranges(&rs, n->ss);
+	free(rs.r);
+	return used;
+}
+
+/*
+ * A spec a reload replaced is kept while a node still points into it (a
+ * child on its way out, a restart not yet begun), then freed: an actord
+ * reloaded every minute for months must not keep every file it read.
+ * Looked at each reload: O((nodes + spec) log spec) per spec kept.
+ */
+static void
+retired_sweep(struct actord *ad)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < ad->nretired; i++) {
+		if (ad->free_spec != NULL && !spec_used(ad, ad->retired[i]))
+			ad->free_spec(ad->retired[i]);
+		else
+			ad->retired[k++] = ad->retired[i];
+	}
+	ad->nretired = k;
+}
+
 /*
  * Apply newspec (already validated) to the running tree.  On success the
  * daemon owns newspec; on failure (shutting down, no spare mailbox) the
@@ -271,6 +390,7 @@ actord_reload(struct actord *ad, struct actord_spec *newspec, char *err,
 		return ENOMEM;
 	}
 	ad->retired = r;
+	retired_sweep(ad);
 	log_info("reloading%s%s", newspec->file != NULL ? " " : "",
 	    newspec->file != NULL ? newspec->file : "");
 	sup_hold(ad);
