@@ -75,6 +75,7 @@
 #include "shm/shm.h"
 #include "supervisor/ctlproto.h"
 #include "tests/lib/ctltest.h"
+#include "tests/lib/tagent.h"
 #include "tests/lib/tcheck.h"
 #include "tests/lib/tsup.h"
 
@@ -246,41 +247,14 @@ conf_text(int variant, char *buf, size_t len)
 static void
 conf_install(int variant)
 {
-	char tmp[160];
-	size_t n = strlen(soak.conf[variant]);
-	int fd;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", soak.d.conf, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd == -1)
-		return;
-	if (write(fd, soak.conf[variant], n) != (ssize_t)n) {
-		close(fd);
-		unlink(tmp);
-		return;
-	}
-	close(fd);
-	(void)rename(tmp, soak.d.conf);
+	tagent_conf_install(&soak.d, soak.conf[variant]);
 }
 
 /* The end of actord's log, where a failure's story is. */
 static const char *
 log_tail(void)
 {
-	static char buf[16384];
-	ssize_t r;
-	off_t end;
-	int fd;
-
-	buf[0] = '\0';
-	if ((fd = open(soak.d.log, O_RDONLY | O_CLOEXEC)) == -1)
-		return buf;
-	end = lseek(fd, 0, SEEK_END);
-	r = pread(fd, buf, sizeof(buf) - 1, end > (off_t)sizeof(buf) - 1 ?
-	    end - (off_t)sizeof(buf) + 1 : 0);
-	close(fd);
-	buf[r > 0 ? r : 0] = '\0';
-	return buf;
+	return tagent_log_tail(&soak.d);
 }
 
 /* --- requests ------------------------------------------------------------- */
@@ -329,45 +303,13 @@ status(enum agent who, struct ctl_response *r)
 	return request(who, &q, r) == 0 ? r : NULL;
 }
 
-/*
- * Field n (from 3 on) of /proc/PID/stat and the ones after it, in buf;
- * NULL if pid is gone.
- */
-static const char *
-stat_fields(pid_t pid, int n, char *buf, size_t len)
-{
-	char path[64], *p;
-	int field;
-	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((f = fopen(path, "re")) == NULL)
-		return NULL;
-	p = fgets(buf, (int)len, f) != NULL ? strrchr(buf, ')') : NULL;
-	fclose(f);
-	/* Field 3 follows ") ". */
-	for (field = 3, p = p != NULL ? p + 2 : NULL; field < n && p != NULL;
-	    field++)
-		if ((p = strchr(p, ' ')) != NULL)
-			p++;
-	return p;
-}
-
-/* Its start time (field 22), 0 if pid is gone. */
-static unsigned long long
-proc_start(pid_t pid)
-{
-	char buf[1024];
-	const char *p = stat_fields(pid, 22, buf, sizeof(buf));
-
-	return p != NULL ? strtoull(p, NULL, 10) : 0;
-}
 
 /* Remember a worker's incarnation, for the check after the shutdown. */
 static void
 remember(pid_t pid)
 {
-	unsigned long long start = proc_start(pid);
+	unsigned long long start = tagent_proc_start(pid);
 	unsigned i, n = atomic_load(&soak.sh->nseen);
 
 	if (start == 0)
@@ -382,35 +324,8 @@ remember(pid_t pid)
 	soak.sh->seen[i].pid = pid;
 }
 
-static bool
-is_worker(const struct ctl_node *n)
-{
-	return strcmp(n->kind, "worker") == 0;
-}
 
-/* A random node of the tree (a worker with a pid, if asked), or NULL. */
-static const struct ctl_node *
-pick(const struct ctl_response *t, bool worker, unsigned *rnd)
-{
-	const struct ctl_node *n;
-	size_t tries;
 
-	if (t == NULL || t->nnodes == 0)
-		return NULL;
-	for (tries = 0; tries < 4 * t->nnodes; tries++) {
-		n = &t->nodes[(size_t)rand_r(rnd) % t->nnodes];
-		if ((!worker || (is_worker(n) && n->pid > 0)) &&
-		    strcmp(n->path, "/") != 0)
-			return n;
-	}
-	return NULL;
-}
-
-static void
-nap(unsigned *rnd, int max_ms)
-{
-	ts_sleep_ms(rand_r(rnd) % (max_ms + 1));
-}
 
 /* --- the agents ----------------------------------------------------------- */
 
@@ -418,7 +333,7 @@ static void
 signal_one(unsigned *rnd)
 {
 	struct ctl_response r, *t = status(SIGNALLER, &r);
-	const struct ctl_node *n = pick(t, true, rnd);
+	const struct ctl_node *n = tagent_pick(t, true, rnd);
 	pid_t pid;
 
 	if (n != NULL) {
@@ -440,7 +355,7 @@ signal_one(unsigned *rnd)
 		default:
 			/* Stopped for a while (a hang), never for good. */
 			kill(pid, SIGSTOP);
-			nap(rnd, 300);
+			tagent_nap(rnd, 300);
 			kill(pid, SIGCONT);
 			break;
 		}
@@ -468,7 +383,7 @@ static void
 operate_one(unsigned *rnd)
 {
 	struct ctl_response r, *t = status(OPERATOR, &r);
-	const struct ctl_node *n = pick(t, false, rnd);
+	const struct ctl_node *n = tagent_pick(t, false, rnd);
 	struct ctl_request q;
 	char path[CTL_PATH_MAX];
 	static const uint16_t cmds[] = {
@@ -649,7 +564,7 @@ hang_up(unsigned *rnd)
 	}
 	cut = (size_t)rand_r(rnd) % (b.len + b.len / 2 + 1);
 	(void)!write(fd, b.data, cut < b.len ? cut : b.len);
-	nap(rnd, 20);
+	tagent_nap(rnd, 20);
 	close(fd);
 	ctl_buf_free(&b);
 }
@@ -663,19 +578,19 @@ agent_run(enum agent who)
 		switch (who) {
 		case SIGNALLER:
 			signal_one(&rnd);
-			nap(&rnd, 40);
+			tagent_nap(&rnd, 40);
 			break;
 		case OPERATOR:
 			operate_one(&rnd);
-			nap(&rnd, 60);
+			tagent_nap(&rnd, 60);
 			break;
 		case MESSENGER:
 			message_one(&rnd, seq++);
-			nap(&rnd, 5);
+			tagent_nap(&rnd, 5);
 			break;
 		case HANGUP:
 			hang_up(&rnd);
-			nap(&rnd, 10);
+			tagent_nap(&rnd, 10);
 			break;
 		}
 		atomic_fetch_add(&soak.sh->actions[who], 1);
@@ -696,21 +611,6 @@ agent_start(enum agent who)
 	return pid;
 }
 
-/* Each agent ends when told, or is killed at the bound: true if it ended. */
-static bool
-agent_end(pid_t pid)
-{
-	int st, waited;
-
-	for (waited = 0; waited < WAIT; waited += 10) {
-		if (waitpid(pid, &st, WNOHANG) == pid)
-			return WIFEXITED(st) && WEXITSTATUS(st) == 0;
-		ts_sleep_ms(10);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	return false;
-}
 
 /* --- watching actord ------------------------------------------------------ */
 
@@ -857,7 +757,7 @@ watch_once(void)
 	if (dt > soak.status_max_ms)
 		soak.status_max_ms = dt;
 	for (i = 0; i < t->nnodes; i++)
-		if (is_worker(&t->nodes[i]) && t->nodes[i].pid > 0)
+		if (tagent_is_worker(&t->nodes[i]) && t->nodes[i].pid > 0)
 			remember(t->nodes[i].pid);
 	ctl_response_free(t);
 	zombies_check(tcheck_mono_ms(), false);
@@ -873,7 +773,7 @@ static double
 cpu_seconds(pid_t pid)
 {
 	char buf[1024];
-	const char *p = stat_fields(pid, 14, buf, sizeof(buf));
+	const char *p = tagent_stat_fields(pid, 14, buf, sizeof(buf));
 	unsigned long long ut, st;
 
 	if (p == NULL || sscanf(p, "%llu %llu", &ut, &st) != 2)
@@ -912,8 +812,9 @@ no_growth(void)
 	ck_assert_uint_ge(n, 8);
 	early = highest(q, 2 * q);
 	late = highest(3 * q, n);
-	printf("soak: actord private memory %ld, %ld, %ld, %ld KiB, fds %d, %d, %d, %d "
-	    "(highest of each quarter of %u samples), %.1f s of CPU\n",
+	printf("soak: actord private memory %ld, %ld, %ld, %ld KiB, fds %d, "
+	    "%d, %d, %d (highest of each quarter of %u samples), %.1f s of "
+	    "CPU\n",
 	    highest(0, q).rss_kb, early.rss_kb, highest(2 * q, 3 * q).rss_kb,
 	    late.rss_kb, highest(0, q).fds, early.fds,
 	    highest(2 * q, 3 * q).fds, late.fds, n, cpu_seconds(soak.d.pid));
@@ -930,16 +831,6 @@ no_growth(void)
 
 /* --- after the chaos ------------------------------------------------------ */
 
-static const struct ctl_node *
-find(const struct ctl_response *t, const char *path)
-{
-	size_t i;
-
-	for (i = 0; i < t->nnodes; i++)
-		if (strcmp(t->nodes[i].path, path) == 0)
-			return &t->nodes[i];
-	return NULL;
-}
 
 /*
  * One pass: every stopped or failed node of the first configuration is
@@ -959,14 +850,14 @@ converge_step(char *why, size_t len)
 		return false;
 	}
 	for (i = 0; i < t->nnodes; i++)
-		if (is_worker(&t->nodes[i]) && t->nodes[i].pid > 0) {
+		if (tagent_is_worker(&t->nodes[i]) && t->nodes[i].pid > 0) {
 			remember(t->nodes[i].pid);
 			kill(t->nodes[i].pid, SIGCONT);
 		}
 	for (i = 0; i < NNODES; i++) {
-		n = find(t, nodes[i]);
+		n = tagent_find(t, nodes[i]);
 		if (n != NULL && strcmp(n->state, "running") == 0 &&
-		    (!is_worker(n) || n->pid > 0))
+		    (!tagent_is_worker(n) || n->pid > 0))
 			continue;
 		if (all)
 			snprintf(why, len, "%s %s", nodes[i],
@@ -1013,10 +904,10 @@ kill_every_worker(void)
 
 	ck_assert_ptr_nonnull(t);
 	for (i = 0; i < NNODES; i++) {
-		n = find(t, nodes[i]);
+		n = tagent_find(t, nodes[i]);
 		ck_assert_ptr_nonnull(n);
 		before[i].restarts = n->restarts;
-		before[i].pid = is_worker(n) ? n->pid : 0;
+		before[i].pid = tagent_is_worker(n) ? n->pid : 0;
 		if (before[i].pid > 0) {
 			remember(n->pid);
 			kill(n->pid, SIGKILL);
@@ -1027,7 +918,7 @@ kill_every_worker(void)
 		converge();
 		ck_assert_ptr_nonnull(t = status(OPERATOR, &r));
 		for (i = 0; i < NNODES; i++)
-			if (before[i].pid > 0 && ((n = find(t, nodes[i])) ==
+			if (before[i].pid > 0 && ((n = tagent_find(t, nodes[i])) ==
 			    NULL || n->pid == before[i].pid ||
 			    n->restarts <= before[i].restarts))
 				break;
@@ -1162,7 +1053,7 @@ dead_letters_check(uint64_t cursor)
 static void
 seen_left(const struct seen_proc *s, unsigned *left)
 {
-	if (s->start != 0 && proc_start(s->pid) == s->start) {
+	if (s->start != 0 && tagent_proc_start(s->pid) == s->start) {
 		(*left)++;
 		fprintf(stderr, "soak: pid %d outlived actord\n", (int)s->pid);
 		kill(s->pid, SIGKILL);	/* clean up, then fail */
@@ -1273,7 +1164,7 @@ chaos(int ms)
 	for (i = 0; i < NAGENTS; i++) {
 		if (soak.agents[i] == 0)
 			continue;
-		ck_assert_msg(agent_end(soak.agents[i]), "the %s did not end",
+		ck_assert_msg(tagent_end(soak.agents[i], WAIT), "the %s did not end",
 		    agent_name[i]);
 		soak.agents[i] = 0;
 		printf("soak: %s: %u actions, %u without an answer\n",

@@ -52,6 +52,7 @@
 
 #include "supervisor/ctlproto.h"
 #include "tests/lib/ctltest.h"
+#include "tests/lib/tagent.h"
 #include "tests/lib/tcheck.h"
 #include "tests/lib/tsup.h"
 
@@ -184,41 +185,14 @@ conf_text(int variant, char *buf, size_t len)
 static void
 conf_install(int variant)
 {
-	char tmp[160];
-	size_t n = strlen(chaos.conf[variant]);
-	int fd;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", chaos.d.conf, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd == -1)
-		return;
-	if (write(fd, chaos.conf[variant], n) != (ssize_t)n) {
-		close(fd);
-		unlink(tmp);
-		return;
-	}
-	close(fd);
-	(void)rename(tmp, chaos.d.conf);
+	tagent_conf_install(&chaos.d, chaos.conf[variant]);
 }
 
 /* The end of actord's log, where a failure's story is. */
 static const char *
 log_tail(void)
 {
-	static char buf[16384];
-	ssize_t r;
-	off_t end;
-	int fd;
-
-	buf[0] = '\0';
-	if ((fd = open(chaos.d.log, O_RDONLY | O_CLOEXEC)) == -1)
-		return buf;
-	end = lseek(fd, 0, SEEK_END);
-	r = pread(fd, buf, sizeof(buf) - 1, end > (off_t)sizeof(buf) - 1 ?
-	    end - (off_t)sizeof(buf) + 1 : 0);
-	close(fd);
-	buf[r > 0 ? r : 0] = '\0';
-	return buf;
+	return tagent_log_tail(&chaos.d);
 }
 
 /* --- requests ------------------------------------------------------------- */
@@ -268,35 +242,12 @@ status(enum agent who)
 	return &r;
 }
 
-static unsigned long long
-proc_start(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long start = 0;
-	FILE *f;
-	int field;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((f = fopen(path, "re")) == NULL)
-		return 0;
-	if (fgets(buf, sizeof(buf), f) != NULL &&
-	    (p = strrchr(buf, ')')) != NULL) {
-		/* Field 3 follows ") "; the start time is field 22. */
-		for (field = 3, p += 2; field < 22 && p != NULL; field++)
-			if ((p = strchr(p, ' ')) != NULL)
-				p++;
-		if (p != NULL)
-			start = strtoull(p, NULL, 10);
-	}
-	fclose(f);
-	return start;
-}
 
 /* Remember a worker's incarnation, for the check after the shutdown. */
 static void
 remember(pid_t pid)
 {
-	unsigned long long start = proc_start(pid);
+	unsigned long long start = tagent_proc_start(pid);
 	unsigned i, n = atomic_load(&chaos.sh->nseen);
 
 	if (start == 0)
@@ -311,38 +262,8 @@ remember(pid_t pid)
 	chaos.sh->seen[i].pid = pid;
 }
 
-static bool
-is_worker(const struct ctl_node *n)
-{
-	return strcmp(n->kind, "worker") == 0;
-}
 
-/* A random node of the tree (workers only if asked), or NULL. */
-static const struct ctl_node *
-pick(const struct ctl_response *t, bool worker, unsigned *rnd)
-{
-	const struct ctl_node *n;
-	size_t i, tries;
 
-	if (t == NULL || t->nnodes == 0)
-		return NULL;
-	for (tries = 0; tries < 4 * t->nnodes; tries++) {
-		n = &t->nodes[(size_t)rand_r(rnd) % t->nnodes];
-		if ((!worker || (is_worker(n) && n->pid > 0)) &&
-		    strcmp(n->path, "/") != 0)
-			return n;
-	}
-	for (i = 0; i < t->nnodes; i++)
-		if (is_worker(&t->nodes[i]) && t->nodes[i].pid > 0)
-			return &t->nodes[i];
-	return NULL;
-}
-
-static void
-nap(unsigned *rnd, int max_ms)
-{
-	ts_sleep_ms(rand_r(rnd) % (max_ms + 1));
-}
 
 /* --- the agents ----------------------------------------------------------- */
 
@@ -350,7 +271,7 @@ static void
 signal_one(unsigned *rnd)
 {
 	struct ctl_response *t = status(SIGNALLER);
-	const struct ctl_node *n = pick(t, true, rnd);
+	const struct ctl_node *n = tagent_pick(t, true, rnd);
 	pid_t pid;
 
 	if (n != NULL) {
@@ -369,7 +290,7 @@ signal_one(unsigned *rnd)
 		default:
 			/* Stopped for a while, never for good. */
 			kill(pid, SIGSTOP);
-			nap(rnd, 60);
+			tagent_nap(rnd, 60);
 			kill(pid, SIGCONT);
 			break;
 		}
@@ -382,7 +303,7 @@ static void
 operate_one(unsigned *rnd)
 {
 	struct ctl_response *t = status(OPERATOR);
-	const struct ctl_node *n = pick(t, false, rnd);
+	const struct ctl_node *n = tagent_pick(t, false, rnd);
 	struct ctl_request q;
 	struct ctl_response r;
 	char path[CTL_PATH_MAX];
@@ -523,15 +444,15 @@ agent_run(enum agent who)
 		switch (who) {
 		case SIGNALLER:
 			signal_one(&rnd);
-			nap(&rnd, 25);
+			tagent_nap(&rnd, 25);
 			break;
 		case OPERATOR:
 			operate_one(&rnd);
-			nap(&rnd, 40);
+			tagent_nap(&rnd, 40);
 			break;
 		case MESSENGER:
 			message_one(&rnd, seq++);
-			nap(&rnd, 5);
+			tagent_nap(&rnd, 5);
 			break;
 		}
 		atomic_fetch_add(&chaos.sh->actions[who], 1);
@@ -552,34 +473,9 @@ agent_start(enum agent who)
 	return pid;
 }
 
-/* Each agent ends when told, or is killed at the bound: 1 if it ended. */
-static bool
-agent_end(pid_t pid)
-{
-	int st, waited;
-
-	for (waited = 0; waited < WAIT; waited += 10) {
-		if (waitpid(pid, &st, WNOHANG) == pid)
-			return WIFEXITED(st) && WEXITSTATUS(st) == 0;
-		ts_sleep_ms(10);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	return false;
-}
 
 /* --- convergence ---------------------------------------------------------- */
 
-static const struct ctl_node *
-find(const struct ctl_response *t, const char *path)
-{
-	size_t i;
-
-	for (i = 0; i < t->nnodes; i++)
-		if (strcmp(t->nodes[i].path, path) == 0)
-			return &t->nodes[i];
-	return NULL;
-}
 
 /*
  * One pass: every stopped or failed node of the first configuration is
@@ -599,14 +495,14 @@ converge_step(char *why, size_t len)
 		return false;
 	}
 	for (i = 0; i < t->nnodes; i++)
-		if (is_worker(&t->nodes[i]) && t->nodes[i].pid > 0) {
+		if (tagent_is_worker(&t->nodes[i]) && t->nodes[i].pid > 0) {
 			remember(t->nodes[i].pid);
 			kill(t->nodes[i].pid, SIGCONT);
 		}
 	for (i = 0; i < NNODES; i++) {
-		n = find(t, nodes[i]);
+		n = tagent_find(t, nodes[i]);
 		if (n != NULL && strcmp(n->state, "running") == 0 &&
-		    (!is_worker(n) || n->pid > 0))
+		    (!tagent_is_worker(n) || n->pid > 0))
 			continue;
 		if (all)
 			snprintf(why, len, "%s %s", nodes[i],
@@ -679,7 +575,7 @@ nothing_left(void)
 		n = MAX_SEEN;
 	for (i = 0; i < n; i++) {
 		s = &chaos.sh->seen[i];
-		if (proc_start(s->pid) == s->start) {
+		if (tagent_proc_start(s->pid) == s->start) {
 			left++;
 			kill(s->pid, SIGKILL);	/* clean up, then fail */
 		}
@@ -752,7 +648,7 @@ START_TEST(tree_stays_up_through_chaos)
 	}
 	atomic_store(&chaos.sh->stop, 1);
 	for (i = 0; i < NAGENTS; i++) {
-		ck_assert_msg(agent_end(chaos.agents[i]), "the %s did not end",
+		ck_assert_msg(tagent_end(chaos.agents[i], WAIT), "the %s did not end",
 		    agent_name[i]);
 		chaos.agents[i] = 0;
 		total += atomic_load(&chaos.sh->actions[i]);

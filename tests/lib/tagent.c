@@ -1,0 +1,141 @@
+/*
+ * tagent.c: what the tests that let forked agents loose on a real actord
+ * share; see tagent.h.  Tests only.
+ */
+#include <sys/wait.h>
+
+#include <check.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/lib/tagent.h"
+
+void
+tagent_conf_install(const struct ts_daemon *d, const char *text)
+{
+	char tmp[160];
+	size_t n = strlen(text);
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", d->conf, (int)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd == -1)
+		return;
+	if (write(fd, text, n) != (ssize_t)n) {
+		close(fd);
+		unlink(tmp);
+		return;
+	}
+	close(fd);
+	(void)rename(tmp, d->conf);
+}
+
+const char *
+tagent_log_tail(const struct ts_daemon *d)
+{
+	static char buf[16384];
+	ssize_t r;
+	off_t end;
+	int fd;
+
+	buf[0] = '\0';
+	if ((fd = open(d->log, O_RDONLY | O_CLOEXEC)) == -1)
+		return buf;
+	end = lseek(fd, 0, SEEK_END);
+	r = pread(fd, buf, sizeof(buf) - 1, end > (off_t)sizeof(buf) - 1 ?
+	    end - (off_t)sizeof(buf) + 1 : 0);
+	close(fd);
+	buf[r > 0 ? r : 0] = '\0';
+	return buf;
+}
+
+const char *
+tagent_stat_fields(pid_t pid, int n, char *buf, size_t len)
+{
+	char path[64], *p;
+	int field;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return NULL;
+	p = fgets(buf, (int)len, f) != NULL ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	/* Field 3 follows ") ". */
+	for (field = 3, p = p != NULL ? p + 2 : NULL; field < n && p != NULL;
+	    field++)
+		if ((p = strchr(p, ' ')) != NULL)
+			p++;
+	return p;
+}
+
+unsigned long long
+tagent_proc_start(pid_t pid)
+{
+	char buf[1024];
+	const char *p = tagent_stat_fields(pid, 22, buf, sizeof(buf));
+
+	return p != NULL ? strtoull(p, NULL, 10) : 0;
+}
+
+bool
+tagent_is_worker(const struct ctl_node *n)
+{
+	return strcmp(n->kind, "worker") == 0;
+}
+
+const struct ctl_node *
+tagent_find(const struct ctl_response *t, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < t->nnodes; i++)
+		if (strcmp(t->nodes[i].path, path) == 0)
+			return &t->nodes[i];
+	return NULL;
+}
+
+const struct ctl_node *
+tagent_pick(const struct ctl_response *t, bool worker, unsigned *rnd)
+{
+	const struct ctl_node *n;
+	size_t i, tries;
+
+	if (t == NULL || t->nnodes == 0)
+		return NULL;
+	for (tries = 0; tries < 4 * t->nnodes; tries++) {
+		n = &t->nodes[(size_t)rand_r(rnd) % t->nnodes];
+		if ((!worker || (tagent_is_worker(n) && n->pid > 0)) &&
+		    strcmp(n->path, "/") != 0)
+			return n;
+	}
+	for (i = 0; i < t->nnodes; i++)
+		if (tagent_is_worker(&t->nodes[i]) && t->nodes[i].pid > 0)
+			return &t->nodes[i];
+	return NULL;
+}
+
+void
+tagent_nap(unsigned *rnd, int max_ms)
+{
+	ts_sleep_ms(rand_r(rnd) % (max_ms + 1));
+}
+
+bool
+tagent_end(pid_t pid, int ms)
+{
+	int st, waited;
+
+	for (waited = 0; waited < ms; waited += 10) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+		ts_sleep_ms(10);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return false;
+}
