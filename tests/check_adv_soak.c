@@ -53,7 +53,6 @@
  * Every wait is bounded; every process is stopped by pid.
  */
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -61,7 +60,6 @@
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -85,7 +83,6 @@
 #define ZOMBIE_CPU	0.5	/* ... while actord had this much CPU (s) */
 #define SAMPLE_MS	250	/* how often the test looks at actord */
 #define MAX_SAMPLES	8192
-#define MAX_SEEN	16384	/* worker incarnations remembered */
 #define CONF_LEN	12288
 #define NAGENTS		4
 #define FLOOD		1000
@@ -95,10 +92,6 @@ static const char *const agent_name[NAGENTS] = {
 	"signaller", "operator", "messenger", "hangup"
 };
 
-struct seen_proc {
-	pid_t			 pid;
-	unsigned long long	 start;		/* /proc/PID/stat field 22 */
-};
 
 /* What the agents report, in a page they share with the test. */
 struct soak_shared {
@@ -106,8 +99,7 @@ struct soak_shared {
 	atomic_uint		 actions[NAGENTS];
 	atomic_uint		 unanswered[NAGENTS];
 	atomic_uint		 asks_answered;
-	atomic_uint		 nseen;
-	struct seen_proc	 seen[MAX_SEEN];
+	struct tagent_seen	 seen;
 };
 
 /* A sample of actord. */
@@ -309,19 +301,7 @@ status(enum agent who, struct ctl_response *r)
 static void
 remember(pid_t pid)
 {
-	unsigned long long start = tagent_proc_start(pid);
-	unsigned i, n = atomic_load(&soak.sh->nseen);
-
-	if (start == 0)
-		return;
-	for (i = 0; i < n && i < MAX_SEEN; i++)
-		if (soak.sh->seen[i].pid == pid &&
-		    soak.sh->seen[i].start == start)
-			return;
-	if ((i = atomic_fetch_add(&soak.sh->nseen, 1)) >= MAX_SEEN)
-		return;
-	soak.sh->seen[i].start = start;
-	soak.sh->seen[i].pid = pid;
+	tagent_remember(&soak.sh->seen, pid);
 }
 
 
@@ -597,20 +577,12 @@ agent_run(enum agent who)
 	}
 }
 
-static pid_t
-agent_start(enum agent who)
+/* A forked agent's life (tagent_fork). */
+static void
+agent_main(int who)
 {
-	pid_t pid = fork();
-
-	ck_assert_int_ne(pid, -1);
-	if (pid == 0) {
-		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-		agent_run(who);
-		_exit(0);
-	}
-	return pid;
+	agent_run((enum agent)who);
 }
-
 
 /* --- watching actord ------------------------------------------------------ */
 
@@ -1049,36 +1021,25 @@ dead_letters_check(uint64_t cursor)
 	printf("\n");
 }
 
-/* After the shutdown: no process of the tree seen is still alive. */
-static void
-seen_left(const struct seen_proc *s, unsigned *left)
-{
-	if (s->start != 0 && tagent_proc_start(s->pid) == s->start) {
-		(*left)++;
-		fprintf(stderr, "soak: pid %d outlived actord\n", (int)s->pid);
-		kill(s->pid, SIGKILL);	/* clean up, then fail */
-	}
-}
-
+/*
+ * After the shutdown: no process of the tree seen is still alive, nor any
+ * soak_worker made.
+ */
 static void
 nothing_left(void)
 {
-	unsigned i, n = atomic_load(&soak.sh->nseen), left = 0, made = 0;
-	struct seen_proc s;
+	unsigned n, left, made = 0;
+	struct tagent_proc p;
 	char path[160];
 	FILE *f;
+	int pid;
 
-	if (n > MAX_SEEN)
-		n = MAX_SEEN;
-	for (i = 0; i < n; i++)
-		seen_left(&soak.sh->seen[i], &left);
+	left = tagent_seen_left(&soak.sh->seen, &n);
 	snprintf(path, sizeof(path), "%s/soak.pids", soak.d.dir);
 	if ((f = fopen(path, "re")) != NULL) {
-		int pid;
-
-		while (fscanf(f, "%d %llu", &pid, &s.start) == 2) {
-			s.pid = (pid_t)pid;
-			seen_left(&s, &left);
+		while (fscanf(f, "%d %llu", &pid, &p.start) == 2) {
+			p.pid = (pid_t)pid;
+			left += tagent_outlived(&p);
 			made++;
 		}
 		fclose(f);
@@ -1155,7 +1116,7 @@ chaos(int ms)
 
 	for (i = 0; i < NAGENTS; i++)
 		if (agent_on((enum agent)i))
-			soak.agents[i] = agent_start((enum agent)i);
+			soak.agents[i] = tagent_fork(agent_main, i);
 	while (tcheck_mono_ms() < end) {
 		watch_once();
 		ts_sleep_ms(SAMPLE_MS);

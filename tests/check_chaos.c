@@ -34,12 +34,10 @@
  * process is stopped by pid.
  */
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include <check.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -58,7 +56,6 @@
 
 #define WAIT		30000	/* ms: a bound for anything, never expected */
 #define NAGENTS		3
-#define MAX_SEEN	8192	/* worker incarnations remembered */
 #define CONF_LEN	8192
 
 enum agent { SIGNALLER, OPERATOR, MESSENGER };
@@ -67,10 +64,6 @@ static const char *const agent_name[NAGENTS] = {
 };
 
 /* What the agents report, in a page they share with the test. */
-struct seen_proc {
-	pid_t			 pid;
-	unsigned long long	 start;		/* /proc/PID/stat field 22 */
-};
 
 struct chaos_shared {
 	atomic_int		 stop;
@@ -78,8 +71,7 @@ struct chaos_shared {
 	atomic_uint		 unanswered[NAGENTS];	/* no answer, or garbage */
 	atomic_uint		 asks_answered;
 	atomic_uint		 wrong_answers;		/* another's payload */
-	atomic_uint		 nseen;
-	struct seen_proc	 seen[MAX_SEEN];
+	struct tagent_seen	 seen;
 };
 
 /* The test's one piece of state, shared with its forked agents. */
@@ -247,19 +239,7 @@ status(enum agent who)
 static void
 remember(pid_t pid)
 {
-	unsigned long long start = tagent_proc_start(pid);
-	unsigned i, n = atomic_load(&chaos.sh->nseen);
-
-	if (start == 0)
-		return;
-	for (i = 0; i < n && i < MAX_SEEN; i++)
-		if (chaos.sh->seen[i].pid == pid &&
-		    chaos.sh->seen[i].start == start)
-			return;
-	if ((i = atomic_fetch_add(&chaos.sh->nseen, 1)) >= MAX_SEEN)
-		return;
-	chaos.sh->seen[i].start = start;
-	chaos.sh->seen[i].pid = pid;
+	tagent_remember(&chaos.sh->seen, pid);
 }
 
 
@@ -459,20 +439,12 @@ agent_run(enum agent who)
 	}
 }
 
-static pid_t
-agent_start(enum agent who)
+/* A forked agent's life (tagent_fork). */
+static void
+agent_main(int who)
 {
-	pid_t pid = fork();
-
-	ck_assert_int_ne(pid, -1);
-	if (pid == 0) {
-		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-		agent_run(who);
-		_exit(0);
-	}
-	return pid;
+	agent_run((enum agent)who);
 }
-
 
 /* --- convergence ---------------------------------------------------------- */
 
@@ -568,18 +540,8 @@ every_actor_answers(void)
 static void
 nothing_left(void)
 {
-	unsigned i, n = atomic_load(&chaos.sh->nseen), left = 0;
-	const struct seen_proc *s;
+	unsigned n, left = tagent_seen_left(&chaos.sh->seen, &n);
 
-	if (n > MAX_SEEN)
-		n = MAX_SEEN;
-	for (i = 0; i < n; i++) {
-		s = &chaos.sh->seen[i];
-		if (tagent_proc_start(s->pid) == s->start) {
-			left++;
-			kill(s->pid, SIGKILL);	/* clean up, then fail */
-		}
-	}
 	printf("chaos: %u worker incarnations seen, %u left\n", n, left);
 	ck_assert_msg(left == 0, "%u of %u workers outlived actord", left, n);
 }
@@ -635,7 +597,7 @@ START_TEST(tree_stays_up_through_chaos)
 	conf_install(0);
 	ts_daemon_up(&chaos.d, WAIT, chaos.sock, sizeof(chaos.sock));
 	for (i = 0; i < NAGENTS; i++)
-		chaos.agents[i] = agent_start((enum agent)i);
+		chaos.agents[i] = tagent_fork(agent_main, i);
 	for (waited = 0; waited < ms; waited += 20) {
 		if (waitpid(chaos.d.pid, &st, WNOHANG) != 0) {
 			fprintf(stderr, "actord's log ends:\n%s\n",

@@ -2,6 +2,7 @@
  * tagent.c: what the tests that let forked agents loose on a real actord
  * share; see tagent.h.  Tests only.
  */
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include <check.h>
@@ -138,4 +139,58 @@ tagent_end(pid_t pid, int ms)
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	return false;
+}
+
+void
+tagent_remember(struct tagent_seen *s, pid_t pid)
+{
+	unsigned long long start = tagent_proc_start(pid);
+	unsigned i, n = atomic_load(&s->n);
+
+	if (start == 0)
+		return;
+	for (i = 0; i < n && i < TAGENT_MAX_SEEN; i++)
+		if (s->p[i].pid == pid && s->p[i].start == start)
+			return;
+	if ((i = atomic_fetch_add(&s->n, 1)) >= TAGENT_MAX_SEEN)
+		return;
+	s->p[i].start = start;
+	s->p[i].pid = pid;
+}
+
+bool
+tagent_outlived(const struct tagent_proc *p)
+{
+	if (p->start == 0 || tagent_proc_start(p->pid) != p->start)
+		return false;
+	fprintf(stderr, "pid %d outlived actord\n", (int)p->pid);
+	kill(p->pid, SIGKILL);	/* clean up, then fail */
+	return true;
+}
+
+unsigned
+tagent_seen_left(struct tagent_seen *s, unsigned *n)
+{
+	unsigned i, left = 0;
+
+	*n = atomic_load(&s->n);
+	if (*n > TAGENT_MAX_SEEN)
+		*n = TAGENT_MAX_SEEN;
+	for (i = 0; i < *n; i++)
+		left += tagent_outlived(&s->p[i]);
+	return left;
+}
+
+pid_t
+tagent_fork(void (*run)(int), int arg)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ne(pid, -1);
+	if (pid == 0) {
+		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+		run(arg);
+		_exit(0);
+	}
+	return pid;
 }

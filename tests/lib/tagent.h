@@ -10,6 +10,7 @@
 #ifndef ACTORD_TESTS_TAGENT_H
 #define ACTORD_TESTS_TAGENT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -34,6 +35,28 @@ const struct ctl_node *tagent_find(const struct ctl_response *,
 const struct ctl_node *tagent_pick(const struct ctl_response *, bool worker,
 	    unsigned *rnd);
 void	 tagent_nap(unsigned *rnd, int max_ms);	/* 0 to max_ms, at random */
+/*
+ * The processes of a tree seen, each by pid and start time (so that a
+ * reused pid is never mistaken for it), in memory the test shares with
+ * its forked agents; after the shutdown none may be alive.
+ */
+#define TAGENT_MAX_SEEN	16384
+struct tagent_proc {
+	pid_t			 pid;
+	unsigned long long	 start;	/* 0: unknown */
+};
+struct tagent_seen {
+	atomic_uint		 n;
+	struct tagent_proc	 p[TAGENT_MAX_SEEN];
+};
+void	 tagent_remember(struct tagent_seen *, pid_t);
+/* Still alive: killed now (the test fails after), and true. */
+bool	 tagent_outlived(const struct tagent_proc *);
+/* How many of those seen are still alive (each killed); *n: seen. */
+unsigned tagent_seen_left(struct tagent_seen *, unsigned *n);
+
+/* A forked agent running run(arg), that dies with the test. */
+pid_t	 tagent_fork(void (*run)(int), int arg);
 /* pid ends (it was told to) within ms, else is killed: true if it ended
  * with status 0. */
 bool	 tagent_end(pid_t, int ms);
