@@ -353,9 +353,14 @@ int
 shm_send(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
     const struct shm_msg *msg, const void *payload, int64_t timeout_ns)
 {
-	/* The lane's owner (express.c): one ring id names idx and lane. */
-	if (p->own_ring == (uint64_t)idx * SHM_NLANES + (unsigned)lane + 1 &&
-	    express_send(p, idx, msg, payload) == 0)
+	/*
+	 * The lane's owner (express.c).  The lane first: a ring id is
+	 * idx * SHM_NLANES + lane + 1, so lane SHM_NLANES of idx would name
+	 * the main lane of idx + 1.
+	 */
+	if (lane == SHM_LANE_MAIN && p->own_ring == (uint64_t)idx *
+	    SHM_NLANES + SHM_LANE_MAIN + 1 && express_send(p, idx, msg,
+	    payload) == 0)
 		return 0;
 	return send_any(p, idx, lane, msg, payload, timeout_ns);
 }

@@ -6,7 +6,9 @@
  * order, a send it did not finish is either delivered whole or released
  * (one dead letter "sender died"), and the lane is never wedged: whoever
  * comes next sends, takes the lane and is received.  Settled either by
- * shm_reap first or by the next sender's revoke first.
+ * shm_reap first or by the next sender's revoke first.  And the owner's
+ * send to a lane that does not exist is refused, not sent to the lane
+ * whose ring id it would compute.
  */
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -212,6 +214,42 @@ START_TEST(test_owner_killed_revoked)
 }
 END_TEST
 
+/*
+ * The owner of mailbox 1's main lane sends to a lane that does not exist
+ * of mailbox 0 (its ring id would be mailbox 1's main lane's): refused,
+ * and nothing goes into mailbox 1.
+ */
+START_TEST(test_owner_bad_lane)
+{
+	struct shm_arena *a = shm_test_arena(2, CAP, 128,
+	    SHM_OVERFLOW_BLOCK);
+	struct shm_producer *p;
+	struct shm_msg	 m;
+	unsigned	 i;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	memset(&m, 0, sizeof(m));
+	for (i = 0; i < HOT; i++) {
+		m.tag = i;
+		ck_assert_int_eq(shm_send(p, 1, SHM_LANE_MAIN, &m, NULL, 0), 0);
+		ck_assert_int_eq(shm_recv(a, 1, SHM_LANES_INBOX, &m, NULL, 0,
+		    NULL), 0);
+		ck_assert_uint_eq(m.tag, i);
+	}
+	ck_assert((atomic_load(&shm_mb(a, 1)->m->lane[SHM_LANE_MAIN].tail) &
+	    TAIL_OWNED) != 0);
+	m.tag = 7;
+	ck_assert_int_eq(shm_send(p, 0, (enum shm_lane)SHM_NLANES, &m, NULL,
+	    0), SHM_EBADINDEX);
+	ck_assert_int_eq(shm_recv(a, 1, SHM_LANES_INBOX, &m, NULL, 0, NULL),
+	    SHM_EEMPTY);
+	ck_assert_int_eq(shm_recv(a, 0, SHM_LANES_INBOX, &m, NULL, 0, NULL),
+	    SHM_EEMPTY);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
 static Suite *
 stream_suite(void)
 {
@@ -221,6 +259,7 @@ stream_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_owner_killed_reaped);
 	tcase_add_test(tc, test_owner_killed_revoked);
+	tcase_add_test(tc, test_owner_bad_lane);
 	suite_add_tcase(s, tc);
 	return s;
 }
