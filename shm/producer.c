@@ -87,8 +87,18 @@ claim(struct shm_arena *a, uint32_t i, pid_t pid, bool look,
 	p->slot_no = i;
 	p->pid = pid;
 	p->bellfd = -1;
-	/* Registered: the consumer's membarrier fences our publish. */
-	p->fence = shm_membarrier_register() < 0;
+	/*
+	 * Registered: the consumer's membarrier fences our publish.  Once
+	 * per process (a registration lasts until exec; a fork child is
+	 * not registered, and its pid differs): actord opens a slot at
+	 * every reap.
+	 */
+	p->fence = 0;
+	if (a->registered != pid) {
+		p->fence = shm_membarrier_register() < 0;
+		if (!p->fence)
+			a->registered = pid;
+	}
 	*out = p;
 	return 0;
 }

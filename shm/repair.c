@@ -52,6 +52,7 @@
  * record.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <unistd.h>
 
 #include "shm/shm_impl.h"
@@ -63,14 +64,31 @@
 #define POS_MAX		(1ULL << 56)
 #define ENDS_TRIES	8	/* CAS races with stealers moving head */
 
+/*
+ * What lseek(2) said of the arena's memfd during one repair: [data_from,
+ * data_to) is written, [hole_from, hole_to) is not (hole_to: the next
+ * data, or OFF_END: none up to the end of the file).  A mailbox's lanes
+ * lie next to each other, so that one answer serves the next lane too:
+ * the three lanes of an actor that heard a little took 8 seeks at each
+ * death, each lane asking again what the one before had learnt, and
+ * actord's own mailbox 7 more; 5 and 3 now, one per boundary between
+ * written and unwritten pages.
+ */
+struct fmap {
+	off_t		 data_from, data_to;
+	off_t		 hole_from, hole_to;
+};
+#define OFF_END		((off_t)INT64_MAX)
+
 struct lane_fix {
 	struct shm_arena *a;
 	uint32_t	 idx;
 	unsigned	 lane;
 	struct shm_lane_local *l;
 	struct shm_repair *r;
-	pid_t		 self;
+	pid_t		 self;		/* 0 until owned() needs it */
 	uint64_t	 data_until;	/* positions below: on written pages */
+	struct fmap	*map;		/* the memfd's extents seen so far */
 };
 
 static int	 fix_ends(struct lane_fix *);
@@ -87,6 +105,9 @@ static void	 lose(struct lane_fix *, uint64_t, const struct shm_msg *);
 static bool	 cas_seq(struct lane_fix *, uint64_t, uint64_t, uint64_t);
 static void	 fix_limit(struct lane_fix *);
 static uint64_t	 unwritten(struct lane_fix *, uint64_t, uint64_t);
+static off_t	 next_data(struct lane_fix *, off_t);
+static off_t	 data_end(struct lane_fix *, off_t);
+static pid_t	 self_pid(struct lane_fix *);
 
 static uint64_t
 seq_at(const struct shm_lane_local *l, uint64_t p)
@@ -106,6 +127,15 @@ static bool
 plausible_for(uint64_t seq, uint64_t p, uint64_t cap)
 {
 	return queued_for(seq, p) || seq == p + cap;
+}
+
+/* The caller's pid, asked once per repair and only if a record is read. */
+static pid_t
+self_pid(struct lane_fix *f)
+{
+	if (f->self == 0)
+		f->self = getpid();
+	return f->self;
 }
 
 /*
@@ -132,8 +162,8 @@ owned(struct lane_fix *f, uint64_t p, unsigned k1, unsigned k2)
 		if (pos != p)
 			continue;
 		pid = SHM_ONCE(s->pid);
-		if (pid <= 0 || pid == f->self ||
-		    SHM_ONCE(s->state) != SLOT_LIVE)
+		if (pid <= 0 || SHM_ONCE(s->state) != SLOT_LIVE ||
+		    pid == self_pid(f))
 			continue;
 		if (shm_pid_exists(pid))
 			return true;
@@ -367,7 +397,8 @@ fix_cells(struct lane_fix *f)
  * a mailbox never used: most of them, for an actor that hears little.
  * Pages swapped out are data for SEEK_DATA, never holes.  Sets
  * f->data_until to the end of the data found, so that one seek serves a
- * run of written cells.  In doubt (a quarantine's mapping, no memfd, an
+ * run of written cells, and what each seek said is kept for the next
+ * lanes (struct fmap).  In doubt (a quarantine's mapping, no memfd, an
  * error): p, every cell is read.
  */
 static uint64_t
@@ -381,11 +412,13 @@ unwritten(struct lane_fix *f, uint64_t p, uint64_t end)
 	if (a->fd < 0 || c < a->base || c >= a->base + a->size)
 		return p;
 	o = (off_t)(c - a->base);
-	if ((d = lseek(a->fd, o, SEEK_DATA)) == -1)
-		return errno == ENXIO ? end : p;	/* holes to the end */
+	if ((d = next_data(f, o)) == -1)
+		return p;
+	if (d == OFF_END)
+		return end;			/* holes to the end */
 	if (d <= o) {
 		/* Written: the cells up to the next hole are read. */
-		if ((e = lseek(a->fd, o, SEEK_HOLE)) > o)
+		if ((e = data_end(f, o)) > o)
 			f->data_until = p + ((uint64_t)(e - o) +
 			    f->l->cell - 1) / f->l->cell;
 		else
@@ -395,6 +428,49 @@ unwritten(struct lane_fix *f, uint64_t p, uint64_t end)
 	/* The cells whose number (the first 8 bytes) lies before d. */
 	k = ((uint64_t)(d - o) - sizeof(uint64_t)) / f->l->cell + 1;
 	return p + k < end ? p + k : end;
+}
+
+/*
+ * The first written offset at or after o (o itself if written), OFF_END
+ * if none, -1 in doubt: from the map if it knows, else lseek(SEEK_DATA).
+ */
+static off_t
+next_data(struct lane_fix *f, off_t o)
+{
+	struct fmap *m = f->map;
+	off_t d;
+
+	if (o >= m->data_from && o < m->data_to)
+		return o;
+	/* hole_to is where a seek found data: o itself, if there. */
+	if (o >= m->hole_from && o <= m->hole_to)
+		return m->hole_to;
+	if ((d = lseek(f->a->fd, o, SEEK_DATA)) == -1) {
+		if (errno != ENXIO)
+			return -1;
+		d = OFF_END;
+	}
+	if (d > o) {
+		m->hole_from = o;
+		m->hole_to = d;
+	}
+	return d;
+}
+
+/* The end of the written extent at o (written): from the map, or a seek. */
+static off_t
+data_end(struct lane_fix *f, off_t o)
+{
+	struct fmap *m = f->map;
+	off_t e;
+
+	if (o >= m->data_from && o < m->data_to)
+		return m->data_to;
+	if ((e = lseek(f->a->fd, o, SEEK_HOLE)) > o) {
+		m->data_from = o;
+		m->data_to = e;
+	}
+	return e;
 }
 
 /*
@@ -421,6 +497,7 @@ int
 shm_mailbox_repair(struct shm_arena *a, uint32_t idx, struct shm_repair *out)
 {
 	struct shm_repair r = { 0, 0, 0, 0 };
+	struct fmap	 map = { -1, -1, -1, -1 };	/* knows nothing */
 	struct lane_fix	 f;
 	unsigned	 k;
 
@@ -434,7 +511,8 @@ shm_mailbox_repair(struct shm_arena *a, uint32_t idx, struct shm_repair *out)
 	f.a = a;
 	f.idx = idx;
 	f.r = &r;
-	f.self = getpid();
+	f.self = 0;
+	f.map = &map;
 	for (k = 0; k < SHM_NLANES; k++) {
 		f.lane = k;
 		f.l = &shm_mb(a, idx)->lane[k];

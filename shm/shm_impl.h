@@ -489,6 +489,8 @@ struct shm_arena {
 	uint64_t	 tsc_mult;
 	struct shm_actor *actors;	/* in the layout: the actor table */
 	bool		 membarrier;	/* this process may use GLOBAL_EXPEDITED */
+	pid_t		 registered;	/* whose producers registered for
+					 * the barriers (claim): a fork's differs */
 	bool		 rdpid;		/* shm_cpu may use RDPID (wait.c) */
 	bool		 prefetchw;	/* the CPU has PREFETCHW (wait.c) */
 	bool		 creator;	/* shm_create's: writes the layout */

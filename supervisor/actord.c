@@ -522,30 +522,38 @@ static void
 on_signal(void *arg, uint32_t events)
 {
 	struct actord *ad = arg;
-	struct signalfd_siginfo si;
+	struct signalfd_siginfo si[8];
 	pid_t pids[64];
-	size_t npids = 0, i;
+	size_t npids = 0, i, k;
+	ssize_t r;
 	bool chld = false;
 
 	(void)events;
-	while (read(ad->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-		switch (si.ssi_signo) {
-		case SIGCHLD:
-			chld = true;
-			if (npids < sizeof(pids) / sizeof(pids[0]))
-				pids[npids++] = (pid_t)si.ssi_pid;
-			break;
-		case SIGTERM:
-		case SIGINT:
-			log_info("%s received", strsignal((int)si.ssi_signo));
-			actord_shutdown(ad);
-			break;
-		case SIGHUP:
-			if (ad->on_hup != NULL)
-				ad->on_hup(ad, ad->hup_arg);
-			break;
-		}
-	}
+	/*
+	 * Several at a time: a read that did not fill the buffer took every
+	 * signal pending, and one more read would only say EAGAIN.
+	 */
+	do {
+		r = read(ad->sigfd, si, sizeof(si));
+		for (k = 0; r > 0 && k < (size_t)r / sizeof(si[0]); k++)
+			switch (si[k].ssi_signo) {
+			case SIGCHLD:
+				chld = true;
+				if (npids < sizeof(pids) / sizeof(pids[0]))
+					pids[npids++] = (pid_t)si[k].ssi_pid;
+				break;
+			case SIGTERM:
+			case SIGINT:
+				log_info("%s received",
+				    strsignal((int)si[k].ssi_signo));
+				actord_shutdown(ad);
+				break;
+			case SIGHUP:
+				if (ad->on_hup != NULL)
+					ad->on_hup(ad, ad->hup_arg);
+				break;
+			}
+	} while (r == (ssize_t)sizeof(si));
 	if (!chld)
 		return;
 	/*

@@ -167,6 +167,7 @@ struct node {
 	int		 wstatus;	/* from waitpid */
 	int		 notify_fd;	/* ACTORD_NOTIFY_FD pipe, read end, or -1 */
 	struct ev	 notify_ev;
+	bool		 sd_waiting;	/* starting, ready = sd_notify (ready.c) */
 	int		 pidfd;		/* its death, one event (worker.c), or -1 */
 	bool		 ringed;	/* ... or one completion (deathwatch.c) */
 	struct ev	 pid_ev;
@@ -288,7 +289,7 @@ void	 worker_watch_failed(struct actord *, pid_t);
 /* --- deathwatch.c: deaths as completions of an io_uring ring ---------------- */
 
 struct deathwatch;
-bool	 deathwatch_add(struct actord *, pid_t);
+bool	 deathwatch_add(struct actord *, pid_t, int pidfd);
 void	 deathwatch_close(struct actord *);
 void	 worker_kill_all(struct node *root);
 
@@ -313,7 +314,11 @@ struct spawner {
 	bool		 ok;		/* ... and usable */
 	int		 devnull;	/* what the staging fds hold between starts */
 	int		 stage[SPAWN_NSTAGE];
+	int		 held[SPAWN_NSTAGE];	/* the fd a slot keeps a copy of
+					 * between starts (arena, layout), or -1 */
 	int		 top;		/* one above the highest staging fd */
+	bool		 direct;	/* every staging fd above the child's
+					 * fixed numbers: dup2'd in place */
 	void		*stack;		/* guard page included */
 	size_t		 stack_size;
 	bool		 sigs_read;	/* sigs is set */
@@ -321,7 +326,7 @@ struct spawner {
 };
 
 pid_t	 spawn_child(struct node *, const struct spawn_fds *, int failed[2],
-	    char *err, size_t errlen);
+	    int *pidfd, char *err, size_t errlen);
 void	 spawn_close(struct actord *);
 void	 spawn_describe_error(const int msg[2], const char *argv0, char *buf,
 	    size_t len);
@@ -531,6 +536,7 @@ struct actord {
 	size_t		 npids;		/* workers in it */
 	pid_t		 self;
 	int		 notify_sock;	/* shared NOTIFY_SOCKET for children */
+	size_t		 nsd_waiting;	/* nodes with sd_waiting (ready.c) */
 	struct ev	 notify_ev;
 	char		 notify_name[108];
 	int		 arena_fd;	/* -1 until the arena exists */

@@ -159,24 +159,23 @@ dw_open(struct actord *ad)
 }
 
 /*
- * Watch pid's death: true if a poll of its pidfd is in the ring.  The
- * ring is made at the first call; if it cannot be, never again.
+ * Watch pid's death, fd its pidfd: true if a poll of it is in the ring,
+ * which holds the file from then on (the caller closes fd either way).
+ * The ring is made at the first call; if it cannot be, never again.
  */
 bool
-deathwatch_add(struct actord *ad, pid_t pid)
+deathwatch_add(struct actord *ad, pid_t pid, int fd)
 {
 	struct deathwatch *dw;
 	struct io_uring_sqe *sqe;
 	unsigned tail, i;
-	int fd, rc;
+	int rc;
 
 	if (!ad->dw_tried) {
 		ad->dw_tried = true;
 		ad->dw = dw_open(ad);
 	}
 	if ((dw = ad->dw) == NULL)
-		return false;
-	if ((fd = (int)syscall(SYS_pidfd_open, pid, 0)) == -1)
 		return false;
 	tail = atomic_load_explicit(dw->sq_tail, memory_order_relaxed);
 	i = tail & dw->sq_mask;
@@ -193,7 +192,6 @@ deathwatch_add(struct actord *ad, pid_t pid)
 	while (rc == -1 && errno == EINTR);
 	if (rc != 1)	/* not read: taken back before fd is closed */
 		atomic_store_explicit(dw->sq_tail, tail, memory_order_release);
-	close(fd);
 	return rc == 1;
 }
 
@@ -226,7 +224,13 @@ on_ring(void *arg, uint32_t events)
 		    memory_order_release);
 		if (failed)
 			worker_watch_failed(dw->ad, pid);
-		actord_reap_pid(dw->ad, pid);
+		/*
+		 * Reaped already (its SIGCHLD came first, as it mostly
+		 * does): no worker has that pid any more, and a waitid
+		 * would only say so (ECHILD), one system call per death.
+		 */
+		if (failed || node_by_pid(dw->ad, pid) != NULL)
+			actord_reap_pid(dw->ad, pid);
 	}
 }
 

@@ -26,6 +26,7 @@ static void	heap_swap(struct loop *, size_t, size_t);
 static void	heap_up(struct loop *, size_t);
 static void	heap_down(struct loop *, size_t);
 static void	rearm(struct loop *);
+static void	rearm_now(struct loop *);
 static void	on_timerfd(void *, uint32_t);
 
 uint64_t
@@ -203,13 +204,31 @@ heap_down(struct loop *l, size_t i)
 	}
 }
 
-/* Arm the timerfd at the earliest deadline, only when it changed. */
+/*
+ * The heap's earliest deadline may have changed.  Within a turn of the
+ * loop (its handlers), the timerfd is armed once at the turn's end, not
+ * at each change: a turn that cancels one timer and starts another (a
+ * child ready and the next one started; a child reaped and the next one
+ * stopped) made two timerfd_settime calls, one of them to disarm it.
+ * Outside a turn, at once.
+ */
 static void
 rearm(struct loop *l)
+{
+	if (l->in_turn)
+		l->heap_moved = true;
+	else
+		rearm_now(l);
+}
+
+/* Arm the timerfd at the earliest deadline, only when it changed. */
+static void
+rearm_now(struct loop *l)
 {
 	struct itimerspec its;
 	uint64_t when;
 
+	l->heap_moved = false;
 	if (l->simulated)
 		return;
 	when = l->nheap > 0 ? l->heap[0]->when : 0;
@@ -302,15 +321,22 @@ loop_once(struct loop *l, int timeout_ms)
 	struct epoll_event ee[32];
 	struct ev *ev;
 	int i, n;
+	bool outer = !l->in_turn;
 
 	n = epoll_wait(l->epfd, ee, 32, timeout_ms);
 	if (n == -1)
 		return errno == EINTR ? 0 : -1;
+	l->in_turn = true;
 	for (i = 0; i < n; i++) {
 		ev = ee[i].data.ptr;
 		if (ev->fd == -1)
 			continue;
 		ev->fn(ev->arg, ee[i].events);
+	}
+	if (outer) {
+		l->in_turn = false;
+		if (l->heap_moved)
+			rearm_now(l);
 	}
 	return n;
 }

@@ -36,6 +36,9 @@ struct loop {
 	size_t		 nheap;
 	size_t		 heapcap;
 	uint64_t	 armed;		/* deadline the timerfd holds; 0: none */
+	bool		 in_turn;	/* loop_once runs handlers */
+	bool		 heap_moved;	/* ... and the earliest deadline may
+					 * have changed: rearm at the turn's end */
 	bool		 simulated;	/* tests/sim: no fds, the clock is sim_now */
 	uint64_t	 sim_now;	/* ms, the simulated clock */
 };

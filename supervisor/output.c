@@ -67,12 +67,17 @@ output_open(struct node *n, int *child_end)
 	*child_end = -1;
 	if ((o = calloc(1, sizeof(*o))) == NULL)
 		return -1;
-	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) == -1) {
+	/*
+	 * Both ends block: a child writing faster than us waits, and our
+	 * end is read only once the loop said it is readable (on_output),
+	 * by us alone, or at exit once made non-blocking (output_flush_all):
+	 * no read of it can block.  A non-blocking read end cost an fcntl
+	 * of every start, to make the child's end block again.
+	 */
+	if (pipe2(p, O_CLOEXEC) == -1) {
 		free(o);
 		return -1;
 	}
-	/* The child's end blocks: a child writing faster than us waits. */
-	(void)fcntl(p[1], F_SETFL, 0);
 	o->ad = n->ad;
 	o->node = n;
 	o->fd = p[0];
@@ -257,7 +262,10 @@ flush_lines(struct output *o, bool all)
 	o->len -= off;
 }
 
-/* One bounded read per readiness, so one child cannot hog the loop. */
+/*
+ * One bounded read per readiness, so one child cannot hog the loop; one
+ * only, since the descriptor blocks (output_open).
+ */
 static void
 on_output(void *arg, uint32_t events)
 {
@@ -324,6 +332,8 @@ output_flush_all(struct actord *ad)
 		struct output *o = ad->outputs;
 		ssize_t r;
 
+		/* A grandchild may hold the pipe and be silent: no waiting. */
+		(void)fcntl(o->fd, F_SETFL, O_NONBLOCK);
 		while (o->len < sizeof(o->buf) &&
 		    (r = read(o->fd, o->buf + o->len,
 		    sizeof(o->buf) - o->len)) > 0) {

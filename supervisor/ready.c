@@ -28,6 +28,7 @@
 
 static void	on_notify_pipe(void *, uint32_t);
 static void	on_notify_socket(void *, uint32_t);
+static void	socket_drain(struct actord *);
 static bool	has_ready(const char *, size_t);
 
 int
@@ -90,9 +91,22 @@ has_ready(const char *buf, size_t len)
 	return false;
 }
 
-/* Read every queued datagram; also called before reaping. */
+/*
+ * Before reaping: a READY=1 sent right before a death is read first.  A
+ * READY=1 means something only from a child still starting with ready =
+ * "sd_notify": without one, nothing is read (a recvmsg of every death,
+ * which would say EAGAIN); the loop reads what comes anyway.
+ */
 void
 ready_socket_drain(struct actord *ad)
+{
+	if (ad->nsd_waiting > 0)
+		socket_drain(ad);
+}
+
+/* Read every queued datagram. */
+static void
+socket_drain(struct actord *ad)
 {
 	char buf[4096], cbuf[CMSG_SPACE(sizeof(struct ucred))];
 	struct msghdr msg;
@@ -142,7 +156,7 @@ static void
 on_notify_socket(void *arg, uint32_t events)
 {
 	(void)events;
-	ready_socket_drain(arg);
+	socket_drain(arg);
 }
 
 /* The fd and actor modes: a pipe whose write end the child gets. */
@@ -152,6 +166,10 @@ ready_prepare(struct node *n, int *notify_w)
 	int p[2];
 
 	*notify_w = -1;
+	if (n->cs->ready == READY_SD_NOTIFY && !n->sd_waiting) {
+		n->sd_waiting = true;
+		n->ad->nsd_waiting++;
+	}
 	if (n->cs->ready != READY_FD && n->cs->ready != READY_ACTOR)
 		return 0;
 	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) == -1)
@@ -167,9 +185,14 @@ ready_prepare(struct node *n, int *notify_w)
 	return 0;
 }
 
+/* Started, or failed to: nothing more to wait for. */
 void
 ready_release(struct node *n)
 {
+	if (n->sd_waiting) {
+		n->sd_waiting = false;
+		n->ad->nsd_waiting--;
+	}
 	if (n->notify_fd == -1)
 		return;
 	loop_del(&n->ad->loop, &n->notify_ev);

@@ -80,19 +80,18 @@ static int	 resolve_creds(const struct child_spec *, struct creds *,
 		    char *, size_t);
 static char	**build_env(const struct node *, const struct spawn_fds *);
 static void	 free_env(char **);
+struct child_ctx;
 static void	 child_fail(volatile int *, int stage)
 		    __attribute__((noreturn));
 static uint64_t	 spawn_signals(struct spawner *, bool);
 static void	 child_signals(uint64_t);
-static void	 child_fds(const struct spawn_fds *, bool exec,
-		    volatile int *);
-static void	 child_exec(struct node *, const struct spawn_fds *,
-		    const struct creds *, char **, pid_t, uint64_t,
-		    volatile int *) __attribute__((noreturn));
+static void	 child_fds(const struct child_ctx *, bool exec);
+static void	 child_fds_direct(const struct child_ctx *);
+static void	 close_from_fd6(void);
+static void	 child_exec(struct node *, const struct child_ctx *)
+		    __attribute__((noreturn));
 static bool	 spawner_ready(struct spawner *);
-static pid_t	 spawn_clone(struct node *, const struct spawn_fds *,
-		    const struct creds *, char **, pid_t, uint64_t,
-		    volatile int *);
+static pid_t	 spawn_clone(struct node *, const struct child_ctx *, int *);
 static int	 clone_child(void *);
 
 #define SPAWN_STACK	(256 * 1024)	/* the child's, guard page included */
@@ -114,16 +113,23 @@ static int	 clone_child(void *);
 #define SPAWN_CLONE	1
 #endif
 
-/* What a cloned child needs: spawn_clone's arguments, fds staged. */
-struct clone_arg {
-	struct node		*n;
+/* What a child is given between its fork and its exec. */
+struct child_ctx {
 	const struct spawn_fds	*fds;
 	const struct creds	*cr;
 	char			**env;
 	pid_t			 parent;
 	uint64_t		 sigs;		/* to reset: spawn_signals_set */
-	int			 top;
+	int			 devnull;	/* actord's, or -1: it opens one */
+	bool			 direct;	/* fds and devnull above FD_LAYOUT */
 	volatile int		*failed;	/* {stage, errno}, actord's */
+};
+
+/* What a cloned child needs: its node, its fds staged, the table's top. */
+struct clone_arg {
+	struct node		*n;
+	const struct child_ctx	*ctx;
+	int			 top;
 };
 
 static const char *stage_names[] = {
@@ -375,10 +381,16 @@ child_signals(uint64_t sigs)
  * descriptors (they run the embedding program's code), except stdio.
  */
 static void
-child_fds(const struct spawn_fds *fds, bool exec, volatile int *failed)
+child_fds(const struct child_ctx *c, bool exec)
 {
+	const struct spawn_fds *fds = c->fds;
+	volatile int *failed = c->failed;
 	int devnull, out = -1, notify = -1, arena = -1, layout = -1;
 
+	if (exec && c->direct) {
+		child_fds_direct(c);
+		return;
+	}
 	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (devnull != -1)
 		devnull = fcntl(devnull, F_DUPFD_CLOEXEC, FD_HIGH);
@@ -420,7 +432,37 @@ child_fds(const struct spawn_fds *fds, bool exec, volatile int *failed)
 		child_fail(failed, STAGE_FDS);
 	if (layout == -1)
 		(void)close(FD_LAYOUT);
-	/* closefrom(6): nothing of actord's leaks into the child. */
+	close_from_fd6();
+}
+
+/*
+ * A cloned child's descriptors, staged by actord on numbers above the
+ * fixed ones, /dev/null its own (spawner_ready): each dup2'd in place,
+ * since none can be clobbered; no copy of each first and no open of
+ * /dev/null, six system calls of every start (issue 13).
+ */
+static void
+child_fds_direct(const struct child_ctx *c)
+{
+	const struct spawn_fds *fds = c->fds;
+	const int src[FD_LAYOUT + 1] = { c->devnull, fds->out, fds->out,
+	    fds->notify, fds->arena, fds->layout };
+	int fd;
+
+	for (fd = 0; fd <= FD_LAYOUT; fd++) {
+		if (src[fd] != -1) {
+			if (dup2(src[fd], fd) == -1)
+				child_fail(c->failed, STAGE_FDS);
+		} else if (fd >= FD_NOTIFY)
+			(void)close(fd);
+	}
+	close_from_fd6();
+}
+
+/* closefrom(6): nothing of actord's leaks into the child. */
+static void
+close_from_fd6(void)
+{
 	if (close_range(FD_LAYOUT + 1, ~0U, 0) == -1) {
 		int fd;
 		long max = sysconf(_SC_OPEN_MAX);
@@ -431,11 +473,12 @@ child_fds(const struct spawn_fds *fds, bool exec, volatile int *failed)
 }
 
 static void
-child_exec(struct node *n, const struct spawn_fds *fds,
-    const struct creds *cr, char **env, pid_t parent, uint64_t sigs,
-    volatile int *failed)
+child_exec(struct node *n, const struct child_ctx *c)
 {
 	const struct child_spec *cs = n->cs;
+	const struct spawn_fds *fds = c->fds;
+	const struct creds *cr = c->cr;
+	volatile int *failed = c->failed;
 	sigset_t empty;
 	size_t i;
 	bool exec = cs->argv != NULL;
@@ -460,8 +503,8 @@ child_exec(struct node *n, const struct spawn_fds *fds,
 	/* Into its cgroup before it can fork anything that could escape. */
 	if (fds->cgroup != -1 && write(fds->cgroup, "0", 1) != 1)
 		child_fail(failed, STAGE_CGROUP);
-	child_signals(sigs);
-	child_fds(fds, exec, failed);
+	child_signals(c->sigs);
+	child_fds(c, exec);
 	/* The descriptor limit actord found, not the one it raised. */
 	(void)setrlimit(RLIMIT_NOFILE, &n->ad->nofile);
 	for (i = 0; i < cs->nlimits; i++) {
@@ -490,20 +533,20 @@ child_exec(struct node *n, const struct spawn_fds *fds,
 	 */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
 		child_fail(failed, STAGE_PDEATHSIG);
-	if (getppid() != parent)
+	if (getppid() != c->parent)
 		_exit(127);
 	sigemptyset(&empty);
 	if (!exec) {
 		/* A function child: same code, no exec.  Its env is set here. */
 		log_forked();
 		clearenv();
-		for (i = 0; env[i] != NULL; i++)
-			(void)putenv(env[i]);
+		for (i = 0; c->env[i] != NULL; i++)
+			(void)putenv(c->env[i]);
 		(void)sigprocmask(SIG_SETMASK, &empty, NULL);
 		_exit(cs->fn(cs->fn_arg));
 	}
 	(void)sigprocmask(SIG_SETMASK, &empty, NULL);
-	execve(cs->argv[0], cs->argv, env);
+	execve(cs->argv[0], cs->argv, c->env);
 	child_fail(failed, STAGE_EXEC);
 }
 
@@ -523,18 +566,21 @@ spawner_ready(struct spawner *sp)
 	sp->tried = true;
 	sp->devnull = -1;
 	for (i = 0; i < SPAWN_NSTAGE; i++)
-		sp->stage[i] = -1;
+		sp->stage[i] = sp->held[i] = -1;
 	if (!SPAWN_CLONE)
 		return false;
 	if ((sp->devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1)
 		return false;
 	sp->top = sp->devnull + 1;
+	sp->direct = sp->devnull > FD_LAYOUT;
 	for (i = 0; i < SPAWN_NSTAGE; i++) {
 		if ((fd = fcntl(sp->devnull, F_DUPFD_CLOEXEC, 3)) == -1)
 			return false;
 		sp->stage[i] = fd;
 		if (fd + 1 > sp->top)
 			sp->top = fd + 1;
+		if (fd <= FD_LAYOUT)
+			sp->direct = false;
 	}
 	p = mmap(NULL, SPAWN_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE |
 	    MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
@@ -573,9 +619,15 @@ clone_child(void *arg)
 
 	if (close_range((unsigned)ca->top, ~0U, CLOSE_RANGE_UNSHARE) == -1 &&
 	    unshare(CLONE_FILES) == -1)
-		child_fail(ca->failed, STAGE_FDS);
-	child_exec(ca->n, ca->fds, ca->cr, ca->env, ca->parent, ca->sigs,
-	    ca->failed);
+		child_fail(ca->ctx->failed, STAGE_FDS);
+	child_exec(ca->n, ca->ctx);
+}
+
+/* The slots whose copy stays between starts: the arena's, every actor's. */
+static bool
+stage_kept(int i)
+{
+	return i == 3 || i == 4;
 }
 
 /*
@@ -583,45 +635,58 @@ clone_child(void *arg)
  * (see the top of this file): its descriptors staged on the reserved low
  * numbers, then given back to /dev/null once it has exec'd (CLONE_VFORK:
  * clone returns then), so that nothing of the child's stays open here.
+ * The arena's two descriptors, the same for every actor and open as long
+ * as actord, stay staged from one start to the next: four dup3s of every
+ * start spared.  A child not given them finds them there too, close-on-
+ * exec: it closes them before its exec (child_fds).  Its pidfd comes
+ * with the clone (CLONE_PIDFD): *pidfd, or -1 where the kernel has none.
  */
 static pid_t
-spawn_clone(struct node *n, const struct spawn_fds *fds,
-    const struct creds *cr, char **env, pid_t parent, uint64_t sigs,
-    volatile int *failed)
+spawn_clone(struct node *n, const struct child_ctx *c, int *pidfd)
 {
 	struct spawner *sp = &n->ad->spawner;
+	const struct spawn_fds *fds = c->fds;
 	const int src[SPAWN_NSTAGE] = { fds->cgroup, fds->out, fds->notify,
 	    fds->arena, fds->layout };
 	int dst[SPAWN_NSTAGE], i, saved;
 	struct spawn_fds staged;
+	struct child_ctx sc = *c;
 	struct clone_arg ca;
 	pid_t pid = -1;
 
 	for (i = 0; i < SPAWN_NSTAGE; i++) {
 		dst[i] = -1;
-		if (src[i] != -1 && (dst[i] = dup3(src[i], sp->stage[i],
-		    O_CLOEXEC)) == -1)
+		if (src[i] == -1)
+			continue;
+		if (stage_kept(i) && sp->held[i] == src[i]) {
+			dst[i] = sp->stage[i];
+			continue;
+		}
+		if (stage_kept(i))
+			sp->held[i] = -1;
+		if ((dst[i] = dup3(src[i], sp->stage[i], O_CLOEXEC)) == -1)
 			goto out;
+		if (stage_kept(i))
+			sp->held[i] = src[i];
 	}
 	staged.cgroup = dst[0];
 	staged.out = dst[1];
 	staged.notify = dst[2];
 	staged.arena = dst[3];
 	staged.layout = dst[4];
+	sc.fds = &staged;
+	sc.devnull = sp->devnull;
+	sc.direct = sp->direct;
 	ca.n = n;
-	ca.fds = &staged;
-	ca.cr = cr;
-	ca.env = env;
-	ca.parent = parent;
-	ca.sigs = sigs;
+	ca.ctx = &sc;
 	ca.top = sp->top;
-	ca.failed = failed;
 	pid = clone(clone_child, (char *)sp->stack + sp->stack_size,
-	    CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, &ca);
+	    CLONE_VM | CLONE_VFORK | CLONE_FILES | CLONE_PIDFD | SIGCHLD, &ca,
+	    pidfd);
 out:
 	saved = errno;
 	for (i = 0; i < SPAWN_NSTAGE; i++)
-		if (dst[i] != -1)
+		if (dst[i] != -1 && !stage_kept(i))
 			(void)dup3(sp->devnull, sp->stage[i], O_CLOEXEC);
 	errno = saved;
 	return pid;
@@ -637,18 +702,19 @@ out:
  */
 pid_t
 spawn_child(struct node *n, const struct spawn_fds *fds, int failed[2],
-    char *err, size_t errlen)
+    int *pidfd, char *err, size_t errlen)
 {
+	struct child_ctx c;
 	struct creds cr;
 	sigset_t all, old;
 	char **env;
-	pid_t pid, parent;
-	uint64_t sigs;
+	pid_t pid;
 	/* Written by the child, in memory it shares with us (CLONE_VM). */
 	volatile int report[2] = { -1, 0 };
 
 	failed[0] = -1;
 	failed[1] = 0;
+	*pidfd = -1;
 
 	if (resolve_creds(n->cs, &cr, err, errlen) == -1)
 		return -1;
@@ -657,10 +723,17 @@ spawn_child(struct node *n, const struct spawn_fds *fds, int failed[2],
 		free(cr.groups);
 		return -1;
 	}
-	parent = getpid();
+	/* actord's pid, read once: this process made it (actord_new). */
+	c.parent = n->ad->self;
+	c.fds = fds;
+	c.cr = &cr;
+	c.env = env;
+	c.devnull = -1;
+	c.direct = false;
+	c.failed = n->cs->argv != NULL ? report : NULL;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
-	sigs = spawn_signals(&n->ad->spawner, n->cs->argv != NULL);
+	c.sigs = spawn_signals(&n->ad->spawner, n->cs->argv != NULL);
 	/*
 	 * A program child only makes system calls before execve and never
 	 * returns here: sharing actord's memory (CLONE_VM, vfork's way)
@@ -670,14 +743,13 @@ spawn_child(struct node *n, const struct spawn_fds *fds, int failed[2],
 	 * fork.
 	 */
 	if (n->cs->argv != NULL && spawner_ready(&n->ad->spawner))
-		pid = spawn_clone(n, fds, &cr, env, parent, sigs, report);
+		pid = spawn_clone(n, &c, pidfd);
 	else if (n->cs->argv != NULL)
 		pid = vfork();
 	else
 		pid = fork();
 	if (pid == 0)
-		child_exec(n, fds, &cr, env, parent, sigs,
-		    n->cs->argv != NULL ? report : NULL);
+		child_exec(n, &c);
 	if (pid == -1)
 		snprintf(err, errlen, "fork: %s", strerror(errno));
 	else {

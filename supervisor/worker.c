@@ -42,7 +42,7 @@ static void	group_kill(struct node *, int);
 static void	on_timer(void *);
 static void	exec_done(struct node *, const int[2]);
 static bool	timed_by_group(const struct node *);
-static void	watch_pid(struct node *, pid_t);
+static void	watch_pid(struct node *, pid_t, int);
 static void	on_pidfd(void *, uint32_t);
 
 /*
@@ -117,7 +117,7 @@ a_spawn(struct node *n)
 {
 	struct spawn_fds fds;
 	char err[256];
-	int failed[2], notify_w = -1, out_w = -1, cg_fd = -1;
+	int failed[2], notify_w = -1, out_w = -1, cg_fd = -1, pidfd;
 	pid_t pid;
 
 	if (n->timer.fn == NULL)
@@ -148,7 +148,7 @@ a_spawn(struct node *n)
 	 */
 	fds.arena = n->mbox >= 0 ? n->ad->arena_fd : -1;
 	fds.layout = n->mbox >= 0 ? n->ad->layout_fd : -1;
-	pid = spawn_child(n, &fds, failed, err, sizeof(err));
+	pid = spawn_child(n, &fds, failed, &pidfd, err, sizeof(err));
 	if (cg_fd != -1)
 		close(cg_fd);
 	cg_fd = -1;
@@ -163,7 +163,7 @@ a_spawn(struct node *n)
 		log_warnx("%s: pid %d not indexed (no memory): its reap "
 		    "walks every node", n->path, (int)pid);
 	warden_add(n->ad, pid);		/* its group, if actord dies first */
-	watch_pid(n, pid);
+	watch_pid(n, pid, pidfd);
 	n->state = NS_STARTING;
 	output_forked(n);
 	mailboxes_state(n, NS_STARTING);
@@ -228,25 +228,29 @@ worker_drain(struct node *n)
  * in the loop: taken only while the descriptor table is below half of
  * its limit, so that pipes for starts never run out because of them.  A
  * worker not watched is found as before, by its SIGCHLD or the sweep,
- * and so before Linux 5.3.
+ * and so before Linux 5.3.  fd is the pidfd its spawn made (CLONE_PIDFD),
+ * or -1: one is opened then; it is ours to close.
  */
 static void
-watch_pid(struct node *n, pid_t pid)
+watch_pid(struct node *n, pid_t pid, int fd)
 {
 	struct actord *ad = n->ad;
 	struct rlimit rl;
-	int fd;
 
 	worker_unwatch(n);
-	if (ad->no_pidfds)
+	if (ad->no_pidfds) {
+		if (fd != -1)
+			close(fd);
 		return;
-	if (deathwatch_add(ad, pid)) {
+	}
+	if (fd == -1 && (fd = (int)syscall(SYS_pidfd_open, pid, 0)) == -1)
+		return;
+	if (deathwatch_add(ad, pid, fd)) {
+		close(fd);	/* the ring holds the file */
 		n->ringed = true;
 		ad->nwatched++;
 		return;
 	}
-	if ((fd = (int)syscall(SYS_pidfd_open, pid, 0)) == -1)
-		return;
 	/* The lowest free number: how full the table is. */
 	if ((getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur !=
 	    RLIM_INFINITY && (rlim_t)fd >= rl.rlim_cur / 2) ||

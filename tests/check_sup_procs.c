@@ -582,13 +582,23 @@ START_TEST(program_worker_descriptors)
 	seen[nseen++] = pid;
 	ck_assert_msg(fd_set_of(pid) == 0x3f, "worker fds %#llx",
 	    (unsigned long long)fd_set_of(pid));
-	/* A sanitized build starts it with vfork (spawn.c): no staging. */
+	/*
+	 * A sanitized build starts it with vfork (spawn.c): no staging.  The
+	 * arena's two slots keep actord's own memfds from start to start.
+	 */
 	for (i = 0; ad->spawner.ok && i < SPAWN_NSTAGE; i++) {
 		snprintf(path, sizeof(path), "/proc/self/fd/%d",
 		    ad->spawner.stage[i]);
 		ck_assert_int_gt(k = readlink(path, link, sizeof(link) - 1), 0);
 		link[k] = '\0';
-		ck_assert_str_eq(link, "/dev/null");
+		if (ad->spawner.held[i] == -1) {
+			ck_assert_str_eq(link, "/dev/null");
+			continue;
+		}
+		ck_assert(ad->spawner.held[i] == ad->arena_fd ||
+		    ad->spawner.held[i] == ad->layout_fd);
+		ck_assert_msg(strncmp(link, "/memfd:", 7) == 0, "slot %d: %s",
+		    i, link);
 	}
 	actord_free(ad);
 	for (i = 0; i < 300; i++)
