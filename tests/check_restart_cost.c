@@ -22,7 +22,8 @@
  *   pidfd_open	the pidfd comes with the clone (CLONE_PIDFD)
  *   recvmsg	the notify socket is read before a reap only while a
  *		child with ready = "sd_notify" is starting
- *   read	one read of the signalfd takes every signal pending
+ *   read	one read of the signalfd takes every signal pending: none
+ *		ends in one more that finds nothing (EAGAIN)
  *   fcntl	an output pipe's read end blocks like the child's end
  *		(supervisor/output.c): no fcntl to make the child's block
  *   timerfd_settime  armed once per turn of the loop at most, not at
@@ -66,6 +67,7 @@
 /* What the child running actord tells the test. */
 struct hello {
 	int	 report_fd;	/* its write end of the report pipe */
+	int	 sigfd;		/* actord's signalfd */
 	int	 cloned;	/* children are cloned (staging, CLONE_PIDFD) */
 };
 
@@ -79,6 +81,7 @@ struct counts {
 	unsigned long	 actord[NSYS];
 	unsigned long	 child[NSYS];
 	int		 children;	/* that reached their execve */
+	unsigned long	 sig_empty;	/* reads of the signalfd: EAGAIN */
 };
 
 static bool
@@ -132,6 +135,7 @@ run_actord(int hello_w, int go_r, int report_w)
 	for (i = 0; i < K; i++)
 		old[i] = gn->kids[i]->pid;
 	h.report_fd = report_w;
+	h.sigfd = ad->sigfd;
 	h.cloned = ad->spawner.ok;
 	if (write(hello_w, &h, sizeof(h)) != sizeof(h) ||
 	    read(go_r, &b, 1) != 1)
@@ -167,13 +171,13 @@ role_of(pid_t tid, pid_t actord, const pid_t *kids, int nkids)
  * until their execve.  False if it could not be traced at all.
  */
 static bool
-trace(pid_t pid, int report_fd, int go_w, struct counts *c)
+trace(pid_t pid, const struct hello *h, int go_w, struct counts *c)
 {
 	struct ptrace_syscall_info si;
 	pid_t kids[MAXT], tid;
 	unsigned long msg;
 	int nkids = 0, st, role, sig, ev;
-	bool done = false;
+	bool done = false, sigread = false;
 
 	/* A clone with CLONE_VFORK, as vfork, is a vfork: nothing else. */
 	if (ptrace(PTRACE_SEIZE, pid, 0, PTRACE_O_TRACESYSGOOD |
@@ -198,6 +202,12 @@ trace(pid_t pid, int report_fd, int go_w, struct counts *c)
 		if (sig == (SIGTRAP | 0x80)) {
 			ck_assert_int_gt(ptrace(PTRACE_GET_SYSCALL_INFO, tid,
 			    sizeof(si), &si), 0);
+			if (role == 0 && si.op == PTRACE_SYSCALL_INFO_EXIT &&
+			    sigread && si.exit.rval == -EAGAIN)
+				c->sig_empty++;
+			if (role == 0 && si.op == PTRACE_SYSCALL_INFO_ENTRY)
+				sigread = si.entry.nr == SYS_read &&
+				    (int)si.entry.args[0] == h->sigfd;
 			if (si.op == PTRACE_SYSCALL_INFO_ENTRY &&
 			    si.entry.nr < NSYS && role >= 0) {
 				if (role == 0)
@@ -205,7 +215,7 @@ trace(pid_t pid, int report_fd, int go_w, struct counts *c)
 				else
 					c->child[si.entry.nr]++;
 				if (role == 0 && si.entry.nr == SYS_write &&
-				    (int)si.entry.args[0] == report_fd) {
+				    (int)si.entry.args[0] == h->report_fd) {
 					ck_assert_int_eq(ptrace(PTRACE_DETACH,
 					    tid, 0, 0), 0);
 					done = true;
@@ -287,7 +297,7 @@ START_TEST(one_for_all_restart_syscalls)
 	close(report[1]);
 	ck_assert_int_eq(read(hello[0], &h, sizeof(h)), (ssize_t)sizeof(h));
 	memset(&c, 0, sizeof(c));
-	if (!trace(pid, h.report_fd, go[1], &c)) {
+	if (!trace(pid, &h, go[1], &c)) {
 		fprintf(stderr, "ptrace: %s: nothing counted\n",
 		    strerror(errno));
 		kill(pid, SIGKILL);
@@ -311,6 +321,8 @@ START_TEST(one_for_all_restart_syscalls)
 	    per(c.actord, SYS_getpid));
 	ck_assert_msg(c.actord[SYS_membarrier] <= 1, "membarrier: %lu",
 	    c.actord[SYS_membarrier]);
+	ck_assert_msg(c.sig_empty == 0, "reads of the signalfd that found "
+	    "nothing: %lu", c.sig_empty);
 	ck_assert_msg(c.actord[SYS_recvmsg] == 0, "recvmsg: %lu",
 	    c.actord[SYS_recvmsg]);
 	ck_assert_msg(c.actord[SYS_fcntl] == 0, "fcntl: %lu",
