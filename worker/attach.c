@@ -22,7 +22,6 @@
 
 static int	 env_int(const char *, long, long, long *);
 static void	 touch_for_write(struct shm_arena *, uint32_t);
-static struct actor *handle_new(void);
 static int	 init(struct actor *, struct shm_arena *, int32_t, char *,
 		    size_t);
 
@@ -63,27 +62,12 @@ touch_for_write(struct shm_arena *arena, uint32_t idx)
 		    memory_order_relaxed);
 }
 
-/*
- * A handle, zeroed, beginning a cache line (struct actor: what every
- * message reads lies in its first two): NULL, errno set.
- */
-static struct actor *
-handle_new(void)
-{
-	struct actor *a = aligned_alloc(_Alignof(struct actor), sizeof(*a));
-
-	if (a != NULL)
-		memset(a, 0, sizeof(*a));
-	return a;
-}
-
 static int
 init(struct actor *a, struct shm_arena *arena, int32_t idx, char *err,
     size_t errlen)
 {
 	struct shm_mailbox_layout lay;
 	uint64_t r = 0;
-	size_t len;
 	int rc;
 
 	a->arena = arena;
@@ -111,8 +95,7 @@ init(struct actor *a, struct shm_arena *arena, int32_t idx, char *err,
 			    "(actor_configure was never called)", (int)idx);
 			return ACTOR_EINVAL;
 		}
-		a->inhand = shm_inhand(arena, (uint32_t)idx, &len);
-		a->inhand_len = (uint32_t)len;	/* an inhand_size */
+		a->inhand = shm_inhand(arena, (uint32_t)idx, &a->inhand_len);
 		if (a->inhand == NULL || a->inhand_len < INHAND_PAYLOAD) {
 			snprintf(err, errlen, "mailbox %d: no in-hand slot",
 			    (int)idx);
@@ -172,8 +155,8 @@ actor_attach(struct actor **out, char *err, size_t errlen)
 	 * process-local header right after it, on the same page, and a
 	 * woken actor reads both on every message.
 	 */
-	if ((a = handle_new()) == NULL) {
-		snprintf(err, errlen, "aligned_alloc: %s", strerror(errno));
+	if ((a = calloc(1, sizeof(*a))) == NULL) {
+		snprintf(err, errlen, "calloc: %s", strerror(errno));
 		return ACTOR_ESYS;
 	}
 	if ((rc = shm_attach_env(&arena, err, errlen)) < 0) {
@@ -215,8 +198,8 @@ actor_open(struct shm_arena *arena, int32_t idx, struct actor **out,
 	*out = NULL;
 	if (arena == NULL)
 		return ACTOR_EINVAL;
-	if ((a = handle_new()) == NULL) {
-		snprintf(err, errlen, "aligned_alloc: %s", strerror(errno));
+	if ((a = calloc(1, sizeof(*a))) == NULL) {
+		snprintf(err, errlen, "calloc: %s", strerror(errno));
 		return ACTOR_ESYS;
 	}
 	if ((rc = init(a, arena, idx < 0 ? -1 : idx, err, errlen)) < 0) {
