@@ -116,6 +116,7 @@ loop_add(struct loop *l, struct ev *ev, int fd, uint32_t events, ev_fn fn,
 	ev->fd = fd;
 	ev->fn = fn;
 	ev->arg = arg;
+	ev->since = l->batch;
 	memset(&ee, 0, sizeof(ee));
 	ee.events = events;
 	ee.data.ptr = ev;
@@ -314,12 +315,22 @@ on_timerfd(void *arg, uint32_t events)
 	rearm(l);
 }
 
-/* One epoll_wait and the handlers of what it returned. */
+/*
+ * One epoll_wait and the handlers of what it returned.  An event names
+ * its struct ev, not the descriptor: a handler that removes an ev and
+ * adds it again (a worker reaped and restarted: its pidfd event is
+ * another process's now) leaves in this batch an event of the removed
+ * descriptor under the new one's name.  Such an ev was added during this
+ * batch (or a nested one), after epoll_wait had returned: its event is
+ * skipped.  The new descriptor's own events come in the next batch
+ * (epoll reports what is already ready when a descriptor is added).
+ */
 int
 loop_once(struct loop *l, int timeout_ms)
 {
 	struct epoll_event ee[32];
 	struct ev *ev;
+	uint64_t batch;
 	int i, n;
 	bool outer = !l->in_turn;
 
@@ -327,9 +338,10 @@ loop_once(struct loop *l, int timeout_ms)
 	if (n == -1)
 		return errno == EINTR ? 0 : -1;
 	l->in_turn = true;
+	batch = ++l->batch;
 	for (i = 0; i < n; i++) {
 		ev = ee[i].data.ptr;
-		if (ev->fd == -1)
+		if (ev->fd == -1 || ev->since >= batch)
 			continue;
 		ev->fn(ev->arg, ee[i].events);
 	}

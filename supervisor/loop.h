@@ -19,6 +19,7 @@ struct ev {
 	int		 fd;
 	ev_fn		 fn;
 	void		*arg;
+	uint64_t	 since;		/* the loop's batch when it was added */
 };
 
 struct timer {
@@ -36,6 +37,7 @@ struct loop {
 	size_t		 nheap;
 	size_t		 heapcap;
 	uint64_t	 armed;		/* deadline the timerfd holds; 0: none */
+	uint64_t	 batch;		/* epoll_waits that returned events */
 	bool		 in_turn;	/* loop_once runs handlers */
 	bool		 heap_moved;	/* ... and the earliest deadline may
 					 * have changed: rearm at the turn's end */

@@ -2,14 +2,16 @@
  * check_sup_policy.c: unit tests of the pure supervision rules (policy.c):
  * backoff delays with a fixed random source, the clean-exit rule, the
  * restart-type rule, the intensity window, death descriptions; and the
- * deadline heap of the event loop.
+ * deadline heap and event batches of the event loop.
  */
 #include <check.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "supervisor/actord.h"
 #include "tests/lib/tcheck.h"
@@ -168,6 +170,73 @@ START_TEST(timers_fire_in_deadline_order)
 }
 END_TEST
 
+/* Two readable pipes; the first handler run swaps the other's for another. */
+struct swap_arg {
+	struct loop	*l;
+	struct ev	*ev[2];
+	int		 fresh;		/* an empty pipe's read end */
+	int		 calls;
+};
+
+static struct swap_arg swap;
+
+static void
+on_readable(void *arg, uint32_t events)
+{
+	int me = (int)(intptr_t)arg;
+	struct swap_arg *sa = &swap;
+	struct ev *other = sa->ev[1 - me];
+
+	(void)events;
+	if (sa->calls++ > 0)
+		return;
+	loop_del(sa->l, other);
+	ck_assert_int_eq(loop_add(sa->l, other, sa->fresh, EPOLLIN,
+	    on_readable, (void *)(intptr_t)(1 - me)), 0);
+}
+
+/*
+ * A handler that removes another ev and adds it again with a descriptor
+ * that is not ready (a worker reaped and restarted: its new pidfd) must
+ * not see that ev called for the old descriptor's event in the same
+ * batch: the old worker's death taken for the new one's.
+ */
+START_TEST(stale_event_of_a_swapped_descriptor_skipped)
+{
+	struct loop l;
+	struct ev ev[2];
+	int a[2], b[2], c[2];
+
+	ck_assert_int_eq(loop_init(&l), 0);
+	ck_assert_int_eq(pipe(a), 0);
+	ck_assert_int_eq(pipe(b), 0);
+	ck_assert_int_eq(pipe(c), 0);
+	ck_assert_int_eq(write(a[1], "x", 1), 1);
+	ck_assert_int_eq(write(b[1], "x", 1), 1);
+	memset(&swap, 0, sizeof(swap));
+	swap.l = &l;
+	swap.ev[0] = &ev[0];
+	swap.ev[1] = &ev[1];
+	swap.fresh = c[0];
+	ck_assert_int_eq(loop_add(&l, &ev[0], a[0], EPOLLIN, on_readable,
+	    (void *)(intptr_t)0), 0);
+	ck_assert_int_eq(loop_add(&l, &ev[1], b[0], EPOLLIN, on_readable,
+	    (void *)(intptr_t)1), 0);
+	/* Both were ready before the wait: one batch returns both. */
+	ck_assert_int_eq(loop_once(&l, 1000), 2);
+	ck_assert_int_eq(swap.calls, 1);
+	/* The swapped-in pipe is empty: only the other is still ready. */
+	ck_assert_int_eq(loop_once(&l, 0), 1);
+	ck_assert_int_eq(swap.calls, 2);
+	ck_assert_int_eq(write(c[1], "x", 1), 1);
+	ck_assert_int_eq(loop_once(&l, 1000), 2);
+	ck_assert_int_eq(swap.calls, 4);
+	close(a[0]); close(a[1]); close(b[1]); close(b[0]);
+	close(c[0]); close(c[1]);
+	loop_close(&l);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -184,6 +253,7 @@ suite(void)
 	tcase_add_test(tc, window_edge_is_inside);
 	tcase_add_test(tc, describe_deaths);
 	tcase_add_test(tc, timers_fire_in_deadline_order);
+	tcase_add_test(tc, stale_event_of_a_swapped_descriptor_skipped);
 	suite_add_tcase(s, tc);
 	return s;
 }
