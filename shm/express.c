@@ -44,12 +44,24 @@
  * P | TAIL_OWNED and own_slot its own (else it gives the lane back and
  * claims by CAS as anyone: shm_own_drop); own_busy := P + 1; then, after
  * a compiler barrier only, own_revoke == 0, the same look again (a
- * revoke may have ended in between), queued == 0 and the cell free (a
- * full lane, blocked senders: it gives the lane back too).  Then tail :=
+ * revoke may have ended in between), queued == 0 (blocked senders: it
+ * gives the lane back too) and the cell free.  Then tail :=
  * (P + 1) | TAIL_OWNED, write, publish (cell.seq := P + 1), own_busy := 0
  * (release).  Every message goes into the lane's cells: the consumer,
  * capacity, the overflow policies, blocked senders, coalesce, counters
  * and FIFO order per producer are those of the lane, unchanged.
+ *
+ * A full lane (the cell not yet freed, all else as it left it): where a
+ * sender claiming by CAS would poll for room before it joins the line
+ * (ring.c, room_soon: the policy blocks, the send may wait, the consumer
+ * is awake, no effective capacity), the owner polls the cell as long,
+ * keeping the lane, with own_busy 0, and then claims as above (ring.c,
+ * own_room).  A revoke, a sender in line or the consumer asleep end the
+ * wait at once; so does its end: then it gives the lane back, and the
+ * policy acts on its claim by CAS (a blocked sender's line, its timeout,
+ * the dead letter).  Given back at every full lane, a producer that
+ * outruns its consumer spent SHM_OWN_STREAK claims by CAS, each slower
+ * than the consumer, to take the lane again every time.
  *
  * Taking it back (shm_own_revoke, any other sender that finds TAIL_OWNED):
  * own_revoke++, membarrier(GLOBAL_EXPEDITED), read own_slot, wait for that
@@ -66,7 +78,10 @@
  * per change of owner, at most one per SHM_OWN_STREAK messages of a
  * producer.  A producer not registered for membarrier never owns.
  *
- * Crashes: an owner killed mid-send left own_busy = P + 1 in its slot.  If
+ * Crashes: an owner killed waiting for room left no record: the lane
+ * is given back by the reap of its slot, or taken back by the next
+ * sender at once.  An owner killed mid-send left own_busy = P + 1 in its
+ * slot.  If
  * tail says it got past P and the cell is still free for P, nothing was
  * published: the cell is released exactly as a dead claimer's (producer.c,
  * shm_release_claim: (P + 1) | SEQ_RELEASED, a dead letter "sender
@@ -161,15 +176,23 @@ unown_tail(struct shm_lane_local *l)
 void
 shm_own_drop(struct shm_producer *p, struct shm_lane_local *l)
 {
+	if (p->own_ring == l->ring_id)
+		shm_own_release(p);
+}
+
+/* The same, for the lane it owns (its control block kept: shm_own_took). */
+void
+shm_own_release(struct shm_producer *p)
+{
 	uint64_t t = p->own_next | TAIL_OWNED;
 
-	if (p->own_ring != l->ring_id)
+	if (p->own_ring == 0)
 		return;
 	p->own_ring = 0;
 	p->streak = 0;
 	atomic_store_explicit(&p->slot->own_mbox, 0, memory_order_relaxed);
 	/* Exactly where it left it: a later owner's tail is never its. */
-	atomic_compare_exchange_strong(&l->ctl->tail, &t, p->own_next);
+	atomic_compare_exchange_strong(&p->own_ctl->tail, &t, p->own_next);
 }
 
 /* At shm_producer_close: the lane it owns, given back. */

@@ -32,7 +32,9 @@
  *             free), tail := (P + 1) | TAIL_OWNED: plain stores; then
  *             write and publish as above, and own_busy := 0 in place of
  *             rec := NONE.  No locked instruction.  Any other sender
- *             takes the lane back first (one membarrier).
+ *             takes the lane back first (one membarrier).  A full lane:
+ *             the owner polls for room keeping the lane, where and as
+ *             long as a blocked sender would (own_room), own_busy 0.
  *
  *   consumer: while cell(head).seq == head + 1: copy the header, check it,
  *             hand it over, cell.seq := head + capacity, head++;
@@ -245,9 +247,14 @@ static inline void publish(struct shm_lane_local *, uint64_t,
 		    const struct shm_msg *, const void *, uint64_t,
 		    unsigned char *, _Atomic uint64_t *);
 static inline int owned_claim(struct shm_producer *, struct shm_lane_local *,
-		    uint64_t *);
+		    uint32_t, int64_t, uint64_t *, int64_t *);
 static inline int express_send(struct shm_producer *, uint32_t,
-		    const struct shm_msg *, const void *);
+		    const struct shm_msg *, const void *, int64_t);
+static int	 own_room_claim(struct shm_producer *, struct shm_lane_ctl *,
+		    const struct shm_cell *, uint64_t, uint64_t);
+static int	 own_room(struct shm_producer *, uint32_t,
+		    struct shm_lane_ctl *, const struct shm_cell *, uint64_t,
+		    uint64_t, int64_t, int64_t *);
 static int	 send_any(struct shm_producer *, uint32_t, enum shm_lane,
 		    const struct shm_msg *, const void *, int64_t);
 static inline void streak(struct shm_producer *, struct shm_lane_local *,
@@ -360,7 +367,7 @@ shm_send(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	 */
 	if (lane == SHM_LANE_MAIN && p->own_ring == (uint64_t)idx *
 	    SHM_NLANES + SHM_LANE_MAIN + 1 && express_send(p, idx, msg,
-	    payload) == 0)
+	    payload, timeout_ns) == 0)
 		return 0;
 	return send_any(p, idx, lane, msg, payload, timeout_ns);
 }
@@ -507,12 +514,12 @@ send_msg(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	now = stamp ? shm_clock(a) : 0;
 	/*
 	 * The express path (express.c): the lane's owner claims with plain
-	 * stores, its record on tail's line; any other claims by CAS.
+	 * stores, its record in its own slot; any other claims by CAS.
 	 */
 	rec = &p->slot->rec_ring;
-	if (p->own_ring == l->ring_id && owned_claim(p, l, &pos) == 0) {
+	if (p->own_ring == l->ring_id && (rc = owned_claim(p, l, idx,
+	    timeout_ns, &pos, &waited_from)) >= 0) {
 		rec = &p->slot->own_busy;
-		rc = 0;
 	} else if ((rc = claim(p, mb, l, lane, msg, payload, timeout_ns, &pos,
 	    &waited_from)) < 0)
 		return rc;
@@ -871,20 +878,24 @@ still_owned(const struct shm_producer *p, const struct shm_lane_local *l,
 }
 
 /*
- * The owner's claim of its next position, with plain stores: 0 and *posp,
- * or -1 if anything is not as it left it (a revoke, another owner, blocked
- * senders, a full lane): then it has given the lane back, and claims by
- * CAS as anyone.  Its record (own_busy, its slot's) is stored after a
- * first look that the lane is still its and before the look for a
- * revoke, which the revoker's membarrier orders; the second look at tail
- * catches a revoke that ended in between (express.c).
+ * The owner's claim of its next position, with plain stores: 0 and *posp
+ * (1 if it waited for room first: *waited_from says since when, in the
+ * arena clock), or -1 if anything is not as it left it (a revoke, another
+ * owner, blocked senders, a full lane it may not or no longer wait on:
+ * own_room): then it has given the lane back, and claims by CAS as
+ * anyone.  Its record (own_busy, its slot's) is stored after a first look
+ * that the lane is still its and before the look for a revoke, which the
+ * revoker's membarrier orders; the second look at tail catches a revoke
+ * that ended in between (express.c).
  */
 static inline __attribute__((always_inline)) int
-owned_claim(struct shm_producer *p, struct shm_lane_local *l, uint64_t *posp)
+owned_claim(struct shm_producer *p, struct shm_lane_local *l, uint32_t idx,
+    int64_t timeout_ns, uint64_t *posp, int64_t *waited_from)
 {
 	struct shm_mbox	*m = lane_mbox(l);
 	uint64_t	 pos = p->own_next;
 	uint32_t	 lim;
+	bool		 bad;
 
 	if (__builtin_expect(!still_owned(p, l, m, pos), 0)) {
 		shm_own_drop(p, l);
@@ -894,21 +905,139 @@ owned_claim(struct shm_producer *p, struct shm_lane_local *l, uint64_t *posp)
 	    memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst);
 	lim = atomic_load_explicit(&l->ctl->limit, memory_order_relaxed);
-	if (__builtin_expect(atomic_load_explicit(&m->own_revoke,
-	    memory_order_relaxed) != 0 || !still_owned(p, l, m, pos) ||
-	    atomic_load_explicit(&l->ctl->queued, memory_order_relaxed) != 0 ||
-	    (cell_seq(l, pos, memory_order_acquire) & ~SEQ_FLAGS) != pos ||
-	    (lim != 0 && lim < l->cap && over_limit(l, lim, pos)), 0)) {
+	bad = atomic_load_explicit(&m->own_revoke, memory_order_relaxed) != 0 ||
+	    !still_owned(p, l, m, pos) || atomic_load_explicit(&l->ctl->queued,
+	    memory_order_relaxed) != 0 || (lim != 0 && lim < l->cap &&
+	    over_limit(l, lim, pos));
+	if (__builtin_expect(bad || (cell_seq(l, pos, memory_order_acquire) &
+	    ~SEQ_FLAGS) != pos, 0)) {
 		atomic_store_explicit(&p->slot->own_busy, 0,
 		    memory_order_release);
-		shm_own_drop(p, l);
-		return -1;
+		/* A full lane: room waited for, owning it still. */
+		if (bad || own_room(p, idx, l->ctl, lane_cell(l, pos),
+		    pos & l->mask, pos, timeout_ns, waited_from) != 0) {
+			shm_own_drop(p, l);
+			return -1;
+		}
+		*posp = pos;
+		return 1;
 	}
 	atomic_store_explicit(&l->ctl->tail, (pos + 1) | TAIL_OWNED,
 	    memory_order_relaxed);
 	p->own_next = pos + 1;
 	*posp = pos;
 	return 0;
+}
+
+/*
+ * own_room's claim of pos, once its cell looked free: owned_claim's
+ * steps (record, a look for a revoke and at the lane, the cell, tail).
+ * 0 with the record set, or 1 with it cleared.
+ */
+static int
+own_room_claim(struct shm_producer *p, struct shm_lane_ctl *ctl,
+    const struct shm_cell *c, uint64_t k, uint64_t pos)
+{
+	struct shm_mbox	*m = (struct shm_mbox *)(void *)ctl;
+	uint32_t	 lim;
+
+	atomic_store_explicit(&p->slot->own_busy, pos + 1,
+	    memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	lim = atomic_load_explicit(&ctl->limit, memory_order_relaxed);
+	if (atomic_load_explicit(&m->own_revoke, memory_order_relaxed) != 0 ||
+	    (lim != 0 && lim < p->own_cap && (int64_t)(pos -
+	    atomic_load(&ctl->head)) >= (int64_t)lim) ||
+	    atomic_load_explicit(&ctl->tail, memory_order_relaxed) !=
+	    (pos | TAIL_OWNED) || atomic_load_explicit(&m->own_slot,
+	    memory_order_relaxed) != p->slot_no + 1 || atomic_load_explicit(
+	    &ctl->queued, memory_order_relaxed) != 0 ||
+	    ((atomic_load_explicit(&c->seq, memory_order_acquire) ^ k) &
+	    ~SEQ_FLAGS) != pos) {
+		atomic_store_explicit(&p->slot->own_busy, 0,
+		    memory_order_release);
+		return 1;
+	}
+	atomic_store_explicit(&ctl->tail, (pos + 1) | TAIL_OWNED,
+	    memory_order_relaxed);
+	p->own_next = pos + 1;
+	return 0;
+}
+
+/*
+ * The owner found its next cell (c, at pos; k its index) not yet freed,
+ * all else as it left it: a full lane.  Giving the lane back there cost a
+ * producer that outruns its consumer the express path whenever the lane
+ * filled: SHM_OWN_STREAK claims by CAS to take it again, each slower than
+ * the consumer, which then caught up (tools/bench/bench_ring.c, the pairs
+ * far behind).  So, where a sender that claims by CAS would poll for room
+ * (room_soon: the policy blocks, the send may wait, the consumer is awake
+ * and no effective capacity limits the lane), the owner polls the cell
+ * while keeping the lane, for as long as room_soon would (ROOM_SPIN_NS
+ * after its first ROOM_POLLS polls, and within the send's timeout).  Its
+ * record is 0 meanwhile: a revoker takes the lane back at once, as
+ * between sends, and a sender in line (queued) or a revoke in progress
+ * ends the wait, as does the consumer going to sleep.  The cell freed,
+ * it claims pos as owned_claim does (its record, both looks, tail): 0,
+ * with its record set.  1 to give up, its record 0 (the caller gives the
+ * lane back: the policy then acts on a claim by CAS, and a sender that
+ * must block waits its turn in line as any other).  *since (if not NULL):
+ * when the wait began, in the arena clock.  Every word read is a hint:
+ * the cell is free only for exactly pos, and the clock bounds the rest.
+ * Out of line: the owner's send pays for it only on a full lane.
+ */
+static __attribute__((noinline)) int
+own_room(struct shm_producer *p, uint32_t idx, struct shm_lane_ctl *ctl,
+    const struct shm_cell *c, uint64_t k, uint64_t pos, int64_t timeout_ns,
+    int64_t *since)
+{
+	struct shm_arena *a = p->a;
+	struct shm_mbox	*m = (struct shm_mbox *)(void *)ctl;
+	struct shm_actor *act = &a->actors[idx];
+	uint64_t	 owned = pos | TAIL_OWNED;
+	uint32_t	 pol, lim, me = p->slot_no + 1;
+	int64_t		 spin, until = 0, now;
+	unsigned	 i;
+
+	if (timeout_ns == SHM_TIMEOUT_OFFER)
+		return 1;
+	pol = atomic_load_explicit(&act->cfg_overflow, memory_order_acquire);
+	lim = atomic_load_explicit(&ctl->limit, memory_order_relaxed);
+	spin = timeout_ns == SHM_TIMEOUT_DEFAULT ? (int64_t)atomic_load_explicit(
+	    &act->cfg_timeout_ms, memory_order_relaxed) * 1000000 :
+	    timeout_ns < 0 ? ROOM_SPIN_NS : timeout_ns;
+	if ((pol != SHM_OVERFLOW_BLOCK && pol != SHM_OVERFLOW_COALESCE) ||
+	    (lim != 0 && lim < p->own_cap) || spin <= 0)
+		return 1;
+	if (spin > ROOM_SPIN_NS)
+		spin = ROOM_SPIN_NS;
+	if (since != NULL)
+		*since = (int64_t)shm_clock(a);
+	for (i = 1; ; i++) {
+		if (p->room_hook != NULL)
+			p->room_hook(p->room_hook_arg);	/* tests */
+		if (((atomic_load_explicit(&c->seq, memory_order_acquire) ^ k) &
+		    ~SEQ_FLAGS) == pos)
+			return own_room_claim(p, ctl, c, k, pos);
+		if (atomic_load_explicit(&m->own_revoke,
+		    memory_order_relaxed) != 0 || atomic_load_explicit(
+		    &ctl->tail, memory_order_relaxed) != owned ||
+		    atomic_load_explicit(&m->own_slot, memory_order_relaxed) !=
+		    me || atomic_load_explicit(&ctl->queued,
+		    memory_order_relaxed) != 0 || (atomic_load_explicit(
+		    &m->sleeping, memory_order_relaxed) &
+		    SHM_LANE_BIT(SHM_LANE_MAIN)) != 0)
+			return 1;
+		cpu_relax();
+		if (i % ROOM_POLLS != 0)
+			continue;
+		/* The clock only once the cell did not come at once. */
+		now = (int64_t)shm_now_ns();
+		if (until == 0)
+			until = now + spin;
+		else if (now >= until)
+			return 1;
+	}
 }
 
 /*
@@ -920,16 +1049,18 @@ owned_claim(struct shm_producer *p, struct shm_lane_local *l, uint64_t *posp)
  * payload within a cell is within the lane's max).  Everything else is
  * checked as send_msg checks it; whatever asks for more than a claim and
  * a publish (the consumer asleep on the lane, coalesce, a large payload,
- * a lane that is not as its owner left it, full, limited or queued for)
- * returns 1 before anything was written but the owner's own record,
- * cleared again, and send_msg does the send.  Measured on one CPU (512
- * sends of 64 bytes, then a drain, over and over): 19.6 ns and 258
- * instructions (callgrind) a send through send_msg, 11.6 ns and 152
- * here; the bare ring's producer (tools/bench/bench_ring.c) 5.3 ns.
+ * a lane that is not as its owner left it, limited or queued for, full
+ * once own_room gave up) returns 1 before anything was written but the
+ * owner's own record, cleared again, and send_msg does the send.
+ * Measured on one CPU (512 sends of 64 bytes, then a drain, over and
+ * over): 19.6 ns and 258 instructions (callgrind) a send through
+ * send_msg, 11.6 ns and 158 here (152 before own_room: the registers
+ * its call keeps); the bare ring's producer (tools/bench/bench_ring.c)
+ * 5.3 ns.
  */
 static inline __attribute__((always_inline)) int
 express_send(struct shm_producer *p, uint32_t idx, const struct shm_msg *msg,
-    const void *payload)
+    const void *payload, int64_t timeout_ns)
 {
 	struct shm_arena *a = p->a;
 	struct shm_lane_ctl *ctl = p->own_ctl;
@@ -938,6 +1069,7 @@ express_send(struct shm_producer *p, uint32_t idx, const struct shm_msg *msg,
 	uint64_t	 pos = p->own_next, k = pos & p->own_mask, now;
 	uint64_t	 owned = pos | TAIL_OWNED;
 	uint32_t	 lim, me = p->slot_no + 1;
+	bool		 bad, waited = false;
 
 	if (__builtin_expect(msg == NULL || msg->len > p->own_inl ||
 	    (msg->len > 0 && payload == NULL) ||
@@ -957,21 +1089,33 @@ express_send(struct shm_producer *p, uint32_t idx, const struct shm_msg *msg,
 	    memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst);
 	lim = atomic_load_explicit(&ctl->limit, memory_order_relaxed);
-	if (__builtin_expect(atomic_load_explicit(&m->own_revoke,
-	    memory_order_relaxed) != 0 || atomic_load_explicit(&ctl->tail,
-	    memory_order_relaxed) != owned || atomic_load_explicit(&m->own_slot,
-	    memory_order_relaxed) != me || atomic_load_explicit(&ctl->queued,
-	    memory_order_relaxed) != 0 || ((atomic_load_explicit(&c->seq,
-	    memory_order_acquire) ^ k) & ~SEQ_FLAGS) != pos || (lim != 0 &&
-	    lim < p->own_cap && (int64_t)(pos - atomic_load(&ctl->head)) >=
-	    (int64_t)lim), 0)) {
+	bad = atomic_load_explicit(&m->own_revoke, memory_order_relaxed) != 0 ||
+	    atomic_load_explicit(&ctl->tail, memory_order_relaxed) != owned ||
+	    atomic_load_explicit(&m->own_slot, memory_order_relaxed) != me ||
+	    atomic_load_explicit(&ctl->queued, memory_order_relaxed) != 0 ||
+	    (lim != 0 && lim < p->own_cap && (int64_t)(pos -
+	    atomic_load(&ctl->head)) >= (int64_t)lim);
+	if (__builtin_expect(bad || ((atomic_load_explicit(&c->seq,
+	    memory_order_acquire) ^ k) & ~SEQ_FLAGS) != pos, 0)) {
 		atomic_store_explicit(&p->slot->own_busy, 0,
 		    memory_order_release);
-		return 1;
+		if (bad)
+			return 1;
+		/*
+		 * A full lane: room waited for, owning it still.  Given
+		 * up, the lane goes back here, so that send_msg does not
+		 * wait again before it claims by CAS.
+		 */
+		if (own_room(p, idx, ctl, c, k, pos, timeout_ns, NULL) != 0) {
+			shm_own_release(p);
+			return 1;
+		}
+		waited = true;
+	} else {
+		atomic_store_explicit(&ctl->tail, (pos + 1) | TAIL_OWNED,
+		    memory_order_relaxed);
+		p->own_next = pos + 1;
 	}
-	atomic_store_explicit(&ctl->tail, (pos + 1) | TAIL_OWNED,
-	    memory_order_relaxed);
-	p->own_next = pos + 1;
 	now = (pos & (SHM_STAMP_EVERY - 1)) == 0 ? shm_clock(a) :
 	    SHM_ENQ_UNTIMED | pos;
 	if (__builtin_expect(p->hook != NULL, 0))
@@ -989,7 +1133,8 @@ express_send(struct shm_producer *p, uint32_t idx, const struct shm_msg *msg,
 	atomic_store_explicit(&c->seq, (pos + 1) ^ k, memory_order_release);
 	atomic_store_explicit(&p->slot->own_busy, 0, memory_order_release);
 	wake_after_publish(p, m, idx, SHM_LANE_MAIN);
-	if ((msg->flags & (SHM_MSG_ASK | SHM_MSG_REPLY)) == 0 && a->prefetchw) {
+	if ((msg->flags & (SHM_MSG_ASK | SHM_MSG_REPLY)) == 0 && a->prefetchw &&
+	    !waited) {
 		c = (struct shm_cell *)(void *)(p->own_cells +
 		    ((pos + 2) & p->own_mask) * p->own_cell);
 		prefetch_own(c);

@@ -552,6 +552,9 @@ struct shm_producer {
 	void		*hook_arg;
 	void		(*steal_hook)(void *);	/* tests: inside a steal */
 	void		*steal_hook_arg;
+	/* tests: each poll of an owner waiting for room (ring.c, own_room) */
+	void		(*room_hook)(void *);
+	void		*room_hook_arg;
 	/*
 	 * Let in from a line (turns.c): the mailbox (its index + 1) whose
 	 * free cells it may take for pass_left more sends, line or not.
@@ -909,6 +912,7 @@ int	 shm_release_claim(struct shm_arena *, struct shm_slot *,
 int	 shm_own_revoke(struct shm_producer *, struct shm_lane_local *,
 	    struct shm_mbox *, int64_t deadline);
 void	 shm_own_drop(struct shm_producer *, struct shm_lane_local *);
+void	 shm_own_release(struct shm_producer *);
 void	 shm_own_took(struct shm_producer *, struct shm_lane_local *,
 	    uint64_t next);
 int	 shm_own_reaped(struct shm_arena *, struct shm_slot *);

@@ -5,8 +5,10 @@
  * capacity, policies and counters as on any claim; a consumer asleep is
  * woken; an owner killed mid-send is settled by shm_reap or by the next
  * sender; an owner stopped mid-send holds others only to their deadline;
- * and a worker's scribbles on the words never crash, hang or read out of
- * the arena.
+ * an owner that fills the lane waits for room keeping it, within its
+ * policy and timeout, and yields it to a sender that wants it; and a
+ * worker's scribbles on the words never crash, hang or read out of the
+ * arena.
  */
 #include <sys/wait.h>
 
@@ -546,6 +548,240 @@ START_TEST(test_stopped_owner)
 }
 END_TEST
 
+/* The consumer's side of test_full_*, called while the owner waits. */
+struct room_arg {
+	struct shm_arena *a;
+	struct shm_producer *q;	/* sends too once it took one, if set */
+	unsigned	 polls;	/* the owner's polls seen */
+	unsigned	 next;	/* the tag it takes next */
+	unsigned	 want;	/* messages to take: one a wait */
+	int		 q_rc;
+};
+
+static void
+room_take(void *arg)
+{
+	struct room_arg *r = arg;
+	struct shm_msg	 m;
+
+	r->polls++;
+	if (r->want == 0)
+		return;
+	r->want--;
+	if (shm_recv(r->a, 0, SHM_LANES_INBOX, &m, NULL, 0, NULL) != 0 ||
+	    m.tag != r->next)
+		abort();
+	r->next++;
+	if (r->q != NULL)
+		r->q_rc = send_tag(r->q, 9000, 0);
+}
+
+/*
+ * The owner fills its lane while the consumer takes one message during
+ * each of its waits: it keeps the lane (it waits for the cell freed, it
+ * does not give the lane back to claim by CAS), send after send, a lap
+ * and more of the lane, and the messages come in order.
+ */
+START_TEST(test_full_keeps_lane)
+{
+	enum { CAP = 512 };
+	struct shm_arena *a = shm_test_arena(1, CAP, 128,
+	    SHM_OVERFLOW_BLOCK);
+	struct room_arg	 r = { a, NULL, 0, 0, 0, 0 };
+	struct shm_producer *p;
+	unsigned	 i, polls;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	take_lane(a, p);
+	for (i = 0; i < CAP; i++)
+		send_ok(p, i);
+	p->room_hook = room_take;
+	p->room_hook_arg = &r;
+	for (i = CAP; i < 3 * CAP; i++) {
+		polls = r.polls;
+		r.want = 1;
+		ck_assert_int_eq(send_tag(p, i, 10 * SEC), 0);
+		ck_assert_msg(r.polls > polls, "send %u found room", i);
+		ck_assert_msg(owned(a) && p->own_ring != 0,
+		    "the owner gave its full lane back at send %u", i);
+	}
+	/* shm_send_stamped waits the same way, from the time it began. */
+	r.want = 1;
+	ck_assert_int_eq(send_tag(p, 3 * CAP, SHM_TIMEOUT_DEFAULT), 0);
+	ck_assert(owned(a));
+	p->room_hook = NULL;
+	for (i = r.next; i <= 3 * CAP; i++)
+		recv_tag(a, i);
+	recv_empty(a);
+	ck_assert_uint_eq(shm_test_count_dl(a, SHM_DL_FULL), 0);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
+/*
+ * A full lane whose consumer takes nothing: the owner's send still
+ * follows the policy and its timeout (block: SHM_EFULL once its time is
+ * out, with its dead letter; an offer and a send that may not wait fail
+ * at once), and gives the lane back; and under reject it never waits.
+ */
+START_TEST(test_full_stopped_consumer)
+{
+	enum { CAP = 256 };
+	struct shm_arena *a = shm_test_arena(1, CAP, 128,
+	    SHM_OVERFLOW_BLOCK);
+	struct room_arg	 r = { a, NULL, 0, 0, 0, 0 };
+	struct shm_producer *p;
+	struct shm_counters c;
+	struct shm_msg	 m;
+	unsigned	 i, k;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	p->room_hook = room_take;
+	p->room_hook_arg = &r;
+	take_lane(a, p);
+	for (i = 0; i < CAP; i++)
+		send_ok(p, i);
+	ck_assert_int_eq(send_tag(p, 1000, 20000000), SHM_EFULL);
+	ck_assert_msg(r.polls > 0, "the owner waited for room");
+	ck_assert_uint_eq(shm_test_count_dl(a, SHM_DL_FULL), 1);
+	ck_assert_msg(!owned(a) && p->own_ring == 0,
+	    "an owner out of time gives the lane back");
+	ck_assert_int_eq(shm_counters(a, 0, &c), 0);
+	ck_assert_uint_eq(c.full, 1);
+	ck_assert_uint_eq(c.depth, CAP);
+	for (i = 0; i < CAP; i++)
+		recv_tag(a, i);
+	recv_empty(a);
+	/* An offer, a send that may not wait: at once, owner or not. */
+	memset(&m, 0, sizeof(m));
+	for (k = 0; k < 2; k++) {
+		r.polls = 0;
+		take_lane(a, p);
+		for (i = 0; i < CAP; i++)
+			send_ok(p, i);
+		if (k == 0)
+			ck_assert_int_eq(shm_offer(p, 0, SHM_LANE_MAIN, &m,
+			    NULL), SHM_EFULL);
+		else
+			ck_assert_int_eq(send_tag(p, 1001, 0), SHM_EFULL);
+		ck_assert_uint_eq(r.polls, 0);
+		ck_assert_uint_eq(shm_test_count_dl(a, SHM_DL_FULL), 1 + k);
+		for (i = 0; i < CAP; i++)
+			recv_tag(a, i);
+		recv_empty(a);
+	}
+	/* Under reject the owner fails at once, as a claim by CAS. */
+	ck_assert_int_eq(shm_mailbox_configure(a, 0, CAP, SHM_OVERFLOW_REJECT,
+	    0), 0);
+	r.polls = 0;
+	take_lane(a, p);
+	for (i = 0; i < CAP; i++)
+		send_ok(p, i);
+	ck_assert_int_eq(send_tag(p, 1002, 10 * SEC), SHM_EFULL);
+	ck_assert_uint_eq(r.polls, 0);
+	ck_assert_uint_eq(shm_test_count_dl(a, SHM_DL_FULL), 3);
+	for (i = 0; i < CAP; i++)
+		recv_tag(a, i);
+	recv_empty(a);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
+/*
+ * While the owner waits for room, another sender wants the lane: it
+ * takes it back at once (the owner holds no record while it waits) and
+ * the cell freed; the owner, its lane gone, is one more blocked sender,
+ * out of time here.
+ */
+START_TEST(test_full_owner_yields)
+{
+	enum { CAP = 256 };
+	struct shm_arena *a = shm_test_arena(1, CAP, 128,
+	    SHM_OVERFLOW_BLOCK);
+	struct room_arg	 r = { a, NULL, 0, 0, 0, -1 };
+	struct shm_producer *p, *q;
+	unsigned	 i;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	ck_assert_int_eq(shm_producer_open(a, &q), 0);
+	take_lane(a, p);
+	for (i = 0; i < CAP; i++)
+		send_ok(p, i);
+	r.q = q;
+	r.want = 1;
+	p->room_hook = room_take;
+	p->room_hook_arg = &r;
+	ck_assert_int_eq(send_tag(p, 2000, 20000000), SHM_EFULL);
+	ck_assert_int_eq(r.q_rc, 0);
+	ck_assert(!owned(a) && p->own_ring == 0);
+	ck_assert_uint_eq(shm_test_count_dl(a, SHM_DL_FULL), 1);
+	for (i = 1; i < CAP; i++)
+		recv_tag(a, i);
+	recv_tag(a, 9000);
+	recv_empty(a);
+	shm_producer_close(p);
+	shm_producer_close(q);
+	shm_detach(a);
+}
+END_TEST
+
+/* A child that owns a full lane and dies while it waits for room. */
+static void
+die_waiting(void *arg)
+{
+	(void)arg;
+	_exit(9);
+}
+
+/*
+ * The owner killed while it waits for room: it held no record, so the
+ * reap releases nothing and gives the lane back; everything it sent is
+ * delivered, and another producer sends on.
+ */
+START_TEST(test_full_owner_killed)
+{
+	enum { CAP = 512 };
+	struct shm_arena *a = shm_test_arena(1, CAP, 128,
+	    SHM_OVERFLOW_BLOCK);
+	struct shm_producer *p, *q;
+	unsigned	 i, released;
+	pid_t		 pid;
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (shm_producer_open(a, &p) != 0)
+			_exit(10);
+		for (i = 0; i < CAP; i++)
+			if (send_tag(p, i, 0) != 0)
+				_exit(11);
+		if (!owned(a))
+			_exit(12);
+		p->room_hook = die_waiting;
+		(void)send_tag(p, CAP, 10 * SEC);
+		_exit(13);
+	}
+	ck_assert_int_eq(shm_test_wait_exit(pid), 9);
+	ck_assert(owned(a));
+	ck_assert_uint_eq(atomic_load(owner_busy(a)), 0);
+	ck_assert_int_ge(shm_reap(a, pid, &released), 1);
+	ck_assert_uint_eq(released, 0);
+	ck_assert(!owned(a));
+	ck_assert_uint_eq(shm_test_count_dl(a, SHM_DL_SENDER_DIED), 0);
+	for (i = 0; i < CAP; i++)
+		recv_tag(a, i);
+	recv_empty(a);
+	ck_assert_int_eq(shm_producer_open(a, &q), 0);
+	send_ok(q, 77);
+	recv_tag(a, 77);
+	recv_empty(a);
+	shm_producer_close(q);
+	shm_detach(a);
+}
+END_TEST
+
 /*
  * A worker's scribbles on the words: an owner that is no slot, a claim
  * record naming any cell, a count of revokers that never ends, slot
@@ -650,6 +886,10 @@ express_suite(void)
 	tcase_add_test(tc, test_killed_owner_reaped);
 	tcase_add_test(tc, test_killed_owner_revoked);
 	tcase_add_test(tc, test_stopped_owner);
+	tcase_add_test(tc, test_full_keeps_lane);
+	tcase_add_test(tc, test_full_stopped_consumer);
+	tcase_add_test(tc, test_full_owner_yields);
+	tcase_add_test(tc, test_full_owner_killed);
 	tcase_add_test(tc, test_hostile_words);
 	suite_add_tcase(s, tc);
 	return s;
