@@ -16,6 +16,8 @@
  * the price of what the upper one adds: a fence where a claim would be
  * (tput_ladder_fence, beside the others: the bare ring whose producer
  * waits for its stores before each message, as a locked CAS makes it),
+ * the header alone (tput_ladder_spsc_hdr, beside them too: see the
+ * paired slices below),
  * any producer (tail claimed by a CAS, the consumer publishing head once per batch, the producer asking
  * for the cell two ahead as the mailbox's does), a claim record in the
  * producer's own line, the header (the consumer fences its loads after the
@@ -46,12 +48,17 @@
  * sleeps.  The same two processes do not always meet the same regime: the
  * bare ring here ran at some 200 M msg/s 30 messages behind, at 90 some
  * 500 behind, at 5 to 25 on a busy host, from one run to the next.  So
- * the paired slices (tput_pair) run the bare ring, the ladder's fence and
- * CAS rungs and the mailbox one right after the other, PAIRS times a
- * round, and
- * give their ratios slice by slice with the regimes, and their medians
- * over the pairs whose bare ring ran close behind and over those far
- * behind.
+ * the paired slices (tput_pair) run the bare ring, the ladder's fence,
+ * CAS and header rungs and the mailbox one right after the other, PAIRS
+ * times a round, and give their ratios slice by slice with the regimes,
+ * and their medians over the pairs whose bare ring ran close behind and
+ * over those far behind.  The header rung (tput_ladder_spsc_hdr, off the
+ * ladder's path) is what the express path is without its words: the bare
+ * ring's one producer and per-message consumer over the mailbox's cells,
+ * the header written, checked and its wait counted as the mailbox's
+ * drain does.  Both rings' cells are 128 bytes and a message touches
+ * two lines of each (the bare ring's 72 bytes straddle a line), so the
+ * header rung shows the header's price, not the cell size's.
  *
  * One CPU (one_cpu: the cost of a message's instructions, apart from
  * the regime and the host's load): ONE_BATCH messages sent into the
@@ -212,7 +219,7 @@ struct result {
  * host.
  */
 struct pair {
-	struct result	 bare, fence, cas, mb;
+	struct result	 bare, fence, cas, hdr, mb;
 };
 
 typedef void	(*side_fn)(struct bench *, long n, struct result *);
@@ -308,6 +315,8 @@ static const struct bcase cases[] = {
 	    150000, pipe_prod, pipe_cons, 1, 3, 0 },
 	{ "ladder: bare + a fence per claim", "tput_ladder_fence", UNIT_RATE,
 	    2000000, lad_prod, lad_cons, 1, 0, LAD_FENCE },
+	{ "ladder: bare + header (one producer)", "tput_ladder_spsc_hdr",
+	    UNIT_RATE, 2000000, lad_prod, lad_cons, 1, 0, LAD_HDR },
 	{ "ladder: any producer (CAS on tail)", "tput_ladder_mpsc", UNIT_RATE,
 	    2000000, lad_prod, lad_cons, 1, 0, LAD_MPSC },
 	{ "ladder: + claim record", "tput_ladder_rec", UNIT_RATE,
@@ -743,6 +752,9 @@ lad_prod(struct bench *b, long n, struct result *r)
 	case LAD_FENCE:
 		lad_prod_rung(b, n, LAD_FENCE);
 		break;
+	case LAD_HDR:
+		lad_prod_rung(b, n, LAD_HDR);
+		break;
 	case LAD_MPSC:
 		lad_prod_rung(b, n, LAD_MPSC);
 		break;
@@ -768,6 +780,9 @@ lad_cons(struct bench *b, long n, struct result *r)
 	switch (b->rung) {
 	case LAD_FENCE:
 		lad_cons_rung(b, n, r, LAD_FENCE);
+		break;
+	case LAD_HDR:
+		lad_cons_rung(b, n, r, LAD_HDR);
 		break;
 	case LAD_MPSC:
 		lad_cons_rung(b, n, r, LAD_MPSC);
@@ -1560,6 +1575,7 @@ pair_round(struct bench *b, int round)
 	const struct bcase *bare = &cases[case_of("tput_bare_ring")];
 	const struct bcase *fence = &cases[case_of("tput_ladder_fence")];
 	const struct bcase *cas = &cases[case_of("tput_ladder_mpsc")];
+	const struct bcase *hdr = &cases[case_of("tput_ladder_spsc_hdr")];
 	const struct bcase *mb = &cases[case_of("tput_mailbox_busy")];
 	struct pair	*p;
 	int		 k;
@@ -1571,9 +1587,11 @@ pair_round(struct bench *b, int round)
 			run_case(b, bare, &p->bare);
 			run_case(b, fence, &p->fence);
 			run_case(b, cas, &p->cas);
+			run_case(b, hdr, &p->hdr);
 			run_case(b, mb, &p->mb);
 		} else {
 			run_case(b, mb, &p->mb);
+			run_case(b, hdr, &p->hdr);
 			run_case(b, cas, &p->cas);
 			run_case(b, fence, &p->fence);
 			run_case(b, bare, &p->bare);
@@ -1592,34 +1610,43 @@ static void
 pair_report(struct bench *b)
 {
 	const struct pair *p;
-	/* bare, fence, CAS rung, mailbox, mailbox / bare, mailbox / CAS */
-	double	 v[6][2][ROUNDS * PAIRS], med[6];
+	/*
+	 * bare, fence, CAS rung, header rung, mailbox, mailbox / bare,
+	 * mailbox / CAS, mailbox / header rung, header rung / bare
+	 */
+	double	 v[9][2][ROUNDS * PAIRS], med[9];
 	int	 i, j, far, k[2] = { 0, 0 };
 	static const char *const name[2] = { "close", "far" };
 
-	printf("paired slices (bare ring, fence rung, CAS rung, mailbox "
+	printf("paired slices (bare ring, fence rung, CAS rung, header rung "
+	    "(one producer, the mailbox's cells and header), mailbox "
 	    "busy-poll (one producer: the express path), or the other way "
 	    "round), M msg/s; lag: messages the consumer ran behind:\n");
-	printf("  %4s %7s %4s %7s %4s %7s %4s %7s %4s %5s %6s %7s %6s\n",
-	    "pair", "bare", "lag", "fence", "lag", "CAS", "lag", "mailbox",
-	    "lag", "batch", "sleeps", "mb/bare", "mb/CAS");
+	printf("  %4s %7s %4s %7s %4s %7s %4s %7s %4s %7s %4s %5s %6s %7s "
+	    "%6s %6s\n", "pair", "bare", "lag", "fence", "lag", "CAS", "lag",
+	    "header", "lag", "mailbox", "lag", "batch", "sleeps", "mb/bare",
+	    "mb/CAS", "mb/hdr");
 	for (i = 0; i < ROUNDS * PAIRS; i++) {
 		p = &b->pairs[i];
-		if (p->bare.v1 <= 0 || p->cas.v1 <= 0)
+		if (p->bare.v1 <= 0 || p->cas.v1 <= 0 || p->hdr.v1 <= 0)
 			continue;
 		far = p->bare.lag >= LAG_FAR;
 		v[0][far][k[far]] = p->bare.v1;
 		v[1][far][k[far]] = p->fence.v1;
 		v[2][far][k[far]] = p->cas.v1;
-		v[3][far][k[far]] = p->mb.v1;
-		v[4][far][k[far]] = p->mb.v1 / p->bare.v1;
-		v[5][far][k[far]] = p->mb.v1 / p->cas.v1;
+		v[3][far][k[far]] = p->hdr.v1;
+		v[4][far][k[far]] = p->mb.v1;
+		v[5][far][k[far]] = p->mb.v1 / p->bare.v1;
+		v[6][far][k[far]] = p->mb.v1 / p->cas.v1;
+		v[7][far][k[far]] = p->mb.v1 / p->hdr.v1;
+		v[8][far][k[far]] = p->hdr.v1 / p->bare.v1;
 		printf("  %4d %7.2f %4.0f %7.2f %4.0f %7.2f %4.0f %7.2f %4.0f "
-		    "%5.0f %6.0f %7.3f %6.3f\n", i, p->bare.v1 / 1e6,
-		    p->bare.lag, p->fence.v1 / 1e6, p->fence.lag,
-		    p->cas.v1 / 1e6, p->cas.lag, p->mb.v1 / 1e6, p->mb.lag,
-		    p->mb.batch, p->mb.sleeps, v[4][far][k[far]],
-		    v[5][far][k[far]]);
+		    "%7.2f %4.0f %5.0f %6.0f %7.3f %6.3f %6.3f\n", i,
+		    p->bare.v1 / 1e6, p->bare.lag, p->fence.v1 / 1e6,
+		    p->fence.lag, p->cas.v1 / 1e6, p->cas.lag,
+		    p->hdr.v1 / 1e6, p->hdr.lag, p->mb.v1 / 1e6, p->mb.lag,
+		    p->mb.batch, p->mb.sleeps, v[5][far][k[far]],
+		    v[6][far][k[far]], v[7][far][k[far]]);
 		k[far]++;
 	}
 	for (far = 0; far < 2; far++) {
@@ -1628,21 +1655,27 @@ pair_report(struct bench *b)
 			    name[far], far ? ">=" : "<", LAG_FAR);
 			continue;
 		}
-		for (j = 0; j < 6; j++)
+		for (j = 0; j < 9; j++)
 			med[j] = median(v[j][far], k[far]);
 		printf("  bare ring %s behind (lag %s %d), %d pairs, medians: "
-		    "bare %.2f, fence rung %.2f, CAS rung %.2f, mailbox %.2f M "
-		    "msg/s; mailbox / bare %.3fx, mailbox / CAS rung %.3fx\n",
+		    "bare %.2f, fence rung %.2f, CAS rung %.2f, header rung "
+		    "%.2f, mailbox %.2f M msg/s; mailbox / bare %.3fx, "
+		    "mailbox / CAS rung %.3fx, mailbox / header rung %.3fx, "
+		    "header rung / bare %.3fx\n",
 		    name[far], far ? ">=" : "<", LAG_FAR, k[far], med[0] / 1e6,
-		    med[1] / 1e6, med[2] / 1e6, med[3] / 1e6, med[4], med[5]);
+		    med[1] / 1e6, med[2] / 1e6, med[3] / 1e6, med[4] / 1e6,
+		    med[5], med[6], med[7], med[8]);
 		if (b->json != NULL)
 			fprintf(b->json, "%s\n  { \"name\": \"tput_pair_%s\", "
 			    "\"value\": %.4f, \"unit\": \"mailbox/bare\", "
 			    "\"pairs\": %d, \"bare\": %.1f, \"fence_rung\": "
-			    "%.1f, \"cas_rung\": %.1f, \"mailbox\": %.1f, "
-			    "\"mailbox_vs_cas_rung\": %.4f }",
-			    b->njson++ ? "," : "", name[far], med[4], k[far],
-			    med[0], med[1], med[2], med[3], med[5]);
+			    "%.1f, \"cas_rung\": %.1f, \"header_rung\": %.1f, "
+			    "\"mailbox\": %.1f, \"mailbox_vs_cas_rung\": %.4f, "
+			    "\"mailbox_vs_header_rung\": %.4f, "
+			    "\"header_rung_vs_bare\": %.4f }",
+			    b->njson++ ? "," : "", name[far], med[5], k[far],
+			    med[0], med[1], med[2], med[3], med[4], med[6],
+			    med[7], med[8]);
 	}
 }
 
