@@ -62,6 +62,7 @@ static void	 send_view(struct shm_send_view *, const struct shm_desc *,
 static void	 place_header(struct shm_hdr *);
 static uint64_t	 place_mailbox(struct shm_desc *, uint64_t);
 static uint64_t	 place_slots(struct shm_desc *, uint64_t);
+static uint64_t	 inhand_far(const struct shm_desc *);
 static uint64_t	 place(struct shm_hdr *, struct shm_desc *);
 static uint64_t	 header_sum(const struct shm_hdr *);
 static int	 desc_check(const struct shm_arena *, uint32_t,
@@ -230,29 +231,34 @@ place_header(struct shm_hdr *h)
 
 /*
  * One mailbox's offsets, from its sizes and where it starts (off, in the
- * data memfd, rounded up to a page): its control block, its state region,
- * its in-hand slot, its lanes' cells and their large slots.  Returns where
- * the next one starts.  The sizes are bounded (mailbox_check) and off is
- * below 2^62: no sum can wrap.
+ * data memfd, rounded up to a window of the kernel's fault-around,
+ * SHM_FAULT_BLOCK): its control block, its state region, the head of its
+ * in-hand slot and its lanes' cells.  Returns where the next one starts.
+ * The sizes are bounded (mailbox_check) and off is below 2^62: no sum can
+ * wrap.
  *
  * The order is that of a wake-up: an actor woken after a long sleep has
  * its pages gone from the TLB and pays a page walk for each one it
  * touches, so what every message touches (the control block, libactor's
  * header at the start of the state region, the head of the in-hand slot)
- * shares one page for the default sizes, and the cells follow.  The main
- * lane's begin a window of the kernel's fault-around (SHM_FAULT_BLOCK), so
- * that a sender's fault on its first page maps the pages its consumer
- * made ahead of it (wait.c, map_ahead); the window cannot hold the
- * control block's page as well, which the in-hand slot's 16 pages and
- * more (the default max_message) keep out of it.  The large slots are
- * not here but in a region after every mailbox (place_slots).
+ * shares one page for the default sizes, and the cells follow.  A sender
+ * touches the control block's page and its cell's: beginning the window
+ * that holds the main lane's first cells, the control block's page is
+ * mapped with them in one fault, and a sender's first fault maps the
+ * pages of cells its consumer made ahead of it (wait.c, map_ahead).  So
+ * nothing large lies between them: the in-hand slot's far part, room for
+ * a payload larger than a cell (16 pages and more with the default
+ * max_message), is with the large slots in a region after every mailbox
+ * (place_slots).  With it here, a sender paid two faults a mailbox where
+ * one does (tools/bench/bench_scale.c, sparse;
+ * tests/check_wake_pages.c, test_sender_one_fault).
  */
 static uint64_t
 place_mailbox(struct shm_desc *d, uint64_t off)
 {
 	uint32_t l;
 
-	off = SHM_ALIGN(off, SHM_PAGE);
+	off = SHM_ALIGN(off, SHM_FAULT_BLOCK);
 	d->ctl_off = off;
 	off += SHM_ALIGN(sizeof(struct shm_mbox), SHM_CL);
 	d->state_off = off;
@@ -265,12 +271,10 @@ place_mailbox(struct shm_desc *d, uint64_t off)
 		 * On a page: cells of a power of two bytes then never
 		 * straddle two (the first lane's began 0xec0 into a page,
 		 * so its second cell did: every 16th message cost its
-		 * sender and its consumer a page more, at first a fault);
-		 * the main lane's on a fault-around window.  Address space
-		 * only: the gap is never written.
+		 * sender and its consumer a page more, at first a fault).
+		 * Address space only: the gap is never written.
 		 */
-		off = SHM_ALIGN(off, l == SHM_LANE_MAIN ? SHM_FAULT_BLOCK :
-		    SHM_PAGE);
+		off = SHM_ALIGN(off, SHM_PAGE);
 		d->cells_off[l] = off;
 		off += (uint64_t)d->capacity[l] * d->cell;
 	}
@@ -278,8 +282,10 @@ place_mailbox(struct shm_desc *d, uint64_t off)
 }
 
 /*
- * One mailbox's large slots, from off (in the large slots' region, which
- * follows every mailbox's other parts): returns where the next ones start.
+ * One mailbox's large slots, then the far part of its in-hand slot (room
+ * for the largest payload, only when there are large slots), from off (in
+ * the large slots' region, which follows every mailbox's other parts):
+ * returns where the next ones start.
  *
  * Apart because they are address space that is rarely touched: with the
  * default max_message a mailbox's large slots span megabytes, and placed
@@ -300,7 +306,16 @@ place_slots(struct shm_desc *d, uint64_t off)
 		d->big_off[l] = off;
 		off += (uint64_t)d->big_count[l] * d->big_size;
 	}
-	return off;
+	/* The in-hand slot's far part, not in the descriptor: inhand_far. */
+	return off + d->big_size;
+}
+
+/* Where the far part of the in-hand slot of d begins (place_slots). */
+static uint64_t
+inhand_far(const struct shm_desc *d)
+{
+	return d->big_off[SHM_LANE_REPLY] +
+	    (uint64_t)d->big_count[SHM_LANE_REPLY] * d->big_size;
 }
 
 /*
@@ -327,11 +342,13 @@ place(struct shm_hdr *h, struct shm_desc *d)
 }
 
 /*
- * A mailbox's large slots and in-hand slot, from its sizes: none when
- * every payload it takes fits in a cell; else one per reply cell (an
- * answer that got a cell never waits: replyslots.c), and up to
+ * A mailbox's large slots and in-hand slot, from its sizes: no large
+ * slot when every payload it takes fits in a cell; else one per reply
+ * cell (an answer that got a cell never waits: replyslots.c), and up to
  * SHM_BIG_MAIN for the main lane (ring.c, big_room).  The system lane
- * has none.  A slot is the largest payload rounded to a cache line.
+ * has none.  A slot is the largest payload rounded to a cache line.  The
+ * in-hand slot's head is a cell's bytes; its far part, when there are
+ * large slots, a large slot's (place_slots).
  */
 static void
 place_big(struct shm_desc *d)
@@ -346,8 +363,6 @@ place_big(struct shm_desc *d)
 	d->big_size = (uint32_t)SHM_ALIGN(d->max_message, SHM_CL);
 	d->big_count[SHM_LANE_MAIN] = cap < SHM_BIG_MAIN ? cap : SHM_BIG_MAIN;
 	d->big_count[SHM_LANE_REPLY] = d->capacity[SHM_LANE_REPLY];
-	d->inhand_size = (uint32_t)SHM_ALIGN(SHM_CELL_HDR + d->max_message,
-	    SHM_CL);
 }
 
 /* The header's checksum: FNV-1a of it, checksum and paths_gen zero. */
@@ -438,10 +453,11 @@ random_id(void)
 
 /*
  * The data memfd's size bytes mapped writable, at an address aligned to
- * SHM_FAULT_BLOCK, so that a main lane's cells, aligned so in the memfd
- * (place_mailbox), begin a fault-around window in every process: a sender
- * that faults on the first page of cells maps with it every page of them
- * its consumer made ahead (wait.c, map_ahead), in one fault.  A block of
+ * SHM_FAULT_BLOCK, so that a mailbox, aligned so in the memfd
+ * (place_mailbox), begins a fault-around window in every process: a
+ * sender that faults on its control block or its first page of cells
+ * maps with it the other and every page of cells its consumer made ahead
+ * (wait.c, map_ahead), in one fault.  A block of
  * address space more is reserved, never backed, and unmapped with the
  * rest (shm_detach).  MAP_FAILED, errno set, or the mapping.
  */
@@ -869,6 +885,8 @@ localize_desc(struct shm_arena *a, uint32_t i, const struct shm_desc *d,
 	}
 	mb->payload_max = mb->lane[SHM_LANE_MAIN].max;
 	mb->inhand_size = d->inhand_size;
+	mb->inhand_far = d->big_size > 0 ? base + inhand_far(d) : NULL;
+	mb->inhand_far_size = d->big_size;
 	/* Its consumer starts as a sparse one (wait.c, shm_wait). */
 	mb->naps = SHM_NAPS_FENCE;
 	view_policy(mb);
@@ -1614,6 +1632,16 @@ shm_inhand(struct shm_arena *a, uint32_t idx, size_t *len)
 	if (len != NULL)
 		*len = shm_mb(a, idx)->inhand_size;
 	return shm_mb(a, idx)->inhand;
+}
+
+void *
+shm_inhand_far(struct shm_arena *a, uint32_t idx, size_t *len)
+{
+	void	*p = idx < a->n ? shm_mb(a, idx)->inhand_far : NULL;
+
+	if (len != NULL)
+		*len = p != NULL ? shm_mb(a, idx)->inhand_far_size : 0;
+	return p;
 }
 
 void *

@@ -150,7 +150,7 @@ shm_sat_add(uint64_t a, uint64_t b)
 }
 
 #define SHM_MAGIC		0x4d52414452544341ULL	/* "ACTRDARM" */
-#define SHM_VERSION		13
+#define SHM_VERSION		14
 #define SHM_ENV_FD		"ACTORD_ARENA_FD"	/* decimal fd number */
 #define SHM_ENV_LAYOUT_FD	"ACTORD_LAYOUT_FD"	/* decimal fd number */
 #define SHM_PATH_MAX		256	/* actor path, NUL included */
@@ -480,11 +480,18 @@ void	 shm_actor_set_state(struct shm_arena *, uint32_t idx,
 	    enum shm_actor_state);
 struct shm_ref shm_actor_ref(const struct shm_arena *, uint32_t idx);
 /*
- * Raw regions for libactor: the in-hand slot (SHM_CELL_HDR bytes, then
- * room for the mailbox's largest payload, at least a cell), the state
- * region.
+ * Raw regions for libactor: the in-hand slot, the state region.  The
+ * in-hand slot is in two parts: its head, a cell's bytes (SHM_CELL_HDR
+ * bytes, then room for a cell's payload), on the control block's page,
+ * which every message touches; and, when the mailbox takes payloads
+ * larger than a cell (max_message), its far part, room for the largest
+ * (shm_inhand_far: NULL and 0 when there is none), with the large slots
+ * after every mailbox (arena.c, place_slots), so that the cells follow
+ * the control block in one fault-around window.  libactor puts a payload
+ * in the head when it fits there, else in the far part.
  */
 void	*shm_inhand(struct shm_arena *, uint32_t idx, size_t *len);
+void	*shm_inhand_far(struct shm_arena *, uint32_t idx, size_t *len);
 void	*shm_state(struct shm_arena *, uint32_t idx, size_t *len);
 
 /*

@@ -26,9 +26,10 @@
  * The kernel's fault-around window (fault_around_bytes' default): a read
  * fault on a file mapping maps with its page every page of the file that
  * exists in the window of this many bytes, aligned in the address space,
- * around it.  A main lane's cells begin such a window in every process:
- * they are aligned so in the data memfd (arena.c, place_mailbox), and the
- * data memfd is mapped at an address aligned so (map_data).
+ * around it.  A mailbox begins such a window in every process, its
+ * control block then its main lane's first cells: it is aligned so in
+ * the data memfd (arena.c, place_mailbox), and the data memfd is mapped
+ * at an address aligned so (map_data).
  */
 #define SHM_FAULT_BLOCK		65536
 /* shm_send's timeout from shm_offer: no room, no wait, no dead letter. */
@@ -163,6 +164,11 @@ struct shm_desc {
 	uint64_t	 big_off[SHM_NLANES];
 	uint32_t	 big_count[SHM_NLANES];
 	uint32_t	 big_size;
+	/*
+	 * The in-hand slot's head, at inhand_off (a cell's bytes).  Its far
+	 * part, when big_size is not 0, is not named here: it is the
+	 * big_size bytes after the reply lane's large slots (place_slots).
+	 */
 	uint32_t	 inhand_size;
 	uint32_t	 max_message;	/* payload bytes (0: the cell's) */
 };
@@ -471,6 +477,12 @@ struct shm_mbox_local {
 	 * first, whose pages the consumer has made (wait.c, map_ahead).
 	 */
 	uint64_t	 ahead;
+	/*
+	 * The in-hand slot's far part (NULL: every payload fits in its
+	 * head), last: only a large message reads it.
+	 */
+	void		*inhand_far;
+	uint32_t	 inhand_far_size;
 };
 
 /* A spin-then-sleep consumer napping this many times in a row: fence_mode. */

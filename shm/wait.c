@@ -550,11 +550,14 @@ woken(const struct shm_arena *a, const struct shm_mbox_local *mb,
  * maps for itself every page of cells it writes, one fault a page
  * (bench-scale, sparse: with 256-byte cells and 4 senders, a fault per 4
  * messages); the kernel maps with the page of a read fault those that
- * exist in its window of SHM_FAULT_BLOCK bytes, which the lane's cells
- * begin (arena.c, place_mailbox), so the pages are made a chunk of
- * AHEAD_CHUNK at a time, chunks aligned in the lane: a sender then faults
- * once a chunk, the first on the chunk holding head's page maps every
- * page it will write there.  The next chunk is made once head reaches
+ * exist in its window of SHM_FAULT_BLOCK bytes (aligned in the address
+ * space: the arena is mapped so, arena.c, map_data), which holds the
+ * control block's page and the lane's first cells (place_mailbox), so
+ * the pages are made a chunk of AHEAD_CHUNK at a time, chunks aligned in
+ * the address space as the windows are: a sender then faults once a
+ * chunk, the first on the chunk holding head's page (or on the control
+ * block's, which shares the first chunk's window) maps every page it
+ * will write there.  The next chunk is made once head reaches
  * its last page but AHEAD_PAGES: a page of cells (16 messages of the
  * default 256 bytes) before a sender needs it, not earlier, so that what a lane has not yet
  * used costs no memory, and a burst that outruns the consumer costs its
@@ -572,12 +575,13 @@ map_ahead(struct shm_mbox_local *mb, uint64_t head)
 {
 	const struct shm_lane_local *l = &mb->lane[SHM_LANE_MAIN];
 	uint64_t lane = (uint64_t)l->cap * l->cell, at, need, end;
+	uint64_t from = (uintptr_t)l->cells;	/* the chunks' alignment */
 
 	at = head * l->cell / SHM_PAGE * SHM_PAGE;
 	need = at + (AHEAD_PAGES + 1) * SHM_PAGE;
 	if (mb->ahead >= need || mb->ahead >= lane)
 		return;
-	end = SHM_ALIGN(need, AHEAD_CHUNK * SHM_PAGE);
+	end = SHM_ALIGN(from + need, AHEAD_CHUNK * SHM_PAGE) - from;
 	if (end > lane)
 		end = lane;
 	if (mb->ahead > at)

@@ -172,6 +172,63 @@ START_TEST(reaped_inhand_redelivered)
 }
 END_TEST
 
+/*
+ * The in-hand slot is two parts (actor_impl.h): a payload larger than a
+ * cell goes to its far part, away from the control block, and what
+ * actord finds after a death is still the whole message, wherever its
+ * payload lies: a large tell and a small one, each killed in hand, come
+ * again whole; the large one, killed at max_attempts, is a dead letter
+ * "poison" carrying its own payload, not the head's bytes.
+ */
+START_TEST(reaped_large_inhand_redelivered)
+{
+	struct shm_arena *ar = shm_test_actors_up(&(struct shm_test_actors){
+	    .n = 2, .cap = 16, .rcap = 16, .ov = SHM_OVERFLOW_BLOCK,
+	    .block_ms = 10, .watchers = 16, .max_message = 8192 });
+	struct actor *c = shm_test_open(ar, 1), *w = shm_test_open(ar, 0);
+	struct actor_ref to = { 0, ACTOR_ANY };
+	static unsigned char big[6000];
+	struct shm_dead_letter dl;
+	struct actor_msg m;
+	uint64_t cur = shm_dl_head(ar);
+	size_t	 len;
+	int	 i;
+
+	ck_assert_ptr_nonnull(shm_inhand_far(ar, 0, &len));
+	ck_assert_uint_ge(len, 8192);
+	tcheck_fill(big, sizeof(big), 6000);
+	ck_assert_int_eq(actor_tell(c, to, 1, "small", 5), 0);
+	ck_assert_int_eq(actor_tell(c, to, 2, big, sizeof(big)), 0);
+	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
+	ck_assert_uint_eq(m.tag, 1);
+	w = died_holding(ar, w);
+	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
+	ck_assert_uint_eq(m.tag, 1);
+	ck_assert_uint_eq(m.attempts, 2);
+	ck_assert_uint_eq(m.len, 5);
+	ck_assert_int_eq(memcmp(m.data, "small", 5), 0);
+	for (i = 1; i <= ACTOR_MAX_ATTEMPTS_DEFAULT; i++) {
+		ck_assert_int_eq(actor_recv(w, &m, 0), 0);
+		ck_assert_uint_eq(m.tag, 2);
+		ck_assert_uint_eq(m.attempts, (uint32_t)i);
+		ck_assert_uint_eq(m.len, sizeof(big));
+		ck_assert(tcheck_intact(m.data, m.len, 6000));
+		w = died_holding(ar, w);
+	}
+	ck_assert_int_eq(actor_recv(w, &m, 0), ACTOR_ETIMEDOUT);
+	while (shm_dl_read(ar, &cur, &dl) == 1 &&
+	    dl.reason != SHM_DL_POISON)
+		;
+	ck_assert_uint_eq(dl.reason, SHM_DL_POISON);
+	ck_assert_uint_eq(dl.msg.tag, 2);
+	ck_assert_uint_gt(dl.payload_len, 0);
+	ck_assert_int_eq(memcmp(dl.payload, big, dl.payload_len), 0);
+	actor_close(w);
+	actor_close(c);
+	shm_detach(ar);
+}
+END_TEST
+
 /* Killed after committing with the message in hand: not redelivered. */
 START_TEST(reaped_inhand_committed)
 {
@@ -1544,6 +1601,7 @@ unit_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, reaped_inhand_still_in_its_cell);
 	tcase_add_test(tc, reaped_inhand_redelivered);
+	tcase_add_test(tc, reaped_large_inhand_redelivered);
 	tcase_add_test(tc, tell_keyed_coalesces);
 	tcase_add_test(tc, reaped_inhand_committed);
 	tcase_add_test(tc, reaped_committed_ask_fails_at_once);

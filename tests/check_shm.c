@@ -1244,7 +1244,11 @@ END_TEST
  * defaults (1,024 cells of 256 bytes, max_message 65,536, libactor's
  * region of the default watchers and asks), and each mailbox starts on a
  * page of its own; each lane's cells start on a page, so that a message
- * is on one page, not two.
+ * is on one page, not two.  What a sender touches, the control block's
+ * page and the main lane's first cells, lies in one window of the
+ * kernel's fault-around, so that one fault maps both: the in-hand slot's
+ * far part, room for the largest payload, is not between them but after
+ * every mailbox.
  */
 START_TEST(test_wake_page)
 {
@@ -1276,6 +1280,12 @@ START_TEST(test_wake_page)
 		    1) / SHM_PAGE, page / SHM_PAGE);
 		ck_assert_uint_gt((uintptr_t)mb->lane[SHM_LANE_MAIN].cells,
 		    (uintptr_t)mb->inhand);
+		ck_assert_uint_eq((uintptr_t)mb->lane[SHM_LANE_MAIN].cells /
+		    SHM_FAULT_BLOCK, page / SHM_FAULT_BLOCK);
+		ck_assert_ptr_nonnull(mb->inhand_far);
+		ck_assert_uint_ge(mb->inhand_far_size, 65536);
+		ck_assert_uint_gt((uintptr_t)mb->inhand_far,
+		    (uintptr_t)shm_mb(a, 1)->lane[SHM_LANE_REPLY].cells);
 		/* No cell straddles two pages. */
 		for (k = 0; k < SHM_NLANES; k++)
 			ck_assert_uint_eq((uintptr_t)mb->lane[k].cells %

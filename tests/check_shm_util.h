@@ -74,6 +74,8 @@ struct shm_test_actors {
 	enum shm_overflow ov;		/* main lane's policy */
 	uint32_t	 block_ms;	/* block_timeout_ms */
 	uint32_t	 watchers;	/* room in each region for so many */
+	uint32_t	 cell;		/* bytes of a cell (0: 128) */
+	uint32_t	 max_message;	/* largest payload (0: a cell's) */
 };
 
 /*
@@ -93,7 +95,8 @@ shm_test_actors_up(const struct shm_test_actors *t)
 	memset(mb, 0, sizeof(mb));
 	for (i = 0; i < t->n; i++) {
 		mb[i].capacity = t->cap;
-		mb[i].cell = 128;
+		mb[i].cell = t->cell > 0 ? t->cell : 128;
+		mb[i].max_message = t->max_message;
 		mb[i].sys_capacity = 16;
 		mb[i].reply_capacity = t->rcap;
 		mb[i].overflow = t->ov;

@@ -13,12 +13,17 @@
  *   deferred answers   ask_cap entries (defer.c)
  *   slot 0, slot 1     snapshot data, snap_cap bytes each (64-aligned)
  *
- * The in-hand slot (shm_inhand(arena, i)), 48 bytes and the mailbox's
- * largest payload (its max_message, at least a cell's) long:
+ * The in-hand slot: its head (shm_inhand(arena, i)), a cell's bytes, on
+ * the control block's page:
  *
  *   [0, 40)   struct shm_msg of the message being handled
  *   [40, 44)  its lane
- *   [48, ...) its payload
+ *   [48, ...) its payload, if it fits here (a cell's payload)
+ *
+ * and its far part (shm_inhand_far(arena, i), when the mailbox takes
+ * payloads larger than a cell): a larger payload, from its start.  Where
+ * a payload lies is a function of its length alone (inhand_at), so the
+ * header says where to find it after a crash too (reaped.c).
  *
  * Everything read from the arena is checked before use, as in shm/.
  */
@@ -127,6 +132,19 @@ inc_stale(uint32_t live, uint64_t corr)
 }
 
 /*
+ * Where a payload of len bytes lies in hand: after the header in the
+ * slot's head when it fits there (room bytes), else at the start of its
+ * far part.  The caller has checked len against the largest the slot
+ * holds (inhand_max), so the far part exists when len needs it.
+ */
+static inline unsigned char *
+inhand_at(unsigned char *head, uint32_t room, unsigned char *far,
+    uint64_t len)
+{
+	return len <= room || far == NULL ? head + INHAND_PAYLOAD : far;
+}
+
+/*
  * A region's sizes, read once from its header and checked (ar_hdr): every
  * offset into the region and every loop bound comes from here, never from
  * the header again, which any worker can rewrite at any moment (the
@@ -180,8 +198,9 @@ struct actor {
 	uint32_t	 incarnation;
 	struct shm_producer *prod;
 	struct ar_hdr	*hdr;		/* NULL without mailbox */
-	unsigned char	*inhand;	/* the in-hand slot */
-	size_t		 inhand_len;
+	unsigned char	*inhand;	/* the in-hand slot's head */
+	uint32_t	 inhand_room;	/* payload bytes after its header */
+	uint32_t	 inhand_max;	/* the largest payload it holds */
 	enum actor_wait	 wait;
 	bool		 holding;	/* a message is in hand */
 	bool		 answers;	/* actor_recv returns answers too */
@@ -194,6 +213,7 @@ struct actor {
 	struct shm_msg	 cur;		/* its header (copy) */
 	struct actor_owed *owed;	/* Terminated for our full system lane */
 	/* The rest. */
+	unsigned char	*inhand_far;	/* its far part, or NULL */
 	bool		 own_arena;	/* attached by us: detach at close */
 	struct ar_caps	 caps;		/* hdr's sizes, read once at attach */
 	unsigned char	*snapdata[2];

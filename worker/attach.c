@@ -62,6 +62,29 @@ touch_for_write(struct shm_arena *arena, uint32_t idx)
 		    memory_order_relaxed);
 }
 
+/*
+ * The in-hand slot's two parts (actor_impl.h): its head, a cell's bytes,
+ * and its far part, room for a payload larger than a cell, when the
+ * mailbox takes one.
+ */
+static int
+inhand_slot(struct actor *a, char *err, size_t errlen)
+{
+	size_t	 len = 0, far = 0;
+
+	a->inhand = shm_inhand(a->arena, (uint32_t)a->idx, &len);
+	if (a->inhand == NULL || len < INHAND_PAYLOAD || len > UINT32_MAX) {
+		snprintf(err, errlen, "mailbox %d: no in-hand slot",
+		    (int)a->idx);
+		return ACTOR_ECORRUPT;
+	}
+	a->inhand_room = (uint32_t)(len - INHAND_PAYLOAD);
+	a->inhand_far = shm_inhand_far(a->arena, (uint32_t)a->idx, &far);
+	a->inhand_max = a->inhand_far != NULL && far > a->inhand_room &&
+	    far <= UINT32_MAX ? (uint32_t)far : a->inhand_room;
+	return 0;
+}
+
 static int
 init(struct actor *a, struct shm_arena *arena, int32_t idx, char *err,
     size_t errlen)
@@ -95,12 +118,8 @@ init(struct actor *a, struct shm_arena *arena, int32_t idx, char *err,
 			    "(actor_configure was never called)", (int)idx);
 			return ACTOR_EINVAL;
 		}
-		a->inhand = shm_inhand(arena, (uint32_t)idx, &a->inhand_len);
-		if (a->inhand == NULL || a->inhand_len < INHAND_PAYLOAD) {
-			snprintf(err, errlen, "mailbox %d: no in-hand slot",
-			    (int)idx);
-			return ACTOR_ECORRUPT;
-		}
+		if ((rc = inhand_slot(a, err, errlen)) < 0)
+			return rc;
 		a->snapdata[0] = ar_snapdata(a->hdr, &a->caps, 0);
 		a->snapdata[1] = ar_snapdata(a->hdr, &a->caps, 1);
 		a->incarnation = shm_actor_incarnation(arena, (uint32_t)idx);

@@ -80,11 +80,11 @@ inhand(struct shm_producer *p, struct shm_arena *a, uint32_t idx,
     uint32_t dead, struct ar_hdr *h, const struct ar_caps *caps, struct actor_owed **owed,
     struct shm_msg *taken)
 {
-	unsigned char *slot;
+	unsigned char *slot, *far;
 	struct shm_msg m;
 	uint64_t handled = 0;
 	uint32_t lane;
-	size_t len = 0;
+	size_t len = 0, far_len = 0, max;
 	uint32_t state, max_attempts;
 	char text[60];
 	bool sent;
@@ -105,9 +105,13 @@ inhand(struct shm_producer *p, struct shm_arena *a, uint32_t idx,
 		atomic_store(&h->inhand, IH_EMPTY);
 		return false;
 	}
+	/* Its payload lies where its length says (actor_impl.h, inhand_at). */
+	far = shm_inhand_far(a, idx, &far_len);
+	max = far != NULL && far_len > len - INHAND_PAYLOAD ? far_len :
+	    len - INHAND_PAYLOAD;
 	memcpy(&m, slot, sizeof(m));
 	memcpy(&lane, slot + sizeof(m), sizeof(lane));
-	if (m.len > len - INHAND_PAYLOAD || lane >= SHM_NLANES) {
+	if (m.len > max || lane >= SHM_NLANES) {
 		m.len = 0;
 		shm_dl_put(a, idx, SHM_LANE_MAIN, SHM_DL_GARBLED, &m, NULL);
 		atomic_store(&h->inhand, IH_EMPTY);
@@ -149,7 +153,7 @@ inhand(struct shm_producer *p, struct shm_arena *a, uint32_t idx,
 		return true;
 	}
 	shm_dl_put(a, idx, (enum shm_lane)lane, SHM_DL_POISON, &m,
-	    slot + INHAND_PAYLOAD);
+	    inhand_at(slot, (uint32_t)(len - INHAND_PAYLOAD), far, m.len));
 	atomic_fetch_add(&h->poison, 1);
 	if ((m.flags & SHM_MSG_ASK) && p != NULL) {
 		snprintf(text, sizeof(text), "poison: crashed the actor %u "

@@ -2,10 +2,13 @@
  * recv.c: receiving, one message at a time, and the run loop.
  *
  * A message is copied from its cell into the actor's in-hand slot in the
- * arena and marked held (IH_HELD) before the cell is freed, so that if the
- * worker dies while handling it actord finds it there (reaped.c) and either
- * redelivers it first to the next incarnation (IH_PENDING) or, at
- * max_attempts, dead-letters it as poison.  Order: a pending redelivery,
+ * arena (its header, and a payload that fits, to the slot's head beside
+ * the control block; a payload larger than a cell to the slot's far
+ * part: actor_impl.h, inhand_at) and marked held (IH_HELD) before the
+ * cell is freed, so that if the worker dies while handling it actord
+ * finds it there (reaped.c) and either redelivers it first to the next
+ * incarnation (IH_PENDING) or, at max_attempts, dead-letters it as
+ * poison.  Order: a pending redelivery,
  * then the system lane, then the main lane.  A main-lane message addressed
  * to an incarnation that is not ours is a dead letter "stale reference".
  *
@@ -85,11 +88,12 @@ take_cb(void *arg, enum shm_lane lane, const struct shm_msg *m,
 	if (m->flags & SHM_MSG_ASK)
 		slot_prefetch(a->arena, m);	/* for actor_reply's claim */
 	*c = *m;
-	if (c->len > a->inhand_len - INHAND_PAYLOAD)
-		c->len = (uint32_t)(a->inhand_len - INHAND_PAYLOAD);
+	if (c->len > a->inhand_max)
+		c->len = a->inhand_max;
 	c->attempts = 1;
 	c->flags &= ~(uint32_t)SHM_MSG_REDELIVERED;
-	shm_copy(a->inhand + INHAND_PAYLOAD, payload, c->len);
+	shm_copy(inhand_at(a->inhand, a->inhand_room, a->inhand_far, c->len),
+	    payload, c->len);
 	memcpy(a->inhand, m, sizeof(*m));
 	memcpy(a->inhand + offsetof(struct shm_msg, len), &c->len,
 	    sizeof(c->len));
@@ -121,7 +125,7 @@ take_pending(struct actor *a)
 	if (atomic_load(&h->inhand) != IH_PENDING)
 		return 0;
 	memcpy(&c, a->inhand, sizeof(c));
-	if (c.len > a->inhand_len - INHAND_PAYLOAD) {
+	if (c.len > a->inhand_max) {
 		/* Scribbled on: refuse it, never trust the length. */
 		c.len = 0;
 		shm_dl_put(a->arena, (uint32_t)a->idx, SHM_LANE_MAIN,
@@ -146,7 +150,8 @@ fill(struct actor *a, struct actor_msg *out)
 	memcpy(&lane, a->inhand + sizeof(struct shm_msg), sizeof(lane));
 	out->tag = a->cur.tag;
 	out->len = a->cur.len;
-	out->data = a->inhand + INHAND_PAYLOAD;
+	out->data = inhand_at(a->inhand, a->inhand_room, a->inhand_far,
+	    a->cur.len);
 	out->sender.index = a->cur.sender.index;
 	out->sender.incarnation = a->cur.sender.incarnation;
 	out->corr = a->cur.corr;
@@ -170,7 +175,8 @@ refuse_stale(struct actor *a)
 	if (lane != SHM_LANE_MAIN || !inc_stale(a->incarnation, a->cur.corr))
 		return false;
 	shm_dl_put(a->arena, (uint32_t)a->idx, SHM_LANE_MAIN,
-	    SHM_DL_STALE_REF, &a->cur, a->inhand + INHAND_PAYLOAD);
+	    SHM_DL_STALE_REF, &a->cur, inhand_at(a->inhand, a->inhand_room,
+	    a->inhand_far, a->cur.len));
 	atomic_fetch_add(&a->hdr->stale, 1);
 	if (a->cur.flags & SHM_MSG_ASK)
 		(void)send_error_reply(a->prod, a->arena, &a->cur,
