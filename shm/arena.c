@@ -230,40 +230,51 @@ place_header(struct shm_hdr *h)
 }
 
 /*
- * One mailbox's offsets, from its sizes and where it starts (off, in the
- * data memfd, rounded up to a window of the kernel's fault-around,
+ * One mailbox's offsets, from its sizes and where it may start (off, in
+ * the data memfd, rounded up to a window of the kernel's fault-around,
  * SHM_FAULT_BLOCK): its control block, its state region, the head of its
  * in-hand slot and its lanes' cells.  Returns where the next one starts.
  * The sizes are bounded (mailbox_check) and off is below 2^62: no sum can
- * wrap.
+ * wrap.  The control block lies less than half a window past that start,
+ * so the start is its offset rounded down to a window (desc_check).
  *
  * The order is that of a wake-up: an actor woken after a long sleep has
  * its pages gone from the TLB and pays a page walk for each one it
  * touches, so what every message touches (the control block, libactor's
  * header at the start of the state region, the head of the in-hand slot)
  * shares one page for the default sizes, and the cells follow.  A sender
- * touches the control block's page and its cell's: beginning the window
- * that holds the main lane's first cells, the control block's page is
- * mapped with them in one fault, and a sender's first fault maps the
- * pages of cells its consumer made ahead of it (wait.c, map_ahead).  So
- * nothing large lies between them: the in-hand slot's far part, room for
- * a payload larger than a cell (16 pages and more with the default
+ * touches the control block's page and its cell's, so these share a
+ * window: a sender's first fault on a mailbox maps both, with the pages
+ * of cells its consumer made ahead of it (wait.c, map_ahead).  Nothing
+ * large lies between them: the in-hand slot's far part, room for a
+ * payload larger than a cell (16 pages and more with the default
  * max_message), is with the large slots in a region after every mailbox
- * (place_slots).  With it here, a sender paid two faults a mailbox where
- * one does (tools/bench/bench_scale.c, sparse;
- * tests/check_wake_pages.c, test_sender_one_fault).
+ * (place_slots); here, it cost a sender two faults a mailbox where one
+ * does (tools/bench/bench_scale.c, sparse; tests/check_wake_pages.c,
+ * test_sender_one_fault).  The main lane's cells begin at a chunk of
+ * map_ahead's (which makes pages of cells a chunk at a time, chunks
+ * aligned in the address space, two a window), half a window in for the
+ * default sizes, and the control block's pages end there: the first
+ * chunk is whole and shares the control block's window.  Address space
+ * only: the gap before the control block is never written.
  */
 static uint64_t
 place_mailbox(struct shm_desc *d, uint64_t off)
 {
+	uint64_t head;
 	uint32_t l;
 
+	place_big(d);
+	/* What precedes the cells, from the control block's start. */
+	head = SHM_ALIGN(sizeof(struct shm_mbox), SHM_CL) +
+	    SHM_ALIGN(d->state_size, SHM_CL) + d->inhand_size;
 	off = SHM_ALIGN(off, SHM_FAULT_BLOCK);
+	off += SHM_ALIGN(head, SHM_AHEAD_CHUNK * SHM_PAGE) -
+	    SHM_ALIGN(head, SHM_PAGE);
 	d->ctl_off = off;
 	off += SHM_ALIGN(sizeof(struct shm_mbox), SHM_CL);
 	d->state_off = off;
 	off += SHM_ALIGN(d->state_size, SHM_CL);
-	place_big(d);
 	d->inhand_off = off;
 	off += d->inhand_size;
 	for (l = 0; l < SHM_NLANES; l++) {
@@ -832,10 +843,12 @@ desc_check(const struct shm_arena *a, uint32_t i, struct shm_desc *d,
 		return seterr(err, errlen, SHM_ECORRUPT, "mailbox %u: "
 		    "descriptor checksum mismatch (corrupt layout)", i);
 	d2 = *d;
+	/* It may start at its control block's window (place_mailbox). */
 	if (d->ctl_off < a->mbox_off || d->ctl_off % SHM_CL != 0 ||
-	    d->ctl_off > a->size || (end = place_mailbox(&d2, d->ctl_off)) >
-	    a->size || d->big_off[0] < a->mbox_off || d->big_off[0] >
-	    a->size || place_slots(&d2, d->big_off[0]) > a->size ||
+	    d->ctl_off > a->size || (end = place_mailbox(&d2, d->ctl_off /
+	    SHM_FAULT_BLOCK * SHM_FAULT_BLOCK)) > a->size ||
+	    d->big_off[0] < a->mbox_off || d->big_off[0] > a->size ||
+	    place_slots(&d2, d->big_off[0]) > a->size ||
 	    memcmp(&d2, d, sizeof(d2)) != 0)
 		return seterr(err, errlen, SHM_ECORRUPT, "mailbox %u: "
 		    "descriptor offsets out of the arena or not matching its "

@@ -32,6 +32,11 @@
  * at an address aligned so (map_data).
  */
 #define SHM_FAULT_BLOCK		65536
+/*
+ * The pages of cells a consumer makes at once ahead of its senders (wait.c,
+ * map_ahead), in chunks aligned so in the address space: two a window.
+ */
+#define SHM_AHEAD_CHUNK		8
 /* shm_send's timeout from shm_offer: no room, no wait, no dead letter. */
 #define SHM_TIMEOUT_OFFER	(-3)
 #define SHM_ALIGN(x, a)		(((x) + (a) - 1) & ~((uint64_t)(a) - 1))

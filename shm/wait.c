@@ -118,7 +118,7 @@ static inline bool poked(struct shm_arena *);
 
 #define SLICE_NS		1000000	/* sleep slice without membarrier */
 #define AHEAD_PAGES		1	/* pages of cells made past head's */
-#define AHEAD_CHUNK		8	/* ... in chunks of this many pages */
+#define AHEAD_CHUNK		SHM_AHEAD_CHUNK	/* ... in chunks of this many */
 #define WAKE_TRIES		64	/* CASes of "sleeping" before waking anyway */
 
 /* May this process use the global expedited membarrier? */
