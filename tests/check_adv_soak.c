@@ -919,6 +919,10 @@ back_to_first(uint64_t *dl_cursor)
 {
 	int64_t t0 = tcheck_mono_ms();
 
+	/* What they hold of the spares first (check_chaos.c, converge). */
+	ck_assert_msg(tagent_trim_group(soak.sock, "/pool", 3, WAIT),
+	    "the instances added to /pool were not removed " SEEDFMT,
+	    SEEDARG);
 	conf_install(1);
 	simple(OPERATOR, CTL_CMD_RELOAD, NULL);
 	conf_install(0);

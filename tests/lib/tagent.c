@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/lib/ctltest.h"
 #include "tests/lib/tagent.h"
 
 void
@@ -98,6 +99,61 @@ tagent_find(const struct ctl_response *t, const char *path)
 		if (strcmp(t->nodes[i].path, path) == 0)
 			return &t->nodes[i];
 	return NULL;
+}
+
+/*
+ * Stop, or remove once stopped, what status shows of group's instances
+ * from keep on: how many it showed, or -1.
+ */
+static int
+trim_pass(const char *sock, const char *group, unsigned keep)
+{
+	struct ctl_request q;
+	struct ctl_response t, r;
+	size_t i, glen = strlen(group);
+	const char *p;
+	char *end;
+	unsigned long idx;
+	int left = 0;
+
+	memset(&q, 0, sizeof(q));
+	q.cmd = CTL_CMD_STATUS;
+	if (ctltest_request(sock, &q, &t) != 0)
+		return -1;
+	for (i = 0; i < t.nnodes; i++) {
+		p = t.nodes[i].path;
+		if (strncmp(p, group, glen) != 0 || p[glen] != '/' ||
+		    p[glen + 1] < '0' || p[glen + 1] > '9')
+			continue;
+		idx = strtoul(p + glen + 1, &end, 10);
+		if (*end != '\0' || idx < keep)
+			continue;
+		left++;
+		memset(&q, 0, sizeof(q));
+		/* As OTP's delete_child: stopped first, then removed. */
+		q.cmd = strcmp(t.nodes[i].state, "stopped") == 0 ||
+		    strcmp(t.nodes[i].state, "failed") == 0 ?
+		    CTL_CMD_REMOVE : CTL_CMD_STOP;
+		snprintf(q.path, sizeof(q.path), "%s", p);
+		q.present = 1u << CTL_F_PATH;
+		if (ctltest_request(sock, &q, &r) == 0)
+			ctl_response_free(&r);
+	}
+	ctl_response_free(&t);
+	return left;
+}
+
+bool
+tagent_trim_group(const char *sock, const char *group, unsigned keep, int ms)
+{
+	int waited;
+
+	for (waited = 0; waited < ms; waited += 50) {
+		if (trim_pass(sock, group, keep) == 0)
+			return true;
+		ts_sleep_ms(50);
+	}
+	return false;
 }
 
 const struct ctl_node *

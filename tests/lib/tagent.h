@@ -34,7 +34,17 @@ const struct ctl_node *tagent_find(const struct ctl_response *,
  * with a pid if none was drawn), or NULL. */
 const struct ctl_node *tagent_pick(const struct ctl_response *, bool worker,
 	    unsigned *rnd);
-void	 tagent_nap(unsigned *rnd, int max_ms);	/* 0 to max_ms, at random */
+void	 tagent_nap(unsigned *rnd, int max_ms);
+/*
+ * The instances of group added by hand (GROUP/N, N >= keep) stopped and
+ * removed through the control socket sock, waited for until status shows none
+ * (within ms): true once gone.  A reload takes a mailbox for each new
+ * worker from the spares free when it starts (actord.conf(5),
+ * spare_mailboxes); instances added by hand hold spares that only a
+ * finished removal gives back.
+ */
+bool	 tagent_trim_group(const char *sock, const char *group, unsigned keep,
+	    int ms);	/* 0 to max_ms, at random */
 /*
  * The processes of a tree seen, each by pid and start time (so that a
  * reused pid is never mistaken for it), in memory the test shares with
