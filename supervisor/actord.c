@@ -326,7 +326,6 @@ actord_reap(struct actord *ad)
 	struct timespec t0, t1;
 	int rc;
 
-	ready_socket_drain(ad);
 	for (;;) {
 		memset(&si, 0, sizeof(si));
 		walks++;
@@ -407,7 +406,14 @@ reap_one(struct actord *ad, const siginfo_t *si)
 	bool warden;
 
 	st = wstatus_of(si);
-	n = node_by_pid(ad, pid);
+	/*
+	 * What was written before this death is read first: the node's own
+	 * readiness, and, while any child waits on the socket, a datagram
+	 * this pid sent, before the pid can be another's (ready.c).
+	 */
+	ready_socket_drain(ad);
+	if ((n = node_by_pid(ad, pid)) != NULL)
+		ready_drain(n);
 	if (!(warden = warden_reaped(ad, pid, st)))
 		mailboxes_reaped(ad, pid, st, n);
 	if (waitpid(pid, &st, WNOHANG) != pid) {
@@ -562,7 +568,6 @@ on_signal(void *arg, uint32_t events)
 	 * still pending (a standard signal is not queued twice): one sweep
 	 * for every burst of signals, not one per death.
 	 */
-	ready_socket_drain(ad);
 	for (i = 0; i < npids; i++)
 		reap_pid(ad, pids[i]);
 	sweep_soon(ad);		/* paced by its cost: sweep_after */

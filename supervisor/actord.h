@@ -167,7 +167,7 @@ struct node {
 	int		 wstatus;	/* from waitpid */
 	int		 notify_fd;	/* ACTORD_NOTIFY_FD pipe, read end, or -1 */
 	struct ev	 notify_ev;
-	bool		 sd_waiting;	/* starting, ready = sd_notify (ready.c) */
+	bool		 sock_waiting;	/* starting, ready on the socket (ready.c) */
 	int		 pidfd;		/* its death, one event (worker.c), or -1 */
 	bool		 ringed;	/* ... or one completion (deathwatch.c) */
 	struct ev	 pid_ev;
@@ -361,6 +361,7 @@ int	 ready_prepare(struct node *, int *notify_w);
 void	 ready_release(struct node *);
 void	 ready_drain(struct node *);
 void	 ready_mark(struct node *);	/* hook for the actor (libactor) mode */
+bool	 ready_by_socket(const struct node *);
 
 /* --- output.c: child stdout and stderr into the logs ------------------------ */
 
@@ -535,8 +536,8 @@ struct actord {
 	size_t		 pid_nbuckets;	/* a power of two, or 0 */
 	size_t		 npids;		/* workers in it */
 	pid_t		 self;
-	int		 notify_sock;	/* shared NOTIFY_SOCKET for children */
-	size_t		 nsd_waiting;	/* nodes with sd_waiting (ready.c) */
+	int		 notify_sock;	/* NOTIFY_SOCKET, ACTORD_NOTIFY_SOCKET */
+	size_t		 nsock_waiting;	/* nodes with sock_waiting (ready.c) */
 	struct ev	 notify_ev;
 	char		 notify_name[108];
 	int		 arena_fd;	/* -1 until the arena exists */

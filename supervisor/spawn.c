@@ -48,6 +48,7 @@
 
 #include "supervisor/actord.h"
 #include "supervisor/log.h"
+#include "worker/actor.h"
 #include "worker/remote.h"
 
 /* Descriptor numbers a child finds, documented in actord(8). */
@@ -245,6 +246,11 @@ build_env(const struct node *n, const struct spawn_fds *fds)
 		ok = 0;
 	if (ok && cs->ready == READY_SD_NOTIFY && n->ad->notify_name[0] &&
 	    asprintf(&env[k++], "NOTIFY_SOCKET=%s", n->ad->notify_name) == -1)
+		ok = 0;
+	/* An actor's READY=1 goes to the same socket (ready.c). */
+	if (ok && cs->ready == READY_ACTOR && ready_by_socket(n) &&
+	    asprintf(&env[k++], "%s=%s", ACTOR_ENV_NOTIFY_SOCKET,
+	    n->ad->notify_name) == -1)
 		ok = 0;
 	/* The groups spanning nodes, for actor_shard (worker/shard.c). */
 	if (ok && ns != NULL && ns->shards_env != NULL &&

@@ -208,11 +208,10 @@ exec_done(struct node *n, const int failed[2])
 		worker_event(n, WEV_EXEC_OK);
 }
 
-/* Before a death is handled, read what the child said before dying. */
+/* Before a death is handled (what it said was read: actord.c, reap_one). */
 void
 worker_drain(struct node *n)
 {
-	ready_drain(n);
 	worker_unwatch(n);	/* reaped: its pidfd has nothing more to say */
 }
 

@@ -10,11 +10,16 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <grp.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -506,7 +511,7 @@ START_TEST(ready_fd_and_start_timeout)
 
 	c = ts_add_fn(&spec->root, "fd", ts_fn_fdready, NULL);
 	c->ready = READY_FD;
-	/* actor: the libactor side says so; for now through the same fd. */
+	/* actor: READY=1 on ACTORD_NOTIFY_SOCKET, as libactor sends it. */
 	c = ts_add_fn(&spec->root, "actor", ts_fn_fdready, NULL);
 	c->ready = READY_ACTOR;
 	ad = ts_actord(spec);
@@ -532,6 +537,128 @@ START_TEST(ready_fd_and_start_timeout)
 	    "failed to start: /mute: not ready within 50 ms");
 	ck_assert_int_eq(ts_pid(ad, "/mute"), 0);
 	actord_free(ad);
+}
+END_TEST
+
+/* What the liar and the test share (MAP_SHARED, made before the fork). */
+struct liar_page {
+	volatile pid_t	 target;	/* the pid it says is ready */
+	volatile int	 tries;		/* READY=1 sent as itself since */
+	volatile int	 forged;	/* 0, 1 sent naming target, -errno */
+};
+static struct liar_page *liar;
+
+/* READY=1 to the socket name with credentials that name pid. */
+static int
+send_as(const char *name, pid_t pid)
+{
+	union {
+		char		 buf[CMSG_SPACE(sizeof(struct ucred))];
+		struct cmsghdr	 align;
+	} u;
+	struct ucred cr = { pid, getuid(), getgid() };
+	struct sockaddr_un sun;
+	struct cmsghdr *cm;
+	struct msghdr msg;
+	struct iovec iov = { (void *)"READY=1", 7 };
+	size_t len = strlen(name);
+	int fd, rc, e;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	memcpy(sun.sun_path, name, len);
+	sun.sun_path[0] = '\0';		/* "@...": abstract */
+	memset(&msg, 0, sizeof(msg));
+	memset(&u, 0, sizeof(u));
+	msg.msg_name = &sun;
+	msg.msg_namelen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+	    len);
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = u.buf;
+	msg.msg_controllen = sizeof(u.buf);
+	cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_CREDENTIALS;
+	cm->cmsg_len = CMSG_LEN(sizeof(cr));
+	memcpy(CMSG_DATA(cm), &cr, sizeof(cr));
+	if ((fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1)
+		return -errno;
+	rc = sendmsg(fd, &msg, 0) == 7 ? 1 : -errno;
+	e = errno;
+	close(fd);
+	errno = e;
+	return rc;
+}
+
+/*
+ * Ready itself, then says its sibling is: as itself, and with
+ * credentials naming the sibling's pid, which only CAP_SYS_ADMIN may
+ * (dropped first, as root: a worker with it could as well ptrace actord).
+ */
+static int
+fn_liar(void *arg)
+{
+	const char *name = getenv("ACTORD_NOTIFY_SOCKET");
+	struct timespec ts = { 0, 2 * 1000000 };
+
+	(void)arg;
+	ts_ready();
+	if (name == NULL || (geteuid() == 0 && (setgroups(0, NULL) == -1 ||
+	    setresgid(65534, 65534, 65534) == -1 ||
+	    setresuid(65534, 65534, 65534) == -1)))
+		_exit(3);
+	for (;;) {
+		if (liar->target > 0) {
+			(void)ts_sd_send(name, "READY=1");
+			if (liar->forged == 0)
+				liar->forged = send_as(name, liar->target);
+			liar->tries++;
+		}
+		nanosleep(&ts, NULL);
+	}
+}
+
+static bool
+liar_done(struct actord *ad, void *arg)
+{
+	(void)arg;
+	if (liar->target == 0 && ts_state(ad, "/victim") == NS_STARTING)
+		liar->target = ts_pid(ad, "/victim");
+	return liar->tries >= 50 && liar->forged != 0;
+}
+
+/*
+ * The readiness socket (ready = "actor", and "sd_notify") knows a child
+ * by the pid in its credentials: a READY=1 from one child, as itself or
+ * naming another's pid, makes no other child ready.
+ */
+START_TEST(no_child_declares_another_ready)
+{
+	struct actord_spec *spec = ts_spec();
+	struct child_spec *c;
+	struct actord *ad;
+
+	liar = mmap(NULL, sizeof(*liar), PROT_READ | PROT_WRITE, MAP_SHARED |
+	    MAP_ANONYMOUS, -1, 0);
+	ck_assert(liar != MAP_FAILED);
+	c = ts_add_fn(&spec->root, "liar", fn_liar, NULL);
+	c->ready = READY_ACTOR;
+	c = ts_add_fn(&spec->root, "victim", ts_fn_mute, NULL);
+	c->ready = READY_ACTOR;
+	c->start_timeout = 3 * WAIT;	/* the test ends before */
+	ad = ts_actord(spec);
+	actord_boot(ad);
+	ck_assert(ts_wait_state(ad, "/liar", NS_RUNNING, WAIT));
+	ck_assert_msg(ts_run_until(ad, liar_done, NULL, WAIT),
+	    "the liar sent %d, forged %d", liar->tries, liar->forged);
+	ck_assert_int_eq(liar->forged, -EPERM);
+	/* What the liar sent last is read before this turn ends. */
+	ts_run_for(ad, 50);
+	ck_assert_int_eq(ts_state(ad, "/victim"), NS_STARTING);
+	ck_assert_int_eq(ts_state(ad, "/liar"), NS_RUNNING);
+	actord_free(ad);
+	munmap(liar, sizeof(*liar));
 }
 END_TEST
 
@@ -1291,6 +1418,7 @@ suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, ready_fd_and_start_timeout);
+	tcase_add_test(tc, no_child_declares_another_ready);
 	tcase_add_test(tc, api_restart_stop_start_add_remove);
 	tcase_add_test(tc, walk_reports_the_tree);
 	tcase_add_test(tc, arena_table_follows_the_workers);

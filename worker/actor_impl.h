@@ -218,6 +218,7 @@ struct actor {
 	struct ar_caps	 caps;		/* hdr's sizes, read once at attach */
 	unsigned char	*snapdata[2];
 	int		 notify_fd;	/* ACTORD_NOTIFY_FD, or -1 */
+	char		*notify_sock;	/* ACTORD_NOTIFY_SOCKET, or NULL */
 	/* asks */
 	uint64_t	 corr_next;
 	struct pending	*pend;

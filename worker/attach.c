@@ -3,16 +3,21 @@
  * (ACTORD_ARENA_FD, ACTORD_INDEX, ACTORD_PATH, ACTORD_INCARNATION,
  * ACTORD_NOTIFY_FD), or from an arena the caller already holds (embedding
  * programs, tests, benchmarks; idx -1 makes a client that can tell but has
- * no mailbox).  Readiness (mode "actor") is a newline on ACTORD_NOTIFY_FD,
- * which actord's ready.c reads.
+ * no mailbox).  Readiness (mode "actor") is a datagram READY=1 to the
+ * socket named by ACTORD_NOTIFY_SOCKET, where actord's ready.c knows the
+ * sender by its pid (its credentials), or, where actord has no such
+ * socket, a newline on ACTORD_NOTIFY_FD.
  *
  * Owns: struct actor's life.  Must never receive or send: that is recv.c's
  * and send.c's business.
  */
 #include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +29,7 @@ static int	 env_int(const char *, long, long, long *);
 static void	 touch_for_write(struct shm_arena *, uint32_t);
 static int	 init(struct actor *, struct shm_arena *, int32_t, char *,
 		    size_t);
+static int	 notify_socket(const char *);
 
 static int
 env_int(const char *name, long lo, long hi, long *out)
@@ -187,6 +193,12 @@ actor_attach(struct actor **out, char *err, size_t errlen)
 		actor_close(a);
 		return rc;
 	}
+	if ((path = getenv(ACTOR_ENV_NOTIFY_SOCKET)) != NULL &&
+	    (a->notify_sock = strdup(path)) == NULL) {
+		snprintf(err, errlen, "strdup: %s", strerror(errno));
+		actor_close(a);
+		return ACTOR_ESYS;
+	}
 	if (env_int(ACTOR_ENV_NOTIFY, 0, INT_MAX, &fd) == 0)
 		a->notify_fd = (int)fd;
 	if (env_int(ACTOR_ENV_INCARNATION, 1, UINT32_MAX, &inc) == 0 &&
@@ -239,12 +251,23 @@ actor_open(struct shm_arena *arena, int32_t idx, struct actor **out,
 	return 0;
 }
 
-/* Readiness: a newline on the notification pipe, which is then closed. */
+/*
+ * Readiness: READY=1 on actord's socket (a socket of ours for the one
+ * datagram: the kernel adds our pid, which is how actord knows us), or
+ * a newline on the notification pipe, which is then closed.
+ */
 int
 actor_ready(struct actor *a)
 {
 	ssize_t n;
+	int rc;
 
+	if (a->notify_sock != NULL) {
+		rc = notify_socket(a->notify_sock);
+		free(a->notify_sock);
+		a->notify_sock = NULL;
+		return rc;
+	}
 	if (a->notify_fd < 0)
 		return 0;
 	do
@@ -253,6 +276,33 @@ actor_ready(struct actor *a)
 	(void)close(a->notify_fd);
 	a->notify_fd = -1;
 	return n == 1 ? 0 : ACTOR_ESYS;
+}
+
+/* READY=1 to the datagram socket name ("@..." abstract), blocking. */
+static int
+notify_socket(const char *name)
+{
+	struct sockaddr_un sun;
+	size_t len = strlen(name);
+	ssize_t n;
+	int fd;
+
+	if (len == 0 || len >= sizeof(sun.sun_path))
+		return ACTOR_EINVAL;
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	memcpy(sun.sun_path, name, len);
+	if (name[0] == '@')
+		sun.sun_path[0] = '\0';
+	if ((fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1)
+		return ACTOR_ESYS;
+	do
+		n = sendto(fd, "READY=1\n", 8, MSG_NOSIGNAL,
+		    (struct sockaddr *)&sun, (socklen_t)(offsetof(struct
+		    sockaddr_un, sun_path) + len));
+	while (n == -1 && errno == EINTR);
+	(void)close(fd);
+	return n == 8 ? 0 : ACTOR_ESYS;
 }
 
 void
@@ -280,6 +330,7 @@ actor_close(struct actor *a)
 		shm_producer_close(a->prod);
 	if (a->notify_fd >= 0)
 		(void)close(a->notify_fd);
+	free(a->notify_sock);
 	/*
 	 * An arena actor_attach mapped stays mapped (shm_release): a worker
 	 * closes its actor to exit, and exit unmaps it with the rest,

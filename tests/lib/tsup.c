@@ -368,14 +368,44 @@ ts_record_count(const char *line)
 
 /* --- function children ------------------------------------------------------- */
 
-/* Tell actord we are ready, when it gave us a notification fd. */
+/*
+ * Tell actord we are ready, as it asked: READY=1 on the socket
+ * ACTORD_NOTIFY_SOCKET names (ready = "actor"), else a newline on
+ * ACTORD_NOTIFY_FD (ready = "fd").
+ */
 void
 ts_ready(void)
 {
-	const char *s = getenv("ACTORD_NOTIFY_FD");
+	const char *s = getenv("ACTORD_NOTIFY_SOCKET");
 
 	if (s != NULL)
+		ts_sd_send(s, "READY=1");
+	else if ((s = getenv("ACTORD_NOTIFY_FD")) != NULL)
 		(void)!write(atoi(s), "\n", 1);
+}
+
+/* One datagram msg to the socket name ("@..." abstract), from a new one. */
+int
+ts_sd_send(const char *name, const char *msg)
+{
+	struct sockaddr_un sun;
+	size_t len = strlen(name);
+	ssize_t n;
+	int fd;
+
+	if (len == 0 || len >= sizeof(sun.sun_path))
+		return -1;
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	memcpy(sun.sun_path, name, len);
+	if (name[0] == '@')
+		sun.sun_path[0] = '\0';
+	if ((fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	n = sendto(fd, msg, strlen(msg), 0, (struct sockaddr *)&sun,
+	    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len));
+	close(fd);
+	return n == (ssize_t)strlen(msg) ? 0 : -1;
 }
 
 static void
@@ -462,14 +492,12 @@ ts_fn_grandchild(void *arg)
 int
 ts_fn_fdready(void *arg)
 {
-	const char *s = getenv("ACTORD_NOTIFY_FD");
 	struct timespec ts = { 0, 20 * 1000000 };
 
 	(void)arg;
 	ts_record("start");
 	nanosleep(&ts, NULL);
-	if (s != NULL)
-		(void)!write(atoi(s), "\n", 1);
+	ts_ready();
 	for (;;)
 		pause();
 }

@@ -53,11 +53,12 @@ int	 ts_fn_run(void *);		/* records start, stop on SIGTERM */
 int	 ts_fn_exit(void *);		/* records start, returns (intptr_t)arg */
 int	 ts_fn_ignterm(void *);		/* ignores SIGTERM */
 int	 ts_fn_grandchild(void *);	/* forks a child, records "gc PID" */
-int	 ts_fn_fdready(void *);		/* newline on ACTORD_NOTIFY_FD */
+int	 ts_fn_fdready(void *);		/* ts_ready after 20 ms */
 int	 ts_fn_crash_later(void *);	/* runs (intptr_t)arg ms, exits 1 */
 int	 ts_fn_slowstop(void *);	/* takes 100 ms to stop */
 int	 ts_fn_mute(void *);		/* never says it is ready */
-void	 ts_ready(void);		/* newline on ACTORD_NOTIFY_FD */
+void	 ts_ready(void);		/* as actord asked (ready = fd, actor) */
+int	 ts_sd_send(const char *name, const char *msg);	/* a datagram */
 
 /* The real actord binary, run with a configuration in a temp dir. */
 struct ts_daemon {
