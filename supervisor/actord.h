@@ -323,6 +323,7 @@ struct spawner {
 	size_t		 stack_size;
 	bool		 sigs_read;	/* sigs is set */
 	uint64_t	 sigs;		/* not at the default: spawn_signals_set */
+	uint64_t	 caught;	/* ... and of them, caught by a handler */
 };
 
 pid_t	 spawn_child(struct node *, const struct spawn_fds *, int failed[2],

@@ -84,6 +84,7 @@ static void	 free_env(char **);
 struct child_ctx;
 static void	 child_fail(volatile int *, int stage)
 		    __attribute__((noreturn));
+static int	 signals_read(uint64_t *, uint64_t *);
 static uint64_t	 spawn_signals(struct spawner *, bool);
 static void	 child_signals(uint64_t);
 static void	 child_fds(const struct child_ctx *, bool exec);
@@ -302,13 +303,22 @@ child_fail(volatile int *failed, int stage)
 int
 spawn_signals_set(uint64_t *out)
 {
+	uint64_t caught;
+
+	return signals_read(out, &caught);
+}
+
+/* spawn_signals_set, and in *caught those of them a handler catches. */
+static int
+signals_read(uint64_t *out, uint64_t *caught)
+{
 	struct {
 		void		(*handler)(int);
 		unsigned long	 flags;
 		void		(*restorer)(void);
 		uint64_t	 mask;
 	} old;
-	uint64_t set = 0;
+	uint64_t set = 0, handled = 0;
 	int sig;
 
 	for (sig = 1; sig < NSIG && sig <= 64; sig++) {
@@ -320,8 +330,11 @@ spawn_signals_set(uint64_t *out)
 			return -1;
 		if (old.handler != SIG_DFL)
 			set |= UINT64_C(1) << (sig - 1);
+		if (old.handler != SIG_DFL && old.handler != SIG_IGN)
+			handled |= UINT64_C(1) << (sig - 1);
 	}
 	*out = set;
+	*caught = handled;
 	return 0;
 }
 
@@ -340,8 +353,8 @@ spawn_signals(struct spawner *sp, bool exec)
 	if (!exec)
 		return ~UINT64_C(0);
 	if (!sp->sigs_read) {
-		if (spawn_signals_set(&sp->sigs) == -1)
-			sp->sigs = ~UINT64_C(0);
+		if (signals_read(&sp->sigs, &sp->caught) == -1)
+			sp->sigs = sp->caught = ~UINT64_C(0);
 		sp->sigs_read = true;
 	}
 	return sp->sigs;
@@ -701,7 +714,12 @@ out:
 /*
  * Fork one worker.  Every signal is blocked around fork so that no handler
  * of the embedding program runs in the child before its dispositions are
- * reset (libuv's reasoning); actord itself has no handlers (signalfd).
+ * reset (libuv's reasoning).  actord itself has no handlers (signalfd):
+ * where none was found at the first start (spawn_signals, read once, as
+ * the dispositions it resets), a program child started by clone needs
+ * no such block, and two system calls of every start are spared (issue
+ * 13); until its exec it runs with actord's mask, signals at their
+ * default or ignored, as after it.
  * Returns the pid, or -1 with err set.  A program child has exec'd when
  * this returns, or failed to: failed is then its {stage, errno}
  * (spawn_describe_error), else { -1, 0 }.
@@ -715,6 +733,7 @@ spawn_child(struct node *n, const struct spawn_fds *fds, int failed[2],
 	sigset_t all, old;
 	char **env;
 	pid_t pid;
+	bool cloned, block;
 	/* Written by the child, in memory it shares with us (CLONE_VM). */
 	volatile int report[2] = { -1, 0 };
 
@@ -737,9 +756,12 @@ spawn_child(struct node *n, const struct spawn_fds *fds, int failed[2],
 	c.devnull = -1;
 	c.direct = false;
 	c.failed = n->cs->argv != NULL ? report : NULL;
-	sigfillset(&all);
-	sigprocmask(SIG_SETMASK, &all, &old);
 	c.sigs = spawn_signals(&n->ad->spawner, n->cs->argv != NULL);
+	cloned = n->cs->argv != NULL && spawner_ready(&n->ad->spawner);
+	block = !cloned || n->ad->spawner.caught != 0;
+	sigfillset(&all);
+	if (block)
+		sigprocmask(SIG_SETMASK, &all, &old);
 	/*
 	 * A program child only makes system calls before execve and never
 	 * returns here: sharing actord's memory (CLONE_VM, vfork's way)
@@ -748,7 +770,7 @@ spawn_child(struct node *n, const struct spawn_fds *fds, int failed[2],
 	 * both grow with the tree.  A function child runs arbitrary code:
 	 * fork.
 	 */
-	if (n->cs->argv != NULL && spawner_ready(&n->ad->spawner))
+	if (cloned)
 		pid = spawn_clone(n, &c, pidfd);
 	else if (n->cs->argv != NULL)
 		pid = vfork();
@@ -770,7 +792,8 @@ spawn_child(struct node *n, const struct spawn_fds *fds, int failed[2],
 		failed[0] = report[0];
 		failed[1] = report[1];
 	}
-	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (block)
+		sigprocmask(SIG_SETMASK, &old, NULL);
 	free_env(env);
 	free(cr.groups);
 	return pid;
