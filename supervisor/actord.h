@@ -508,6 +508,7 @@ int	 asks_send_remote(struct actord *, const char *path, uint32_t tag,
 	    const void *data, size_t len, uint32_t timeout_ms, ask_done_fn,
 	    void *arg, struct pending_ask **);
 void	 asks_forget(struct actord *, struct pending_ask *);
+void	 asks_rearm(struct actord *);
 
 /* --- backend.c: the control socket and metrics over the running tree ----- */
 

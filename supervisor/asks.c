@@ -252,6 +252,21 @@ collect(struct actord *ad)
 		timer_after(&ad->loop, &ad->bell_timer, BELL_RETRY_MS);
 }
 
+/*
+ * A worker was reaped, and actord's mailbox repaired: any worker may have
+ * written its "sleeping" word too, so that no answer rings the doorbell
+ * (actord then saw its answers only at each ask's deadline, however long
+ * the worker had been gone).  Answers already there are collected and
+ * the doorbell armed again: a store, and a barrier only if its fence_mode
+ * was written too.
+ */
+void
+asks_rearm(struct actord *ad)
+{
+	if (ad->self_actor != NULL && ad->bell_fd >= 0)
+		collect(ad);
+}
+
 static void
 on_bell(void *arg, uint32_t events)
 {

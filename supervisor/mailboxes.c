@@ -644,7 +644,8 @@ repair(struct actord *ad, int32_t idx, const char *who)
  * by libactor (actor_reaped: incarnation, in-hand message, on_down,
  * Terminated to its watchers), and then its mailbox is repaired before
  * its next incarnation starts.  actord's own is looked at too: between
- * two of its receives, nothing of it is in flight.
+ * two of its receives, nothing of it is in flight; and its doorbell is
+ * armed again (asks_rearm), for the worker may have cleared that too.
  */
 void
 mailboxes_reaped(struct actord *ad, pid_t pid, int wstatus, struct node *n)
@@ -663,6 +664,7 @@ mailboxes_reaped(struct actord *ad, pid_t pid, int wstatus, struct node *n)
 	sweep(ad);
 	repair(ad, ad->self_mbox, "actord");
 	self_restore(ad);
+	asks_rearm(ad);
 	if (rc == SHM_EAGAIN)
 		reap_later(ad, pid);
 }

@@ -22,6 +22,9 @@
  *     and again, its slot reused by each next incarnation: every death
  *     is one dead letter "sender died", and every tell it counted as sent
  *     is delivered.
+ *   - a worker that clears actord's "sleeping" word while actord sleeps
+ *     on its doorbell: once that worker is reaped, actord's asks are
+ *     answered as their answers come, not at their deadline.
  *
  * The workers are tests/progs/express_foe and tests/progs/actor_echo
  * (tag 39 counts tells, tag 40 answers the count).  Each test runs its
@@ -129,6 +132,35 @@ ask(const char *path, uint32_t tag, const void *data, size_t len,
 	memset(r, 0, sizeof(*r));
 	ck_assert_msg(ctltest_request(sock, &q, r) == 0, "ask %s: no answer "
 	    "from actord\n%s", path, ts_daemon_log(&d));
+	return r->status == CTL_OK;
+}
+
+/*
+ * An ask of path whose own timeout (a minute) is longer than the test
+ * waits for actord's answer (tests/lib/ctltest.c, IO_TIMEOUT): false if
+ * actord does not answer within that bound, else as ask().
+ */
+static bool
+ask_long(const char *path, uint32_t tag, const void *data, size_t len,
+    struct ctl_response *r)
+{
+	struct ctl_request q;
+
+	memset(&q, 0, sizeof(q));
+	q.cmd = CTL_CMD_ASK;
+	snprintf(q.path, sizeof(q.path), "%s", path);
+	q.tag = tag;
+	q.data = data;
+	q.datalen = (uint32_t)len;
+	q.timeout_ms = 60000;
+	q.present = 1u << CTL_F_PATH | 1u << CTL_F_TAG | 1u << CTL_F_DATA |
+	    1u << CTL_F_TIMEOUT;
+	memset(r, 0, sizeof(*r));
+	if (ctltest_request(sock, &q, r) != 0) {
+		snprintf(r->error, sizeof(r->error), "no answer from actord "
+		    "in time");
+		return false;
+	}
 	return r->status == CTL_OK;
 }
 
@@ -518,12 +550,36 @@ START_TEST(owner_killed_mid_send)
 }
 END_TEST
 
+/*
+ * A worker clears actord's "sleeping" word while actord sleeps on its
+ * doorbell, and is stopped: the answer to actord's next ask is rung by
+ * nobody.  actord looked at its answers again only at the ask's deadline
+ * (an ask of a minute took a minute); it arms its doorbell again once a
+ * worker is reaped, as it repairs its mailbox then.
+ */
+START_TEST(doorbell_cleared_then_reaped)
+{
+	struct ctl_response r;
+
+	start_tree("\"sleeping\", \"" ASKS_SELF_PATH "\"");
+	foe_wait("cleared", 1);
+	request(CTL_CMD_STOP, "/foe", &r);
+	ck_assert_uint_eq(r.status, CTL_OK);
+	ctl_response_free(&r);
+	ck_assert_msg(ask_long("/v", 1, "late", 4, &r) && r.datalen == 4,
+	    "ask /v: %s", r.error);
+	ctl_response_free(&r);
+	actord_sound();
+}
+END_TEST
+
 static Suite *
 adv_express_suite(void)
 {
 	Suite	*s = suite_create("adv_express");
 	TCase	*tc = tcase_create("owners");
 	TCase	*gh = tcase_create("ghost");
+	TCase	*bell = tcase_create("doorbell");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
@@ -531,6 +587,10 @@ adv_express_suite(void)
 	tcase_add_test(tc, owner_stopped_mid_send);
 	tcase_add_test(tc, owner_killed_mid_send);
 	suite_add_tcase(s, tc);
+	tcase_add_checked_fixture(bell, setup, teardown);
+	tcase_set_timeout(bell, 60);
+	tcase_add_test(bell, doorbell_cleared_then_reaped);
+	suite_add_tcase(s, bell);
 	tcase_add_checked_fixture(gh, setup, teardown);
 	tcase_set_timeout(gh, 90 + race_seconds());
 	tcase_add_test(gh, ghost_words);

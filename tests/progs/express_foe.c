@@ -33,6 +33,10 @@
  *				before, and that did not); then "done ok K failed F" once the
  *				N are sent and SIG was raised.  An incarnation that finds LIVES
  *				"owner" lines there already sends nothing
+ *   express_foe sleeping PATH	clears PATH's "sleeping" word once (its
+ *				consumer, asleep on its doorbell, is then
+ *				rung by nobody), writes "cleared" to
+ *				$TW_DIR/foe, and sleeps
  *
  * It includes shm/ internals on purpose: it plays a worker that knows
  * the layout.  Every write goes through the mapping a worker gets.
@@ -337,7 +341,10 @@ main(int argc, char **argv)
 		    idx, n);
 	} else if (strcmp(argv[1], "stuck") == 0 && argc == 4)
 		stuck(a, act->prod, target(a, argv[2]), atoi(argv[3]));
-	else if (strcmp(argv[1], "hot") == 0 && argc == 6)
+	else if (strcmp(argv[1], "sleeping") == 0 && argc == 3) {
+		atomic_store(&shm_mb(a, target(a, argv[2]))->m->sleeping, 0);
+		note("cleared");
+	} else if (strcmp(argv[1], "hot") == 0 && argc == 6)
 		hot(act, argv[2], atoi(argv[3]), strtoull(argv[4], NULL, 10),
 		    atoi(argv[5]));
 	else
