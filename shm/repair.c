@@ -139,6 +139,31 @@ self_pid(struct lane_fix *f)
 }
 
 /*
+ * Does slot s record a claim of position p of this lane, with one of the
+ * kinds k1, k2?  A claim is recorded in rec_ring and rec_pos, or, by the
+ * owner of a main lane (express.c), in own_mbox and own_busy (p + 1):
+ * an owner stopped between its claim and its publish was not seen, and
+ * its cell was released under it (the message lost as "garbled", then
+ * published all the same).
+ */
+static bool
+records(const struct lane_fix *f, struct shm_slot *s, uint64_t p,
+    unsigned k1, unsigned k2)
+{
+	uint64_t	 rr;
+
+	rr = atomic_load_explicit(&s->rec_ring, memory_order_acquire);
+	if (REC_RING(rr) == f->l->ring_id && (REC_KIND(rr) == k1 ||
+	    REC_KIND(rr) == k2) && atomic_load_explicit(&s->rec_pos,
+	    memory_order_acquire) == p)
+		return true;
+	return k1 == REC_INTENT && f->lane == SHM_LANE_MAIN &&
+	    atomic_load_explicit(&s->own_mbox, memory_order_acquire) ==
+	    f->idx + 1 && atomic_load_explicit(&s->own_busy,
+	    memory_order_acquire) == p + 1;
+}
+
+/*
  * Does a live producer's record name position p of this lane, with one
  * of the kinds k1, k2?  The caller's own slots never do (it is not
  * sending while it repairs).
@@ -148,18 +173,12 @@ owned(struct lane_fix *f, uint64_t p, unsigned k1, unsigned k2)
 {
 	struct shm_arena *a = f->a;
 	struct shm_slot	*s;
-	uint64_t	 rr, pos;
 	int32_t		 pid;
 	uint32_t	 i;
 
 	for (i = 0; i < a->nslots; i++) {
 		s = &a->slots[i];
-		rr = atomic_load_explicit(&s->rec_ring, memory_order_acquire);
-		if (REC_RING(rr) != f->l->ring_id ||
-		    (REC_KIND(rr) != k1 && REC_KIND(rr) != k2))
-			continue;
-		pos = atomic_load_explicit(&s->rec_pos, memory_order_acquire);
-		if (pos != p)
+		if (!records(f, s, p, k1, k2))
 			continue;
 		pid = SHM_ONCE(s->pid);
 		if (pid <= 0 || SHM_ONCE(s->state) != SLOT_LIVE ||

@@ -521,6 +521,38 @@ START_TEST(owner_stopped_mid_send)
 END_TEST
 
 /*
+ * The same owner stopped mid-send while /v dies: actord repairs /v's
+ * mailbox before its next incarnation, and must not take the owner's
+ * claim for one nobody makes (its record is its slot's own_busy, not a
+ * claim record): the repair released the cell (a dead letter "garbled")
+ * and the owner, let go, published over the release.  Once the owner
+ * goes on, /v answers, and no message of it was lost.
+ */
+START_TEST(owner_stopped_consumer_dies)
+{
+	char	 args[96];
+	pid_t	 pid;
+	int	 waited;
+
+	snprintf(args, sizeof(args), "\"hot\", \"/v\", \"%d\", \"%s\", \"1\"",
+	    SIGSTOP, HOT_TELLS);
+	start_tree(args);
+	foe_wait("owner", 1);
+	pid = running("/foe");
+	for (waited = 0; proc_state(pid) != 'T' && waited < WAIT;
+	    waited += 20)
+		ts_sleep_ms(20);
+	ck_assert_int_eq(proc_state(pid), 'T');
+	restart("/v");
+	ck_assert_int_eq(kill(pid, SIGCONT), 0);
+	foe_wait("done", 1);
+	echoes("/v", 50);
+	ck_assert_int_eq(letters("/v", shm_reason_name(SHM_DL_GARBLED)), 0);
+	actord_sound();
+}
+END_TEST
+
+/*
  * An honest owner of /v's main lane killed between its claim and its
  * publish, LIVES times: each next incarnation reuses the mailbox's slot,
  * takes the lane again and dies the same way.  Each death is one dead
@@ -580,6 +612,7 @@ adv_express_suite(void)
 	TCase	*tc = tcase_create("owners");
 	TCase	*gh = tcase_create("ghost");
 	TCase	*bell = tcase_create("doorbell");
+	TCase	*rep = tcase_create("repair");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
@@ -587,6 +620,10 @@ adv_express_suite(void)
 	tcase_add_test(tc, owner_stopped_mid_send);
 	tcase_add_test(tc, owner_killed_mid_send);
 	suite_add_tcase(s, tc);
+	tcase_add_checked_fixture(rep, setup, teardown);
+	tcase_set_timeout(rep, 120);
+	tcase_add_test(rep, owner_stopped_consumer_dies);
+	suite_add_tcase(s, rep);
 	tcase_add_checked_fixture(bell, setup, teardown);
 	tcase_set_timeout(bell, 60);
 	tcase_add_test(bell, doorbell_cleared_then_reaped);
