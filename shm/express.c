@@ -59,7 +59,7 @@
  * own_room).  A revoke, a sender in line or the consumer asleep end the
  * wait at once; so does its end: then it gives the lane back, and the
  * policy acts on its claim by CAS (a blocked sender's line, its timeout,
- * the dead letter).  Given back at every full lane, a producer that
+ * the dead letter; not a second poll for the same cell: room_spent).  Given back at every full lane, a producer that
  * outruns its consumer spent SHM_OWN_STREAK claims by CAS, each slower
  * than the consumer, to take the lane again every time.
  *

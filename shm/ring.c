@@ -186,8 +186,8 @@ static void	 big_make_room(struct shm_producer *, struct shm_mbox_local *,
 		    unsigned);
 static int	 wait_space(struct shm_producer *, struct shm_mbox_local *,
 		    struct shm_lane_local *, uint64_t, int64_t);
-static bool	 room_soon(struct shm_mbox_local *, unsigned, uint64_t,
-		    struct room_wait *);
+static bool	 room_soon(struct shm_producer *, struct shm_mbox_local *,
+		    unsigned, uint64_t, struct room_wait *);
 static int	 join_queue(struct shm_producer *, struct shm_mbox_local *,
 		    unsigned, const struct shm_msg *, const void *, int64_t,
 		    struct room_wait *);
@@ -981,7 +981,8 @@ own_room_claim(struct shm_producer *p, struct shm_lane_ctl *ctl,
  * it claims pos as owned_claim does (its record, both looks, tail): 0,
  * with its record set.  1 to give up, its record 0 (the caller gives the
  * lane back: the policy then acts on a claim by CAS, and a sender that
- * must block waits its turn in line as any other).  *since (if not NULL):
+ * must block waits its turn in line as any other, without polling the
+ * same cell again: room_spent).  *since (if not NULL):
  * when the wait began, in the arena clock.  Every word read is a hint:
  * the cell is free only for exactly pos, and the clock bounds the rest.
  * Out of line: the owner's send pays for it only on a full lane.
@@ -1035,8 +1036,10 @@ own_room(struct shm_producer *p, uint32_t idx, struct shm_lane_ctl *ctl,
 		now = (int64_t)shm_now_ns();
 		if (until == 0)
 			until = now + spin;
-		else if (now >= until)
+		else if (now >= until) {
+			p->room_spent = pos + 1;	/* room_soon's too */
 			return 1;
+		}
 	}
 }
 
@@ -1260,7 +1263,7 @@ overflow(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
 	case SHM_OVERFLOW_BLOCK:
 	case SHM_OVERFLOW_COALESCE:	/* no such key queued: as block */
 		/* A consumer at work frees the cell soon: no line, no sleep. */
-		if (room_soon(mb, lane, pos, w))
+		if (room_soon(p, mb, lane, pos, w))
 			return 0;
 		/* In line, woken in turn (turns.c). */
 		if (shm_turn_wait(p, mb, &w->turn, w->deadline) == 0)
@@ -1340,12 +1343,14 @@ join_queue(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
  * one wake-up per half lane, "sleeps" in its regime column).  A consumer
  * on this sender's CPU frees nothing while it polls: that costs the poll,
  * ROOM_SPIN_NS once per full lane (a sender let in from the line then
- * sends on for half a lane: turns.c).  true when the cell was freed or
- * tail moved on (claim again), false to queue.
+ * sends on for half a lane: turns.c).  Not again for the position its
+ * owner polled for in vain just before it gave the lane back (own_room,
+ * room_spent): the wait is one poll long, owner or not.  true when the
+ * cell was freed or tail moved on (claim again), false to queue.
  */
 static bool
-room_soon(struct shm_mbox_local *mb, unsigned lane, uint64_t pos,
-    struct room_wait *w)
+room_soon(struct shm_producer *p, struct shm_mbox_local *mb, unsigned lane,
+    uint64_t pos, struct room_wait *w)
 {
 	struct shm_lane_local *l = &mb->lane[lane];
 	struct shm_lane_ctl *ctl = l->ctl;
@@ -1354,13 +1359,15 @@ room_soon(struct shm_mbox_local *mb, unsigned lane, uint64_t pos,
 
 	if (w->turn.held || w->deadline <= 0 || shm_lane_limit(l) < l->cap ||
 	    (atomic_load_explicit(&mb->m->sleeping, memory_order_relaxed) &
-	    SHM_LANE_BIT(lane)) != 0)
+	    SHM_LANE_BIT(lane)) != 0 || p->room_spent == pos + 1)
 		return false;
 	now = (int64_t)shm_now_ns();
 	if (w->spin_until == 0)
 		w->spin_until = now + ROOM_SPIN_NS < w->deadline ?
 		    now + ROOM_SPIN_NS : w->deadline;
 	for (i = 1; now < w->spin_until; i++) {
+		if (p->room_hook != NULL)
+			p->room_hook(p->room_hook_arg);	/* tests */
 		if ((int64_t)((cell_seq(l, pos, memory_order_acquire) &
 		    ~SEQ_FLAGS) - pos) >= 0 || atomic_load_explicit(
 		    &ctl->tail, memory_order_relaxed) != pos)

@@ -569,7 +569,7 @@ struct shm_producer {
 	void		*hook_arg;
 	void		(*steal_hook)(void *);	/* tests: inside a steal */
 	void		*steal_hook_arg;
-	/* tests: each poll of an owner waiting for room (ring.c, own_room) */
+	/* tests: each poll for room (ring.c, own_room and room_soon) */
 	void		(*room_hook)(void *);
 	void		*room_hook_arg;
 	/*
@@ -600,6 +600,12 @@ struct shm_producer {
 	uint64_t	 hot_next;
 	uint32_t	 streak;
 	uint32_t	 slot_no;	/* its slot's index */
+	/*
+	 * The position + 1 whose cell own_room polled for its whole time
+	 * before the owner gave its lane back: room_soon does not poll for
+	 * it again (ring.c).
+	 */
+	uint64_t	 room_spent;
 };
 
 _Static_assert(sizeof(struct shm_hdr) % SHM_CL == 0, "hdr");

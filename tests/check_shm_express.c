@@ -552,7 +552,8 @@ END_TEST
 struct room_arg {
 	struct shm_arena *a;
 	struct shm_producer *q;	/* sends too once it took one, if set */
-	unsigned	 polls;	/* the owner's polls seen */
+	unsigned	 polls;	/* the sender's polls seen */
+	unsigned	 unowned;	/* ... with the lane not owned */
 	unsigned	 next;	/* the tag it takes next */
 	unsigned	 want;	/* messages to take: one a wait */
 	int		 q_rc;
@@ -565,6 +566,8 @@ room_take(void *arg)
 	struct shm_msg	 m;
 
 	r->polls++;
+	if (!owned(r->a))
+		r->unowned++;
 	if (r->want == 0)
 		return;
 	r->want--;
@@ -587,7 +590,7 @@ START_TEST(test_full_keeps_lane)
 	enum { CAP = 512 };
 	struct shm_arena *a = shm_test_arena(1, CAP, 128,
 	    SHM_OVERFLOW_BLOCK);
-	struct room_arg	 r = { a, NULL, 0, 0, 0, 0 };
+	struct room_arg	 r = { a, NULL, 0, 0, 0, 0, 0 };
 	struct shm_producer *p;
 	unsigned	 i, polls;
 
@@ -623,14 +626,15 @@ END_TEST
  * A full lane whose consumer takes nothing: the owner's send still
  * follows the policy and its timeout (block: SHM_EFULL once its time is
  * out, with its dead letter; an offer and a send that may not wait fail
- * at once), and gives the lane back; and under reject it never waits.
+ * at once), and gives the lane back, without a second poll for the
+ * cell once it claims by CAS; and under reject it never waits.
  */
 START_TEST(test_full_stopped_consumer)
 {
 	enum { CAP = 256 };
 	struct shm_arena *a = shm_test_arena(1, CAP, 128,
 	    SHM_OVERFLOW_BLOCK);
-	struct room_arg	 r = { a, NULL, 0, 0, 0, 0 };
+	struct room_arg	 r = { a, NULL, 0, 0, 0, 0, 0 };
 	struct shm_producer *p;
 	struct shm_counters c;
 	struct shm_msg	 m;
@@ -644,6 +648,8 @@ START_TEST(test_full_stopped_consumer)
 		send_ok(p, i);
 	ck_assert_int_eq(send_tag(p, 1000, 20000000), SHM_EFULL);
 	ck_assert_msg(r.polls > 0, "the owner waited for room");
+	ck_assert_msg(r.unowned == 0, "%u polls for the same cell again once "
+	    "the owner gave its lane back", r.unowned);
 	ck_assert_uint_eq(shm_test_count_dl(a, SHM_DL_FULL), 1);
 	ck_assert_msg(!owned(a) && p->own_ring == 0,
 	    "an owner out of time gives the lane back");
@@ -700,7 +706,7 @@ START_TEST(test_full_owner_yields)
 	enum { CAP = 256 };
 	struct shm_arena *a = shm_test_arena(1, CAP, 128,
 	    SHM_OVERFLOW_BLOCK);
-	struct room_arg	 r = { a, NULL, 0, 0, 0, -1 };
+	struct room_arg	 r = { a, NULL, 0, 0, 0, 0, -1 };
 	struct shm_producer *p, *q;
 	unsigned	 i;
 
