@@ -252,9 +252,8 @@ static inline int express_send(struct shm_producer *, uint32_t,
 		    const struct shm_msg *, const void *, int64_t);
 static int	 own_room_claim(struct shm_producer *, struct shm_lane_ctl *,
 		    const struct shm_cell *, uint64_t, uint64_t);
-static int	 own_room(struct shm_producer *, uint32_t,
-		    struct shm_lane_ctl *, const struct shm_cell *, uint64_t,
-		    uint64_t, int64_t, int64_t *);
+static int	 own_room(struct shm_producer *, uint32_t, int64_t,
+		    int64_t *);
 static int	 send_any(struct shm_producer *, uint32_t, enum shm_lane,
 		    const struct shm_msg *, const void *, int64_t);
 static inline void streak(struct shm_producer *, struct shm_lane_local *,
@@ -914,8 +913,7 @@ owned_claim(struct shm_producer *p, struct shm_lane_local *l, uint32_t idx,
 		atomic_store_explicit(&p->slot->own_busy, 0,
 		    memory_order_release);
 		/* A full lane: room waited for, owning it still. */
-		if (bad || own_room(p, idx, l->ctl, lane_cell(l, pos),
-		    pos & l->mask, pos, timeout_ns, waited_from) != 0) {
+		if (bad || own_room(p, idx, timeout_ns, waited_from) != 0) {
 			shm_own_drop(p, l);
 			return -1;
 		}
@@ -965,8 +963,8 @@ own_room_claim(struct shm_producer *p, struct shm_lane_ctl *ctl,
 }
 
 /*
- * The owner found its next cell (c, at pos; k its index) not yet freed,
- * all else as it left it: a full lane.  Giving the lane back there cost a
+ * The owner found its next cell (at own_next) not yet freed, all else
+ * as it left it: a full lane.  Giving the lane back there cost a
  * producer that outruns its consumer the express path whenever the lane
  * filled: SHM_OWN_STREAK claims by CAS to take it again, each slower than
  * the consumer, which then caught up (tools/bench/bench_ring.c, the pairs
@@ -985,13 +983,20 @@ own_room_claim(struct shm_producer *p, struct shm_lane_ctl *ctl,
  * same cell again: room_spent).  *since (if not NULL):
  * when the wait began, in the arena clock.  Every word read is a hint:
  * the cell is free only for exactly pos, and the clock bounds the rest.
- * Out of line: the owner's send pays for it only on a full lane.
+ * Out of line, and given what the producer's handle holds (its lane's
+ * geometry, its next position) rather than passed: the owner's send
+ * keeps fewer registers for the call it makes only on a full lane
+ * (callgrind, bench_ring's one_cpu: 155 instructions a send, 158 with
+ * the cell, its index and the position passed, 153 before own_room).
  */
 static __attribute__((noinline)) int
-own_room(struct shm_producer *p, uint32_t idx, struct shm_lane_ctl *ctl,
-    const struct shm_cell *c, uint64_t k, uint64_t pos, int64_t timeout_ns,
+own_room(struct shm_producer *p, uint32_t idx, int64_t timeout_ns,
     int64_t *since)
 {
+	struct shm_lane_ctl *ctl = p->own_ctl;
+	uint64_t	 pos = p->own_next, k = pos & p->own_mask;
+	const struct shm_cell *c = (const struct shm_cell *)(const void *)
+	    (p->own_cells + k * p->own_cell);
 	struct shm_arena *a = p->a;
 	struct shm_mbox	*m = (struct shm_mbox *)(void *)ctl;
 	struct shm_actor *act = &a->actors[idx];
@@ -1057,7 +1062,7 @@ own_room(struct shm_producer *p, uint32_t idx, struct shm_lane_ctl *ctl,
  * owner's own record, cleared again, and send_msg does the send.
  * Measured on one CPU (512 sends of 64 bytes, then a drain, over and
  * over): 19.6 ns and 258 instructions (callgrind) a send through
- * send_msg, 11.6 ns and 158 here (152 before own_room: the registers
+ * send_msg, 11.6 ns and 155 here (153 before own_room: the registers
  * its call keeps); the bare ring's producer (tools/bench/bench_ring.c)
  * 5.3 ns.
  */
@@ -1109,7 +1114,7 @@ express_send(struct shm_producer *p, uint32_t idx, const struct shm_msg *msg,
 		 * up, the lane goes back here, so that send_msg does not
 		 * wait again before it claims by CAS.
 		 */
-		if (own_room(p, idx, ctl, c, k, pos, timeout_ns, NULL) != 0) {
+		if (own_room(p, idx, timeout_ns, NULL) != 0) {
 			shm_own_release(p);
 			return 1;
 		}

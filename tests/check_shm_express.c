@@ -592,6 +592,8 @@ START_TEST(test_full_keeps_lane)
 	    SHM_OVERFLOW_BLOCK);
 	struct room_arg	 r = { a, NULL, 0, 0, 0, 0, 0 };
 	struct shm_producer *p;
+	struct shm_msg	 m;
+	uint64_t	 started = 0;
 	unsigned	 i, polls;
 
 	ck_assert_int_eq(shm_producer_open(a, &p), 0);
@@ -608,10 +610,15 @@ START_TEST(test_full_keeps_lane)
 		ck_assert_msg(owned(a) && p->own_ring != 0,
 		    "the owner gave its full lane back at send %u", i);
 	}
-	/* shm_send_stamped waits the same way, from the time it began. */
+	/* shm_send_stamped waits the same way (send_msg, owned_claim). */
 	r.want = 1;
-	ck_assert_int_eq(send_tag(p, 3 * CAP, SHM_TIMEOUT_DEFAULT), 0);
-	ck_assert(owned(a));
+	polls = r.polls;
+	memset(&m, 0, sizeof(m));
+	m.tag = 3 * CAP;
+	ck_assert_int_eq(shm_send_stamped(p, 0, SHM_LANE_MAIN, &m, NULL,
+	    SHM_TIMEOUT_DEFAULT, &started), 0);
+	ck_assert(r.polls > polls && started != 0);
+	ck_assert(owned(a) && p->own_ring != 0);
 	p->room_hook = NULL;
 	for (i = r.next; i <= 3 * CAP; i++)
 		recv_tag(a, i);
