@@ -299,10 +299,14 @@ shm_own_revoke(struct shm_producer *p, struct shm_lane_local *l,
 	for (n = 1; o != NULL && atomic_load_explicit(&o->own_busy,
 	    memory_order_acquire) != 0; n++) {
 		if (n % REVOKE_LOOK == 0 || n > REVOKE_NAPS) {
-			if (owner_gone(o)) {
-				settle_dead(a, l, o);
+			/*
+			 * A dead owner's record is settled; one that comes
+			 * back (a worker writing into the dead slot) is waited
+			 * for no longer than a live owner's.
+			 */
+			if (owner_gone(o) && (settle_dead(a, l, o),
+			    atomic_load(&o->own_busy) == 0))
 				continue;
-			}
 			if ((int64_t)shm_now_ns() >= until) {
 				rc = SHM_ETIMEDOUT;
 				goto out;
