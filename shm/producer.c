@@ -166,6 +166,12 @@ shm_producer_close(struct shm_producer *p)
 	free(p);
 }
 
+pid_t
+shm_producer_opener(const struct shm_producer *p)
+{
+	return p->pid;
+}
+
 void
 shm_producer_set_hook(struct shm_producer *p, void (*hook)(void *),
     void *arg)

@@ -517,6 +517,8 @@ int	 shm_producer_open(struct shm_arena *, struct shm_producer **);
 int	 shm_producer_open_own(struct shm_arena *, uint32_t idx,
 	    struct shm_producer **);
 void	 shm_producer_close(struct shm_producer *);
+/* The process that opened p (a fork child holds a copy it must not use). */
+pid_t	 shm_producer_opener(const struct shm_producer *);
 int	 shm_reap(struct shm_arena *, pid_t pid, unsigned *released);
 /*
  * shm_reap for the consumer of mailbox idx: only that mailbox's own slot

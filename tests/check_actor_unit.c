@@ -173,6 +173,48 @@ START_TEST(reaped_inhand_redelivered)
 END_TEST
 
 /*
+ * A child of fork(2) closes its copy of the handle: the parent's message
+ * in hand stays in hand (a death of the parent still redelivers it), and
+ * the parent's producer slot stays its own.
+ */
+START_TEST(fork_child_close_leaves_parent)
+{
+	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
+	struct actor *c = shm_test_open(ar, 1), *w = shm_test_open(ar, 0);
+	struct actor_ref to = { 0, ACTOR_ANY };
+	struct actor_msg m;
+	pid_t	 pid;
+
+	ck_assert_int_eq(actor_tell(c, to, 1, "a", 1), 0);
+	ck_assert_int_eq(actor_tell(c, to, 2, "b", 1), 0);
+	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
+	ck_assert_uint_eq(m.tag, 1);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		actor_close(w);
+		actor_close(c);
+		_exit(0);
+	}
+	ck_assert_int_eq(shm_test_wait_exit(pid), 0);
+	ck_assert(w->holding);
+	w = died_holding(ar, w);
+	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
+	ck_assert_uint_eq(m.tag, 1);
+	ck_assert(m.flags & ACTOR_MSG_REDELIVERED);
+	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
+	ck_assert_uint_eq(m.tag, 2);
+	/* The parent's producers are its own still: it sends. */
+	ck_assert_int_eq(actor_tell(c, to, 3, "c", 1), 0);
+	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
+	ck_assert_uint_eq(m.tag, 3);
+	actor_close(w);
+	actor_close(c);
+	shm_detach(ar);
+}
+END_TEST
+
+/*
  * The in-hand slot is two parts (actor_impl.h): a payload larger than a
  * cell goes to its far part, away from the control block, and what
  * actord finds after a death is still the whole message, wherever its
@@ -1601,6 +1643,7 @@ unit_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, reaped_inhand_still_in_its_cell);
 	tcase_add_test(tc, reaped_inhand_redelivered);
+	tcase_add_test(tc, fork_child_close_leaves_parent);
 	tcase_add_test(tc, reaped_large_inhand_redelivered);
 	tcase_add_test(tc, tell_keyed_coalesces);
 	tcase_add_test(tc, reaped_inhand_committed);

@@ -35,7 +35,6 @@
 #include <stdint.h>
 
 #include "shm/shm.h"
-#include "shm/shm.h"
 #include "worker/actor.h"
 
 #define AR_MAGIC		0x32524f544341424cULL	/* "LBACTOR2" */

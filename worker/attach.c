@@ -30,6 +30,8 @@ static void	 touch_for_write(struct shm_arena *, uint32_t);
 static int	 init(struct actor *, struct shm_arena *, int32_t, char *,
 		    size_t);
 static int	 notify_socket(const char *);
+static void	 free_local(struct actor *);
+static void	 close_forked(struct actor *);
 
 static int
 env_int(const char *name, long lo, long hi, long *out)
@@ -305,23 +307,19 @@ notify_socket(const char *name)
 	return n == 8 ? 0 : ACTOR_ESYS;
 }
 
-void
-actor_close(struct actor *a)
+/*
+ * What only this process holds: the handle's own memory and descriptors.
+ */
+static void
+free_local(struct actor *a)
 {
 	uint32_t i;
 
-	if (a == NULL)
-		return;
-	if (a->holding)
-		actor_done(a);
 	if (a->pend != NULL)
 		for (i = 0; i < a->pend_cap; i++)
 			free(a->pend[i].data);
 	free(a->pend);
 	free(a->last_reply);
-	/* What it still owes: one last offer, then dead letters. */
-	(void)owed_flush(a->prod, a->arena, &a->owed);
-	owed_abandon(a->arena, &a->owed);
 	free(a->rbuf);
 	free(a->slot_st);
 	free(a->ghost_at);
@@ -339,6 +337,35 @@ actor_close(struct actor *a)
 	if (a->own_arena)
 		shm_release(a->arena);
 	free(a);
+}
+
+/*
+ * A child of fork(2) closes the copy of its parent's handle: the message
+ * in hand, the owed messages and the producer slot are the parent's, and
+ * stay as they are; the child frees its own copies only.
+ */
+static void
+close_forked(struct actor *a)
+{
+	actor_owed_free(&a->owed);
+	free_local(a);
+}
+
+void
+actor_close(struct actor *a)
+{
+	if (a == NULL)
+		return;
+	if (a->prod != NULL && shm_producer_opener(a->prod) != getpid()) {
+		close_forked(a);
+		return;
+	}
+	if (a->holding)
+		actor_done(a);
+	/* What it still owes: one last offer, then dead letters. */
+	(void)owed_flush(a->prod, a->arena, &a->owed);
+	owed_abandon(a->arena, &a->owed);
+	free_local(a);
 }
 
 struct actor_ref
