@@ -37,7 +37,11 @@
  *			then that floor again with its receivers out of
  *			rseq (the kernel's update of a thread's rseq area
  *			on every return to user space after it slept: what
- *			it costs each wake-up, in every design alike).  Per
+ *			it costs each wake-up, in every design alike); then
+ *			the floor with the message's 64 bytes: each write
+ *			and read through a cell on the lines after the
+ *			word (what any mailbox in shared memory moves
+ *			besides the wake-up; a pipe copies them too).  Per
  *			message, of each design: the receivers' and the
  *			producers' CPU time and minor page faults (a fault:
  *			a page the process maps for the first time, such as
@@ -179,12 +183,13 @@ struct row {
 	double		 sparse_cpu, pipe_cpu;
 	double		 futex_cpu;		/* bare futex mailboxes */
 	double		 futex_norseq_cpu;	/* ... receivers out of rseq */
+	double		 futex_cell_cpu;	/* ... and the message's bytes */
 	/*
-	 * Per message, of actors, pipes, the floor, the floor without rseq
-	 * (enum sparse_design): receivers' and producers' CPU us, and
+	 * Per message, of actors, pipes, the floor, the floor without rseq,
+	 * the floor with cells (enum sparse_design): receivers' and producers' CPU us, and
 	 * their minor page faults.
 	 */
-	double		 per_msg[4][4];
+	double		 per_msg[5][4];
 	double		 wake_n50;		/* FUTEX_WAKE among N asleep */
 	size_t		 mb_stride;		/* the arena's, between mailboxes */
 	double		 fanin[4];
@@ -1945,9 +1950,9 @@ struct sparse_report {
 	uint64_t	 minflt;
 };
 
-enum sparse_design { SP_ACTORS, SP_PIPES, SP_FUTEX, SP_NORSEQ };
-static const char *const sparse_name[4] = { "actors", "pipes", "futex",
-    "futex_norseq" };
+enum sparse_design { SP_ACTORS, SP_PIPES, SP_FUTEX, SP_NORSEQ, SP_CELL };
+static const char *const sparse_name[5] = { "actors", "pipes", "futex",
+    "futex_norseq", "futex_cell" };
 
 /* One design's cost over the window: its receivers' and producers'. */
 struct sparse_cost {
@@ -2307,9 +2312,22 @@ struct futex_box {
 	_Atomic uint32_t asleep;
 };
 
+/*
+ * The cell floor's message bytes: FUTEX_CELLS cells of MSG_LEN on the
+ * lines after the box's, in the same page (the least a mailbox in shared
+ * memory moves per message: the bytes, through memory, besides the
+ * wake-up).  The producers write a cell before they bump the counter and
+ * the receiver reads it after; the cells are not claimed (several
+ * producers may write one at once): what is measured is the lines that
+ * cross, not a protocol.
+ */
+#define FUTEX_CELLS	4
+
 struct futex_sender {
 	unsigned char	*base;
 	size_t		 stride;
+	bool		 cells;		/* the cell floor */
+	unsigned char	 payload[MSG_LEN];
 };
 
 static struct futex_box *
@@ -2319,12 +2337,23 @@ futex_box(const struct futex_sender *s, int a)
 	    FUTEX_LINE);
 }
 
+/* Cell i of box f (the cell floor). */
+static unsigned char *
+futex_cell(struct futex_box *f, uint32_t i)
+{
+	return (unsigned char *)f + 64 + (size_t)(i % FUTEX_CELLS) * MSG_LEN;
+}
+
 /* A message: the counter bumped; a FUTEX_WAKE only if it said it sleeps. */
 static int
 send_futex(void *arg, int a)
 {
-	struct futex_box *f = futex_box(arg, a);
+	const struct futex_sender *s = arg;
+	struct futex_box *f = futex_box(s, a);
 
+	if (s->cells)
+		memcpy(futex_cell(f, atomic_load_explicit(&f->count,
+		    memory_order_relaxed)), s->payload, MSG_LEN);
 	atomic_fetch_add_explicit(&f->count, 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&f->asleep, memory_order_relaxed) &&
@@ -2333,10 +2362,14 @@ send_futex(void *arg, int a)
 	return 0;
 }
 
-/* A receiver: takes each message (the counter moved) and sleeps. */
+/*
+ * A receiver: takes each message (the counter moved; with cells, reads
+ * its bytes) and sleeps.
+ */
 static void __attribute__((noreturn))
-futex_receiver(struct futex_box *f)
+futex_receiver(struct futex_box *f, bool cells)
 {
+	unsigned char got[MSG_LEN] = { 0 };
 	uint32_t seen = 0, v;
 
 	for (;;) {
@@ -2344,6 +2377,10 @@ futex_receiver(struct futex_box *f)
 		if (v == FUTEX_END)
 			_exit(0);
 		if (v != seen) {
+			for (; cells && seen != v; seen++) {
+				memcpy(got, futex_cell(f, seen), MSG_LEN);
+				__asm__ volatile("" : : "r"(got) : "memory");
+			}
 			seen = v;
 			continue;
 		}
@@ -2430,11 +2467,11 @@ futex_pass(struct bench *b, struct row *r, struct futex_sender *s, int n,
 			syscall(SYS_close_range, 3U, ~0U, 0);
 			if (!rseq && rseq_leave() < 0)
 				_exit(1);
-			futex_receiver(futex_box(s, i));
+			futex_receiver(futex_box(s, i), s->cells);
 		}
 	}
 	sparse_window(b, n, s, send_futex, readers, c);
-	if (rseq)
+	if (rseq && !s->cells)
 		futex_wake_n(b, r, s, n);
 	for (i = 0; i < n; i++) {
 		atomic_store(&futex_box(s, i)->count, FUTEX_END);
@@ -2459,7 +2496,7 @@ futex_pass(struct bench *b, struct row *r, struct futex_sender *s, int n,
 static void
 bench_futex(struct bench *b, struct row *r)
 {
-	struct futex_sender s;
+	struct futex_sender s = { 0 };
 	struct sparse_cost c;
 	size_t size;
 	int fd, n = r->n;
@@ -2493,6 +2530,16 @@ bench_futex(struct bench *b, struct row *r)
 	} else {
 		emit_str(b, n, "sparse_futex_norseq", "rseq not left");
 	}
+	s.cells = true;
+	memset(s.payload, 0, sizeof(s.payload));
+	(void)futex_pass(b, r, &s, n, true, &c);
+	r->futex_cell_cpu = (double)(c.rcpu + c.pcpu) / 1e9;
+	emit(b, n, "sparse_futex_cell_cpu_s", r->futex_cell_cpu);
+	emit_sparse(b, r, SP_CELL, &c);
+	emit(b, n, "sparse_actors_vs_futex_cell", r->sparse_cpu > 0 &&
+	    r->futex_cell_cpu > 0 ? r->sparse_cpu / r->futex_cell_cpu : -1);
+	emit(b, n, "sparse_futex_cell_vs_pipes", r->pipe_cpu > 0 &&
+	    r->futex_cell_cpu > 0 ? r->futex_cell_cpu / r->pipe_cpu : -1);
 	munmap(s.base, size);
 }
 
@@ -2690,21 +2737,28 @@ print_table(struct row *rows, int nr)
 	    r->sparse_cpu / r->futex_cpu : -1, " %9.2fx", "");
 	ROW("  futex floor vs pipes", r->futex_cpu > 0 && r->pipe_cpu > 0 ?
 	    r->futex_cpu / r->pipe_cpu : -1, " %9.2fx", "");
+	ROW("sparse CPU s, floor with cells", r->futex_cell_cpu, " %10.3f",
+	    "");
+	ROW("  actors vs cell floor", r->sparse_cpu > 0 &&
+	    r->futex_cell_cpu > 0 ? r->sparse_cpu / r->futex_cell_cpu : -1,
+	    " %9.2fx", "");
+	ROW("  cell floor vs pipes", r->futex_cell_cpu > 0 && r->pipe_cpu > 0 ?
+	    r->futex_cell_cpu / r->pipe_cpu : -1, " %9.2fx", "the limit");
 	ROW("sparse CPU s, floor, no rseq", r->futex_norseq_cpu, " %10.3f",
 	    "");
 	ROW("  vs the floor", r->futex_norseq_cpu > 0 && r->futex_cpu > 0 ?
 	    r->futex_norseq_cpu / r->futex_cpu : -1, " %9.2fx",
 	    "rseq's part");
-	for (j = 0; j < 16; j++) {
+	for (j = 0; j < 20; j++) {
 		static const char *const what[4] = { "recv us", "prod us",
 		    "recv flt", "prod flt" };
-		static const char *const who[4] = { "actors", "pipes",
-		    "floor", "floor, no rseq" };
+		static const char *const who[5] = { "actors", "pipes",
+		    "floor", "floor, no rseq", "floor, cells" };
 		char label[48];
 
 		snprintf(label, sizeof(label), "  per msg %s: %s",
-		    what[j / 4], who[j % 4]);
-		ROW(label, r->per_msg[j % 4][j / 4], " %10.3f", "");
+		    what[j / 5], who[j % 5]);
+		ROW(label, r->per_msg[j % 5][j / 5], " %10.3f", "");
 	}
 	for (j = 0; j < 4; j++) {
 		char label[40];
@@ -2868,7 +2922,8 @@ main(void)
 		r->restart_cpu = -1;
 		r->lookup50 = r->wake50 = r->sparse_cpu = r->pipe_cpu = -1;
 		r->futex_cpu = r->futex_norseq_cpu = r->wake_n50 = -1;
-		for (j = 0; j < 16; j++)
+		r->futex_cell_cpu = -1;
+		for (j = 0; j < 20; j++)
 			r->per_msg[j / 4][j % 4] = -1;
 		r->ofa = r->ofa_floor = r->ofa_par = -1;
 		for (j = 0; j < 4; j++)
