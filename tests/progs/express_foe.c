@@ -54,43 +54,14 @@
 /* Both name their slot states; this program only uses shm's. */
 #undef SLOT_FREE
 #include "worker/actor_impl.h"
+#include "tests/lib/tfoe.h"
 
 #define MAX_TARGETS	8
-
-static uint64_t	 rnd_state = 0x2545f4914f6cdd1dULL;
-
-static uint64_t
-rnd(void)
-{
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
-}
-
-static void
-sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
-
-	while (nanosleep(&ts, &ts) == -1)
-		;
-}
 
 static void
 note(const char *what)
 {
-	const char *dir = getenv("TW_DIR");
-	char path[512];
-	FILE *f;
-
-	if (dir == NULL)
-		return;
-	snprintf(path, sizeof(path), "%s/foe", dir);
-	if ((f = fopen(path, "a")) == NULL)
-		return;
-	fprintf(f, "%s\n", what);
-	fclose(f);
+	tfoe_note("foe", what);
 }
 
 static uint32_t
@@ -98,9 +69,7 @@ target(struct shm_arena *a, const char *path)
 {
 	int idx;
 
-	/* The target may start after us: wait until it is named. */
-	while ((idx = shm_lookup(a, path)) < 0)
-		sleep_ms(5);
+	idx = (int)tfoe_target(a, path);
 	if (shm_mb(a, (uint32_t)idx)->m == NULL)
 		shm_localize(a, (uint32_t)idx);
 	if (shm_mb(a, (uint32_t)idx)->m == NULL)
@@ -112,11 +81,11 @@ target(struct shm_arena *a, const char *path)
 static uint32_t
 wild_owner(struct shm_arena *a, const struct shm_producer *self)
 {
-	switch (rnd() % 7) {
+	switch (tfoe_rnd() % 7) {
 	case 0:
 		return 0;
 	case 1:
-		return a->nslots + 1 + (uint32_t)(rnd() % 4);
+		return a->nslots + 1 + (uint32_t)(tfoe_rnd() % 4);
 	case 2:
 		return UINT32_MAX;
 	case 3:
@@ -124,7 +93,7 @@ wild_owner(struct shm_arena *a, const struct shm_producer *self)
 	case 4:
 		return 1;			/* actord's, or the first */
 	default:
-		return (uint32_t)(rnd() % a->nslots) + 1;
+		return (uint32_t)(tfoe_rnd() % a->nslots) + 1;
 	}
 }
 
@@ -132,7 +101,7 @@ wild_owner(struct shm_arena *a, const struct shm_producer *self)
 static uint64_t
 wild_busy(uint64_t t)
 {
-	switch (rnd() % 6) {
+	switch (tfoe_rnd() % 6) {
 	case 0:
 		return 0;
 	case 1:
@@ -144,7 +113,7 @@ wild_busy(uint64_t t)
 	case 4:
 		return t - 1;
 	default:
-		return rnd();
+		return tfoe_rnd();
 	}
 }
 
@@ -155,9 +124,9 @@ scribble_bytes(unsigned char *base, size_t len)
 
 	if (base == NULL || len < 8)
 		return;
-	off = (size_t)(rnd() % (len / 8)) * 8;
-	__atomic_store_n((uint64_t *)(void *)(base + off), rnd() % 3 == 0 ?
-	    ~0ULL : rnd(), __ATOMIC_RELAXED);
+	off = (size_t)(tfoe_rnd() % (len / 8)) * 8;
+	__atomic_store_n((uint64_t *)(void *)(base + off), tfoe_rnd() % 3 == 0 ?
+	    ~0ULL : tfoe_rnd(), __ATOMIC_RELAXED);
 }
 
 static void
@@ -165,11 +134,11 @@ ghost_one(struct shm_arena *a, const struct shm_producer *self, uint32_t idx)
 {
 	struct shm_mbox_local *mb = shm_mb(a, idx);
 	struct shm_lane_local *l = &mb->lane[SHM_LANE_MAIN];
-	struct shm_slot *s = &a->slots[rnd() % a->nslots];
+	struct shm_slot *s = &a->slots[tfoe_rnd() % a->nslots];
 	uint64_t t = atomic_load(&l->ctl->tail) & ~TAIL_OWNED;
 	unsigned lane;
 
-	switch (rnd() % 10) {
+	switch (tfoe_rnd() % 10) {
 	case 0:
 	case 1:
 	case 2:
@@ -180,14 +149,14 @@ ghost_one(struct shm_arena *a, const struct shm_producer *self, uint32_t idx)
 		atomic_store(&s->own_busy, wild_busy(t));
 		break;
 	case 4:
-		atomic_store(&mb->m->own_revoke, rnd() % 2 ? 0 :
-		    rnd() % 2 ? UINT32_MAX : 1);
+		atomic_store(&mb->m->own_revoke, tfoe_rnd() % 2 ? 0 :
+		    tfoe_rnd() % 2 ? UINT32_MAX : 1);
 		break;
 	case 5:
-		atomic_store(&s->own_mbox, rnd() % 2 ? idx + 1 :
-		    (uint32_t)rnd());
-		atomic_store(&s->revoking, rnd() % 2 ? idx + 1 :
-		    (uint32_t)rnd());
+		atomic_store(&s->own_mbox, tfoe_rnd() % 2 ? idx + 1 :
+		    (uint32_t)tfoe_rnd());
+		atomic_store(&s->revoking, tfoe_rnd() % 2 ? idx + 1 :
+		    (uint32_t)tfoe_rnd());
 		break;
 	case 6:
 		/* A busy "owner" that is the foe itself, for a while. */
@@ -199,7 +168,7 @@ ghost_one(struct shm_arena *a, const struct shm_producer *self, uint32_t idx)
 		atomic_store(&a->slots[self->slot_no].own_busy, 0);
 		break;
 	case 8:
-		lane = (unsigned)(rnd() % SHM_NLANES);
+		lane = (unsigned)(tfoe_rnd() % SHM_NLANES);
 		scribble_bytes(mb->lane[lane].big, (size_t)mb->lane[lane].
 		    big_size * mb->lane[lane].big_count);
 		break;
@@ -215,9 +184,9 @@ ghost(struct shm_arena *a, const struct shm_producer *self, unsigned seed,
 {
 	uint64_t i;
 
-	rnd_state ^= (uint64_t)seed * 0x9e3779b97f4a7c15ULL;
+	tfoe_seed(seed);
 	for (i = 1;; i++) {
-		ghost_one(a, self, idx[rnd() % (unsigned)n]);
+		ghost_one(a, self, idx[tfoe_rnd() % (unsigned)n]);
 		if (i % 1024 == 0)
 			sched_yield();
 	}
@@ -245,7 +214,7 @@ stuck(struct shm_arena *a, const struct shm_producer *self, uint32_t idx,
 			note("stuck");
 			said = true;
 		}
-		sleep_ms(1);
+		tfoe_sleep_ms(1);
 	}
 }
 
@@ -301,7 +270,7 @@ hot(struct actor *act, const char *path, int sig, uint64_t n, int lives)
 	if (lines("owner") >= lives)
 		return;
 	while (actor_lookup(act, path, &to) != 0)
-		sleep_ms(5);
+		tfoe_sleep_ms(5);
 	hot_sig = sig;
 	hot_prod = act->prod;
 	shm_producer_set_hook(act->prod, hot_hook, NULL);
@@ -326,6 +295,7 @@ main(int argc, char **argv)
 	uint32_t idx[MAX_TARGETS];
 	int i, n;
 
+	tfoe_state = 0x2545f4914f6cdd1dULL;	/* its schedules, as ever */
 	if (argc < 3)
 		errx(2, "usage: express_foe MODE ARG...");
 	if (actor_attach(&act, err, sizeof(err)) < 0)

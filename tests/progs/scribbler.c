@@ -45,46 +45,22 @@
 /* Both name their slot states; this program only uses shm's. */
 #undef SLOT_FREE
 #include "worker/actor_impl.h"
+#include "tests/lib/tfoe.h"
 
-static void	 sleep_ms(long);
-static uint32_t	 target(struct shm_arena *, const char *);
 static void	 wedge(struct shm_arena *, uint32_t, const char *);
 static void	 flip(struct shm_arena *, uint32_t);
 static void	 counters(struct shm_arena *, uint32_t);
 static void	 header(struct shm_arena *);
 static void	 hostile(struct shm_arena *, unsigned);
-static uint64_t	 rnd(void);
 static uint64_t	 nasty(uint64_t);
 static void	 scribble_word(unsigned char *, size_t, uint64_t);
 static void	 scribble_mailbox(struct shm_arena *, uint32_t);
-static void	 note(const char *, const char *);
-
-static uint64_t	 rnd_state = 88172645463325252ULL;
-
-static void
-sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
-
-	while (nanosleep(&ts, &ts) == -1)
-		;
-}
-
-/* xorshift64: fast and good enough to hit every word. */
-static uint64_t
-rnd(void)
-{
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
-}
 
 /* A value a reader checks badly: huge, negative, off by one, flagged. */
 static uint64_t
 nasty(uint64_t near)
 {
-	switch (rnd() % 12) {
+	switch (tfoe_rnd() % 12) {
 	case 0:
 		return 0;
 	case 1:
@@ -108,35 +84,8 @@ nasty(uint64_t near)
 	case 10:
 		return near;
 	default:
-		return rnd();
+		return tfoe_rnd();
 	}
-}
-
-static void
-note(const char *file, const char *what)
-{
-	const char *dir = getenv("TW_DIR");
-	char path[512];
-	FILE *f;
-
-	if (dir == NULL)
-		return;
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	if ((f = fopen(path, "a")) == NULL)
-		return;
-	fprintf(f, "%s\n", what);
-	fclose(f);
-}
-
-static uint32_t
-target(struct shm_arena *a, const char *path)
-{
-	int idx;
-
-	/* The target may start after us: wait until it is named. */
-	while ((idx = shm_lookup(a, path)) < 0)
-		sleep_ms(5);
-	return (uint32_t)idx;
 }
 
 static void
@@ -164,7 +113,7 @@ wedge(struct shm_arena *a, uint32_t idx, const char *kind)
 		atomic_store(&l->ctl->tail, 0);
 	} else
 		errx(2, "unknown wedge %s", kind);
-	note("wedged", kind);
+	tfoe_note("wedged", kind);
 }
 
 /*
@@ -185,7 +134,7 @@ flip(struct shm_arena *a, uint32_t idx)
 	if ((h = shm_state(a, idx, &len)) == NULL)
 		errx(2, "no state region");
 	while ((wcap = h->watch_cap) == 0)
-		sleep_ms(1);
+		tfoe_sleep_ms(1);
 	scap = h->snap_cap;
 	for (;;) {
 		h->watch_cap = (i & 1) ? wcap : 0x7fffffffu;
@@ -226,7 +175,7 @@ counters(struct shm_arena *a, uint32_t idx)
 	if ((h = shm_state(a, idx, &len)) != NULL)
 		for (i = 0; i < ACTOR_HIST_BUCKETS; i++)
 			atomic_store(&h->handler_hist[i], ~0ULL / 3 + i);
-	note("counters", "set");
+	tfoe_note("counters", "set");
 }
 
 /*
@@ -243,34 +192,34 @@ header(struct shm_arena *a)
 
 	if (mprotect(a->lbase, 4096, PROT_READ | PROT_WRITE) == 0) {
 		memset(a->lbase, 0, 8);
-		note("header", "zeroed through our mapping");
+		tfoe_note("header", "zeroed through our mapping");
 	} else
-		note("header", "mprotect refused");
+		tfoe_note("header", "mprotect refused");
 	snprintf(fdname, sizeof(fdname), "/proc/self/fd/%d", a->lfd);
 	if ((fd = open(fdname, O_RDWR)) != -1) {
 		p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (p != MAP_FAILED) {
 			memset(p, 0, 8);
-			note("header", "zeroed through a new mapping");
+			tfoe_note("header", "zeroed through a new mapping");
 			munmap(p, 4096);
 		} else
-			note("header", "writable mapping refused");
+			tfoe_note("header", "writable mapping refused");
 		close(fd);
 	}
 	if (pwrite(a->lfd, "\0\0\0\0\0\0\0\0", 8, 0) == 8)
-		note("header", "zeroed by pwrite");
+		tfoe_note("header", "zeroed by pwrite");
 	else
-		note("header", "pwrite refused");
+		tfoe_note("header", "pwrite refused");
 	if (fallocate(a->lfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
 	    4096) == 0)
-		note("header", "hole punched in the layout");
+		tfoe_note("header", "hole punched in the layout");
 	else
-		note("header", "hole in the layout refused");
+		tfoe_note("header", "hole in the layout refused");
 	if (fallocate(a->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
 	    4096) == 0)
-		note("header", "hole punched in the data");
+		tfoe_note("header", "hole punched in the data");
 	else
-		note("header", "hole in the data refused");
+		tfoe_note("header", "hole in the data refused");
 }
 
 /* One word of [base, base + len), aligned, set to something nasty. */
@@ -281,7 +230,7 @@ scribble_word(unsigned char *base, size_t len, uint64_t near)
 
 	if (len < 8)
 		return;
-	off = (size_t)(rnd() % (len / 8)) * 8;
+	off = (size_t)(tfoe_rnd() % (len / 8)) * 8;
 	__atomic_store_n((uint64_t *)(void *)(base + off), nasty(near),
 	    __ATOMIC_RELAXED);
 }
@@ -291,12 +240,12 @@ static void
 scribble_mailbox(struct shm_arena *a, uint32_t idx)
 {
 	struct shm_mbox_local *mb = shm_mb(a, idx);
-	struct shm_lane_local *l = &mb->lane[rnd() % SHM_NLANES];
+	struct shm_lane_local *l = &mb->lane[tfoe_rnd() % SHM_NLANES];
 	struct ar_hdr *h = mb->state;
 	uint64_t t = atomic_load(&l->ctl->tail), p;
 	struct shm_cell *c;
 
-	switch (rnd() % 10) {
+	switch (tfoe_rnd() % 10) {
 	case 0:
 		atomic_store(&l->ctl->tail, nasty(t));
 		break;
@@ -305,14 +254,14 @@ scribble_mailbox(struct shm_arena *a, uint32_t idx)
 		break;
 	case 2:
 	case 3:
-		p = t + rnd() % 4 - 2;
+		p = t + tfoe_rnd() % 4 - 2;
 		cell_seq_set(l, p, nasty(t), memory_order_seq_cst);
 		break;
 	case 4:
 		c = lane_cell(l, atomic_load(&l->ctl->head));
 		/* Or aimed at the large slots: just past the cell, the max. */
-		c->msg.len = rnd() % 2 ? (uint32_t)nasty(c->msg.len) :
-		    l->inl + (uint32_t)(rnd() % 2) + (rnd() % 2 ?
+		c->msg.len = tfoe_rnd() % 2 ? (uint32_t)nasty(c->msg.len) :
+		    l->inl + (uint32_t)(tfoe_rnd() % 2) + (tfoe_rnd() % 2 ?
 		    l->max - l->inl : 0);
 		c->msg.flags = (uint32_t)nasty(0);
 		break;
@@ -324,8 +273,8 @@ scribble_mailbox(struct shm_arena *a, uint32_t idx)
 		break;
 	case 6:
 		if (h != NULL) {
-			h->snap[rnd() & 1].len = (uint32_t)nasty(0);
-			atomic_store(&h->inhand, (uint32_t)(rnd() % 4));
+			h->snap[tfoe_rnd() & 1].len = (uint32_t)nasty(0);
+			atomic_store(&h->inhand, (uint32_t)(tfoe_rnd() % 4));
 		}
 		break;
 	case 7:
@@ -354,20 +303,20 @@ hostile(struct shm_arena *a, unsigned seed)
 	uint64_t n = 0;
 	size_t page;
 
-	rnd_state ^= (uint64_t)seed * 0x9e3779b97f4a7c15ULL;
+	tfoe_seed(seed);
 	for (;;) {
-		switch (rnd() % 8) {
+		switch (tfoe_rnd() % 8) {
 		case 0:
 			scribble_word(a->base, a->size, 0);
 			break;
 		case 1:
-			s = &a->slots[rnd() % a->nslots];
-			if (rnd() & 1)
-				atomic_store(&s->rec_ring, nasty(rnd() %
-				    (a->n * SHM_NLANES + 1)) << 2 | rnd() % 4);
+			s = &a->slots[tfoe_rnd() % a->nslots];
+			if (tfoe_rnd() & 1)
+				atomic_store(&s->rec_ring, nasty(tfoe_rnd() %
+				    (a->n * SHM_NLANES + 1)) << 2 | tfoe_rnd() % 4);
 			else
 				atomic_store(&s->rec_pos, nasty(0));
-			if (rnd() % 16 == 0)
+			if (tfoe_rnd() % 16 == 0)
 				atomic_store(&s->pid, (int32_t)nasty(0));
 			break;
 		case 2:
@@ -375,11 +324,11 @@ hostile(struct shm_arena *a, unsigned seed)
 			    (size_t)a->dl_cap * sizeof(*a->dl_entries), 0);
 			break;
 		default:
-			scribble_mailbox(a, (uint32_t)(rnd() % a->n));
+			scribble_mailbox(a, (uint32_t)(tfoe_rnd() % a->n));
 			break;
 		}
 		if (++n % 200000 == 0) {
-			page = (size_t)(rnd() % (a->size / 4096)) * 4096;
+			page = (size_t)(tfoe_rnd() % (a->size / 4096)) * 4096;
 			(void)fallocate(a->fd, FALLOC_FL_PUNCH_HOLE |
 			    FALLOC_FL_KEEP_SIZE, (off_t)page, 4096);
 		}
@@ -405,11 +354,11 @@ main(int argc, char **argv)
 		errx(1, "cannot say ready");
 	if (strcmp(argv[1], "wedge") == 0 && argc >= 4 && argc % 2 == 0) {
 		for (i = 2; i < argc; i += 2)
-			wedge(a, target(a, argv[i]), argv[i + 1]);
+			wedge(a, tfoe_target(a, argv[i]), argv[i + 1]);
 	} else if (strcmp(argv[1], "flip") == 0 && argc == 3)
-		flip(a, target(a, argv[2]));
+		flip(a, tfoe_target(a, argv[2]));
 	else if (strcmp(argv[1], "counters") == 0 && argc == 3)
-		counters(a, target(a, argv[2]));
+		counters(a, tfoe_target(a, argv[2]));
 	else if (strcmp(argv[1], "header") == 0)
 		header(a);
 	else if (strcmp(argv[1], "hostile") == 0 && argc == 3)
