@@ -26,6 +26,7 @@
  * the value read.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,74 @@ static uint32_t	 pool_end(const struct shm_arena *);
 static int	 reap_ranges(struct shm_arena *, pid_t, const uint32_t (*)[2],
 		    size_t, unsigned *, int *);
 static int	 sweep_slot(struct shm_arena *, uint32_t, pid_t, unsigned *);
+static void	 list_open(struct shm_producer *);
+static void	 unlist_open(struct shm_producer *);
+static void	 before_fork(void);
+static void	 after_fork_parent(void);
+static void	 after_fork_child(void);
+
+/*
+ * What shm knows of its own process: its open producers, so that a fork
+ * child can mark the copies it inherited (after_fork_child), and whether
+ * the atfork handlers that do it are registered (at the first open).  The
+ * one mutable state of shm outside the arena and its handles; the lock
+ * is taken at open, close and fork only, never by a send.
+ */
+static struct {
+	pthread_mutex_t	 lock;
+	bool		 watching;
+	struct shm_producer *open;
+} shm_process = { PTHREAD_MUTEX_INITIALIZER, false, NULL };
+
+static void
+list_open(struct shm_producer *p)
+{
+	(void)pthread_mutex_lock(&shm_process.lock);
+	/* Fails only for want of memory: copies then never say forked. */
+	if (!shm_process.watching)
+		shm_process.watching = pthread_atfork(before_fork,
+		    after_fork_parent, after_fork_child) == 0;
+	p->next_open = shm_process.open;
+	p->prev_open = &shm_process.open;
+	if (shm_process.open != NULL)
+		shm_process.open->prev_open = &p->next_open;
+	shm_process.open = p;
+	(void)pthread_mutex_unlock(&shm_process.lock);
+}
+
+static void
+unlist_open(struct shm_producer *p)
+{
+	(void)pthread_mutex_lock(&shm_process.lock);
+	*p->prev_open = p->next_open;
+	if (p->next_open != NULL)
+		p->next_open->prev_open = p->prev_open;
+	(void)pthread_mutex_unlock(&shm_process.lock);
+}
+
+/* The list stays whole across fork: no open or close is under way. */
+static void
+before_fork(void)
+{
+	(void)pthread_mutex_lock(&shm_process.lock);
+}
+
+static void
+after_fork_parent(void)
+{
+	(void)pthread_mutex_unlock(&shm_process.lock);
+}
+
+/* In the child, before fork returns: every producer open is a copy. */
+static void
+after_fork_child(void)
+{
+	struct shm_producer *p;
+
+	for (p = shm_process.open; p != NULL; p = p->next_open)
+		p->forked = true;
+	(void)pthread_mutex_unlock(&shm_process.lock);
+}
 
 /*
  * Slot i for this process (pid: getpid(), read once by the caller, not
@@ -99,6 +168,7 @@ claim(struct shm_arena *a, uint32_t i, pid_t pid, bool look,
 		if (!p->fence)
 			a->registered = pid;
 	}
+	list_open(p);
 	*out = p;
 	return 0;
 }
@@ -153,6 +223,7 @@ shm_producer_close(struct shm_producer *p)
 {
 	if (p == NULL)
 		return;
+	unlist_open(p);
 	/* Only the process that opened it frees the slot (not a fork child). */
 	if (p->pid == getpid()) {
 		shm_own_close(p);
@@ -170,6 +241,12 @@ pid_t
 shm_producer_opener(const struct shm_producer *p)
 {
 	return p->pid;
+}
+
+bool
+shm_producer_forked(const struct shm_producer *p)
+{
+	return p->forked;
 }
 
 void

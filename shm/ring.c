@@ -359,6 +359,8 @@ int
 shm_send(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
     const struct shm_msg *msg, const void *payload, int64_t timeout_ns)
 {
+	if (__builtin_expect(p->forked, 0))
+		return SHM_EFORKED;
 	/*
 	 * The lane's owner (express.c).  The lane first: a ring id is
 	 * idx * SHM_NLANES + lane + 1, so lane SHM_NLANES of idx would name
@@ -400,6 +402,10 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
     const struct shm_msg *msg, const void *payload, int64_t timeout_ns,
     uint64_t *started)
 {
+	if (__builtin_expect(p->forked, 0)) {
+		*started = 0;
+		return SHM_EFORKED;
+	}
 	return send_msg(p, idx, lane, msg, payload, timeout_ns, started, true);
 }
 

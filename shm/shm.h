@@ -189,7 +189,8 @@ enum shm_err {
 	SHM_EDROPPED	= -12,	/* drop_newest: this message was dropped */
 	SHM_ENOENT	= -13,	/* no actor has that path */
 	SHM_ELOST	= -14,	/* reserved: a claim released before publish */
-	SHM_ENOTREADY	= -15	/* a spare mailbox not prepared: no actor */
+	SHM_ENOTREADY	= -15,	/* a spare mailbox not prepared: no actor */
+	SHM_EFORKED	= -16	/* the producer is the parent's (a fork child) */
 };
 
 /*
@@ -519,6 +520,14 @@ int	 shm_producer_open_own(struct shm_arena *, uint32_t idx,
 void	 shm_producer_close(struct shm_producer *);
 /* The process that opened p (a fork child holds a copy it must not use). */
 pid_t	 shm_producer_opener(const struct shm_producer *);
+/*
+ * Is p a copy a fork(2) child inherited?  Its sends then fail with
+ * SHM_EFORKED: the slot, its claim record and the lane it may own are the
+ * parent's, and two processes writing them would corrupt both.  A
+ * pthread_atfork handler marks the child's copies of the producers open
+ * at the fork; a send reads the mark from the producer itself.
+ */
+bool	 shm_producer_forked(const struct shm_producer *);
 int	 shm_reap(struct shm_arena *, pid_t pid, unsigned *released);
 /*
  * shm_reap for the consumer of mailbox idx: only that mailbox's own slot
@@ -563,7 +572,9 @@ void	 shm_producer_set_steal_hook(struct shm_producer *,
  * then fails SHM_EFULL; reject fails SHM_EFULL at once; drop_oldest
  * dead-letters the oldest queued message and returns 0; drop_newest
  * dead-letters this one and returns SHM_EDROPPED.  System and reply lanes
- * reject.  Every message not delivered is counted and dead-lettered.
+ * reject.  Every message not delivered is counted and dead-lettered, but
+ * for SHM_EFORKED: a fork child's copy of p (shm_producer_forked) sends
+ * nothing, and its caller still has the message.
  */
 int	 shm_send(struct shm_producer *, uint32_t idx, enum shm_lane,
 	    const struct shm_msg *, const void *payload, int64_t timeout_ns)

@@ -20,7 +20,8 @@ static const char *const errs[] = {
 	"message dropped (drop_newest)",		/* SHM_EDROPPED */
 	"no actor has that path",			/* SHM_ENOENT */
 	"claim released before publish",		/* SHM_ELOST */
-	"mailbox not prepared: no actor owns it yet"	/* SHM_ENOTREADY */
+	"mailbox not prepared: no actor owns it yet",	/* SHM_ENOTREADY */
+	"the handle belongs to the parent process (fork)"	/* SHM_EFORKED */
 };
 
 static const char *const reasons[SHM_DL_NREASONS] = {

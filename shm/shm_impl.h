@@ -563,6 +563,14 @@ struct shm_producer {
 	struct shm_arena *a;
 	struct shm_slot	*slot;
 	pid_t		 pid;
+	/*
+	 * A copy a fork child inherited (set in the child by producer.c's
+	 * atfork handler, which finds it on the process's list of open
+	 * producers): its sends fail SHM_EFORKED.  Every send reads it from
+	 * the producer it reads anyway: no other page of the process.
+	 */
+	bool		 forked;
+	struct shm_producer *next_open, **prev_open;
 	int		 bellfd;	/* datagram socket for doorbells, or -1 */
 	int		 fence;		/* not registered for membarrier: fence */
 	void		(*hook)(void *);

@@ -173,11 +173,47 @@ START_TEST(reaped_inhand_redelivered)
 END_TEST
 
 /*
- * A child of fork(2) closes its copy of the handle: the parent's message
- * in hand stays in hand (a death of the parent still redelivers it), and
- * the parent's producer slot stays its own.
+ * What a child of fork(2) does with its copy of a handle, as exit codes:
+ * every call that would write the parent's mailbox, message in hand or
+ * producer slot fails ACTOR_EFORKED and writes nothing; a client of its
+ * own sends; its actor_close frees its copy only.
  */
-START_TEST(fork_child_close_leaves_parent)
+static int
+forked_child(struct shm_arena *ar, struct actor *w, struct actor *c)
+{
+	struct actor_ref to = { 0, ACTOR_ANY };
+	struct actor_msg m;
+	struct actor	*own;
+	uint64_t	 corr;
+
+	if (actor_tell(c, to, 9, "x", 1) != ACTOR_EFORKED ||
+	    actor_tell(w, to, 9, "x", 1) != ACTOR_EFORKED)
+		return 1;
+	if (actor_recv(w, &m, 0) != ACTOR_EFORKED ||
+	    actor_ask_next(w, &m, 0, &corr) != ACTOR_EFORKED)
+		return 2;
+	if (actor_watch(w, actor_self(c)) != ACTOR_EFORKED ||
+	    actor_commit(w, "s", 1) != ACTOR_EFORKED ||
+	    actor_reply(w, 9, "x", 1) != ACTOR_EFORKED ||
+	    actor_reply_error(w, 1, "x") != ACTOR_EFORKED)
+		return 3;
+	actor_done(w);
+	if ((own = shm_test_open(ar, -1)) == NULL ||
+	    actor_tell(own, to, 3, "c", 1) != 0)
+		return 4;
+	actor_close(own);
+	actor_close(w);
+	actor_close(c);
+	return 0;
+}
+
+/*
+ * The parent after such a child: its message in hand stays in hand (a
+ * death still redelivers it), nothing the child tried arrived, the
+ * child's own client's message did, and the parent's producers are its
+ * own still.
+ */
+START_TEST(fork_child_leaves_parent)
 {
 	struct shm_arena *ar = arena(2, SHM_OVERFLOW_BLOCK, 16);
 	struct actor *c = shm_test_open(ar, 1), *w = shm_test_open(ar, 0);
@@ -191,11 +227,8 @@ START_TEST(fork_child_close_leaves_parent)
 	ck_assert_uint_eq(m.tag, 1);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		actor_close(w);
-		actor_close(c);
-		_exit(0);
-	}
+	if (pid == 0)
+		_exit(forked_child(ar, w, c));
 	ck_assert_int_eq(shm_test_wait_exit(pid), 0);
 	ck_assert(w->holding);
 	w = died_holding(ar, w);
@@ -204,10 +237,12 @@ START_TEST(fork_child_close_leaves_parent)
 	ck_assert(m.flags & ACTOR_MSG_REDELIVERED);
 	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
 	ck_assert_uint_eq(m.tag, 2);
-	/* The parent's producers are its own still: it sends. */
-	ck_assert_int_eq(actor_tell(c, to, 3, "c", 1), 0);
 	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
 	ck_assert_uint_eq(m.tag, 3);
+	ck_assert_int_eq(actor_tell(c, to, 4, "d", 1), 0);
+	ck_assert_int_eq(actor_recv(w, &m, 0), 0);
+	ck_assert_uint_eq(m.tag, 4);
+	ck_assert_int_eq(actor_recv(w, &m, 0), ACTOR_ETIMEDOUT);
 	actor_close(w);
 	actor_close(c);
 	shm_detach(ar);
@@ -768,8 +803,11 @@ START_TEST(torn_commit_keeps_previous)
 	ck_assert_int_eq(actor_commit(w, "first", 6), 0);
 	ck_assert_int_eq(actor_commit(w, "second", 7), 0);
 	if ((pid = fork()) == 0) {
-		actor_set_commit_hook(w, die_now, NULL);
-		(void)actor_commit(w, "third", 6);
+		/* A handle of its own: the parent's copy is not for a child. */
+		struct actor *cw = shm_test_open(ar, 0);
+
+		actor_set_commit_hook(cw, die_now, NULL);
+		(void)actor_commit(cw, "third", 6);
 		_exit(1);
 	}
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
@@ -1643,7 +1681,7 @@ unit_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, reaped_inhand_still_in_its_cell);
 	tcase_add_test(tc, reaped_inhand_redelivered);
-	tcase_add_test(tc, fork_child_close_leaves_parent);
+	tcase_add_test(tc, fork_child_leaves_parent);
 	tcase_add_test(tc, reaped_large_inhand_redelivered);
 	tcase_add_test(tc, tell_keyed_coalesces);
 	tcase_add_test(tc, reaped_inhand_committed);

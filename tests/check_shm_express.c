@@ -5,6 +5,7 @@
  * capacity, policies and counters as on any claim; a consumer asleep is
  * woken; an owner killed mid-send is settled by shm_reap or by the next
  * sender; an owner stopped mid-send holds others only to their deadline;
+ * a fork child of the owner cannot send with its copy of the producer;
  * an owner that fills the lane waits for room keeping it, within its
  * policy and timeout, and yields it to a sender that wants it; and a
  * worker's scribbles on the words never crash, hang or read out of the
@@ -796,6 +797,52 @@ START_TEST(test_full_owner_killed)
 END_TEST
 
 /*
+ * A fork child of the owner holds a copy of its producer: its sends fail
+ * SHM_EFORKED and write nothing (two writers appending to an owned lane
+ * without a locked instruction would overwrite each other); the parent
+ * keeps the lane, and a producer the child opens itself sends.
+ */
+START_TEST(test_fork_child_of_owner)
+{
+	struct shm_arena *a = shm_test_arena(1, 1024, 128,
+	    SHM_OVERFLOW_BLOCK);
+	struct shm_producer *p, *own;
+	struct shm_msg	 m;
+	pid_t		 pid;
+	int		 rc;
+
+	ck_assert_int_eq(shm_producer_open(a, &p), 0);
+	take_lane(a, p);
+	ck_assert(!shm_producer_forked(p));
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		memset(&m, 0, sizeof(m));
+		m.tag = 666;
+		rc = shm_producer_forked(p) ? 0 : 1;
+		if (shm_send(p, 0, SHM_LANE_MAIN, &m, NULL, 0) != SHM_EFORKED ||
+		    shm_offer(p, 0, SHM_LANE_MAIN, &m, NULL) != SHM_EFORKED)
+			rc = 2;
+		m.tag = 777;
+		if (shm_producer_open(a, &own) != 0 ||
+		    shm_send(own, 0, SHM_LANE_MAIN, &m, NULL, 0) != 0)
+			rc = 3;
+		shm_producer_close(own);
+		shm_producer_close(p);
+		_exit(rc);
+	}
+	ck_assert_int_eq(shm_test_wait_exit(pid), 0);
+	recv_tag(a, 777);
+	recv_empty(a);
+	send_ok(p, 1);
+	recv_tag(a, 1);
+	recv_empty(a);
+	shm_producer_close(p);
+	shm_detach(a);
+}
+END_TEST
+
+/*
  * A worker's scribbles on the words: an owner that is no slot, a claim
  * record naming any cell, a count of revokers that never ends, slot
  * fields naming no mailbox.  Sends still go in (or the lane is merely
@@ -904,6 +951,7 @@ express_suite(void)
 	tcase_add_test(tc, test_full_owner_yields);
 	tcase_add_test(tc, test_full_owner_killed);
 	tcase_add_test(tc, test_hostile_words);
+	tcase_add_test(tc, test_fork_child_of_owner);
 	suite_add_tcase(s, tc);
 	return s;
 }

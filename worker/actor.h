@@ -76,6 +76,7 @@ enum actor_err {
 	ACTOR_ENOENT	= -13,	/* no actor has that path */
 	ACTOR_ELOST	= -14,
 	ACTOR_ENOTREADY	= -15,	/* a spare mailbox no actor owns yet */
+	ACTOR_EFORKED	= -16,	/* the handle is the parent's (a fork child) */
 	ACTOR_EDOWN	= -20,	/* ask: the actor is down */
 	ACTOR_ESTALE	= -21,	/* the reference names a dead incarnation */
 	ACTOR_EPOISON	= -22,	/* ask: the message crashed the actor, too often */

@@ -358,4 +358,14 @@ int	 watch_notify(struct shm_producer *, struct shm_arena *,
 void	 terminated_fill(struct actor_terminated *, uint32_t idx,
 	    uint32_t inc, int wstatus);
 
+/*
+ * A fork child's copy of the handle: its mailbox, message in hand and
+ * producer slot are the parent's (actor_attach(3)).
+ */
+static inline bool
+actor_forked(const struct actor *a)
+{
+	return a->prod != NULL && shm_producer_forked(a->prod);
+}
+
 #endif /* ACTORD_ACTOR_IMPL_H */

@@ -374,6 +374,8 @@ actor_ask_next(struct actor *a, struct actor_msg *reply, int64_t timeout_ns,
 
 	if (a->idx < 0)
 		return ACTOR_ENOMAILBOX;
+	if (actor_forked(a))
+		return ACTOR_EFORKED;
 	free(a->last_reply);
 	a->last_reply = NULL;
 	deadline = timeout_ns < 0 ? INT64_MAX :

@@ -113,6 +113,8 @@ actor_defer(struct actor *a, struct actor_caller *c)
 
 	if (a->idx < 0)
 		return ACTOR_ENOMAILBOX;
+	if (actor_forked(a))
+		return ACTOR_EFORKED;
 	if (!a->holding || c == NULL)
 		return ACTOR_EINVAL;
 	if ((a->cur.flags & SHM_MSG_ASK) == 0)
@@ -142,6 +144,8 @@ held(struct actor *a, const struct actor_caller *c)
 
 	if (a->idx < 0)
 		return ACTOR_ENOMAILBOX;
+	if (actor_forked(a))
+		return ACTOR_EFORKED;
 	if (c == NULL || c->corr == 0 || c->entry >= a->caps.ask_cap)
 		return ACTOR_EINVAL;
 	d = &ar_defers(a->hdr, &a->caps)[c->entry];

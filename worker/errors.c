@@ -1,7 +1,7 @@
 /*
  * errors.c: the names of libactor's error codes, and the parts of an
  * error answer (code and text).  Owns no state; must never return NULL.
- * shm's codes (-1 .. -15) are named by shm_strerror().
+ * shm's codes (-1 .. -16) are named by shm_strerror().
  */
 #include <string.h>
 

@@ -195,6 +195,8 @@ actor_recv(struct actor *a, struct actor_msg *out, int64_t timeout_ns)
 
 	if (a->idx < 0)
 		return ACTOR_ENOMAILBOX;
+	if (actor_forked(a))
+		return ACTOR_EFORKED;
 	if (a->holding)
 		actor_done(a);
 	/* What our sends found no room for (owed.c). */
@@ -271,6 +273,9 @@ actor_done(struct actor *a)
 
 	if (!a->holding)
 		return;
+	a->holding = false;
+	if (actor_forked(a))
+		return;		/* the parent's message: it stays in hand */
 	if (a->recv_ns != 0) {
 		/* Handler duration: a sample, kept like shm's wait histogram. */
 		d = shm_clock_ns(a->arena) - a->recv_ns;
@@ -283,7 +288,6 @@ actor_done(struct actor *a)
 	}
 	a->recv_ns = 0;
 	atomic_store_explicit(&a->hdr->inhand, IH_EMPTY, memory_order_release);
-	a->holding = false;
 }
 
 /*

@@ -40,7 +40,8 @@ actor_lookup(struct actor *a, const char *path, struct actor_ref *ref)
 }
 
 /*
- * Before a send: the target exists, the reference is not stale, and a
+ * Before a send: the handle is this process's (not a fork child's copy),
+ * the target exists, the reference is not stale, and a
  * down target takes the message by its policy.  0, or a negative code
  * after the message was dead-lettered.  An ask to a down actor fails at
  * once (ACTOR_EDOWN), counted but no dead letter: its asker has the
@@ -56,6 +57,8 @@ check_target(struct actor *a, struct actor_ref ref, bool ask, unsigned flags,
 	struct ar_hdr *h;
 	uint32_t cur;
 
+	if (actor_forked(a))
+		return ACTOR_EFORKED;	/* before any dead letter */
 	if (ref.index >= shm_nmailboxes(a->arena)) {
 		shm_dl_put(a->arena, ref.index, SHM_LANE_MAIN,
 		    SHM_DL_NO_ACTOR, m, data);
@@ -325,6 +328,8 @@ actor_reply(struct actor *a, uint32_t tag, const void *data, size_t len)
 
 	if (!a->holding)
 		return ACTOR_EINVAL;
+	if (actor_forked(a))
+		return ACTOR_EFORKED;
 	if ((a->cur.flags & SHM_MSG_ASK) == 0)
 		return ACTOR_ENOTASK;
 	if (len > UINT32_MAX || (data == NULL && len > 0))
@@ -359,6 +364,8 @@ actor_reply_error(struct actor *a, int code, const char *text)
 
 	if (!a->holding)
 		return ACTOR_EINVAL;
+	if (actor_forked(a))
+		return ACTOR_EFORKED;
 	if (code < 0 && code < ACTOR_ELAST)
 		return ACTOR_EINVAL;
 	rc = send_error_reply(a->prod, a->arena, &a->cur, code, text, NULL);

@@ -183,6 +183,8 @@ actor_commit(struct actor *a, const void *data, size_t len)
 
 	if (h == NULL)
 		return ACTOR_ENOMAILBOX;
+	if (actor_forked(a))
+		return ACTOR_EFORKED;
 	if (len > a->caps.snap_cap)
 		return a->caps.snap_cap == 0 ? ACTOR_ENOSTATE : ACTOR_EOVERSIZE;
 	if (data == NULL && len > 0)

@@ -180,6 +180,8 @@ actor_watch(struct actor *a, struct actor_ref ref)
 
 	if (a->idx < 0)
 		return ACTOR_ENOMAILBOX;
+	if (actor_forked(a))
+		return ACTOR_EFORKED;
 	if (REMOTE_IS(ref.index))
 		return remote_watch(a, ref, WK_WATCH);
 	if ((h = ar_hdr(a->arena, ref.index, &c)) == NULL)
@@ -229,6 +231,8 @@ actor_watch_name(struct actor *a, const char *path)
 
 	if (a->idx < 0)
 		return ACTOR_ENOMAILBOX;
+	if (actor_forked(a))
+		return ACTOR_EFORKED;
 	if (path == NULL)
 		return ACTOR_EINVAL;
 	if ((idx = shm_lookup(a->arena, path)) < 0)
@@ -334,6 +338,8 @@ actor_unwatch(struct actor *a, struct actor_ref ref)
 
 	if (a->idx < 0)
 		return ACTOR_ENOMAILBOX;
+	if (actor_forked(a))
+		return ACTOR_EFORKED;
 	if (REMOTE_IS(ref.index))
 		return remote_watch(a, ref, WK_UNWATCH);
 	if ((h = ar_hdr(a->arena, ref.index, &c)) == NULL)
