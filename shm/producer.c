@@ -106,14 +106,20 @@ after_fork_parent(void)
 	(void)pthread_mutex_unlock(&shm_process.lock);
 }
 
-/* In the child, before fork returns: every producer open is a copy. */
+/*
+ * In the child, before fork returns: every producer open is a copy.  It
+ * owns no lane (the express path is the parent's), so that its sends all
+ * take send_msg's way, which refuses them.
+ */
 static void
 after_fork_child(void)
 {
 	struct shm_producer *p;
 
-	for (p = shm_process.open; p != NULL; p = p->next_open)
+	for (p = shm_process.open; p != NULL; p = p->next_open) {
 		p->forked = true;
+		p->own_ring = 0;
+	}
 	(void)pthread_mutex_unlock(&shm_process.lock);
 }
 

@@ -359,12 +359,11 @@ int
 shm_send(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
     const struct shm_msg *msg, const void *payload, int64_t timeout_ns)
 {
-	if (__builtin_expect(p->forked, 0))
-		return SHM_EFORKED;
 	/*
 	 * The lane's owner (express.c).  The lane first: a ring id is
 	 * idx * SHM_NLANES + lane + 1, so lane SHM_NLANES of idx would name
-	 * the main lane of idx + 1.
+	 * the main lane of idx + 1.  A fork child's copy owns nothing
+	 * (producer.c took its own_ring), and send_msg refuses it.
 	 */
 	if (lane == SHM_LANE_MAIN && p->own_ring == (uint64_t)idx *
 	    SHM_NLANES + SHM_LANE_MAIN + 1 && express_send(p, idx, msg,
@@ -402,10 +401,6 @@ shm_send_stamped(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
     const struct shm_msg *msg, const void *payload, int64_t timeout_ns,
     uint64_t *started)
 {
-	if (__builtin_expect(p->forked, 0)) {
-		*started = 0;
-		return SHM_EFORKED;
-	}
 	return send_msg(p, idx, lane, msg, payload, timeout_ns, started, true);
 }
 
@@ -431,6 +426,8 @@ send_msg(struct shm_producer *p, uint32_t idx, enum shm_lane lane,
 	int		 rc;
 
 	*started = 0;
+	if (__builtin_expect(p->forked, 0))
+		return SHM_EFORKED;
 	if (idx >= a->n || (unsigned)lane >= SHM_NLANES)
 		return SHM_EBADINDEX;
 	if (msg == NULL || (msg->len > 0 && payload == NULL))

@@ -566,8 +566,9 @@ struct shm_producer {
 	/*
 	 * A copy a fork child inherited (set in the child by producer.c's
 	 * atfork handler, which finds it on the process's list of open
-	 * producers): its sends fail SHM_EFORKED.  Every send reads it from
-	 * the producer it reads anyway: no other page of the process.
+	 * producers), which also takes its own_ring: its sends fail
+	 * SHM_EFORKED in send_msg, off the owner's express path, from the
+	 * producer they read anyway: no other page of the process.
 	 */
 	bool		 forked;
 	struct shm_producer *next_open, **prev_open;
