@@ -510,6 +510,7 @@ struct shm_arena {
 					 * the barriers (claim): a fork's differs */
 	bool		 rdpid;		/* shm_cpu may use RDPID (wait.c) */
 	bool		 prefetchw;	/* the CPU has PREFETCHW (wait.c) */
+	bool		 zmm_reset;	/* nap gives back AVX-512 state (wait.c) */
 	bool		 creator;	/* shm_create's: writes the layout */
 	uint32_t	 own;		/* own_mb's mailbox (shm_consume), or n */
 	uint32_t	 nviews;	/* full views made in mb[] */

@@ -112,11 +112,14 @@ static int	 barrier_all(struct shm_arena *);
 static int	 set_fence_mode(struct shm_arena *, struct shm_mbox *, uint32_t)
 	    SHM_RECV;
 static void	 map_ahead(struct shm_mbox_local *, uint64_t) SHM_RECV;
+static void	 zmm_give_back(const struct shm_arena *) SHM_RECV;
 static int	 nap(struct shm_arena *, uint32_t, unsigned, int, int64_t)
 	    SHM_RECV;
 static inline bool poked(struct shm_arena *);
 
 #define SLICE_NS		1000000	/* sleep slice without membarrier */
+/* XSAVE components: AVX-512 opmask, ZMM0-15's upper halves, ZMM16-31. */
+#define XSTATE_AVX512		0xe0u
 #define AHEAD_PAGES		1	/* pages of cells made past head's */
 #define AHEAD_CHUNK		SHM_AHEAD_CHUNK	/* ... in chunks of this many */
 #define WAKE_TRIES		64	/* CASes of "sleeping" before waking anyway */
@@ -135,7 +138,8 @@ shm_membarrier_init(struct shm_arena *a)
  * shm_cpu: the CPU must have it (leaf 7, ECX bit 22) and the kernel must
  * keep the CPU number in TSC_AUX, which one reading against sched_getcpu
  * shows (a migration in between only costs RDPID).  PREFETCHW for a send
- * (leaf 0x80000001, ECX bit 8; shm_impl.h, prefetch_own).  Read from
+ * (leaf 0x80000001, ECX bit 8; shm_impl.h, prefetch_own).  AVX-512 and
+ * XGETBV 1 for a sleeper's zmm_give_back.  Read from
  * what the dynamic loader found at exec (glibc's <sys/platform/x86.h>)
  * where it says: the four CPUIDs that asking the CPU takes trap in a VM,
  * a few microseconds of every actor's start (tests/check_attach_cost.c).
@@ -147,6 +151,8 @@ shm_cpu_init(struct shm_arena *a)
 	uint64_t v;
 	int	 cpu;
 #ifdef HAVE_X86_PLATFORM
+	a->zmm_reset = CPU_FEATURE_ACTIVE(AVX512F) &&
+	    CPU_FEATURE_ACTIVE(XGETBV_ECX_1);
 	a->prefetchw = CPU_FEATURE_ACTIVE(PREFETCHW);
 	a->rdpid = false;
 	if (!CPU_FEATURE_ACTIVE(RDPID))
@@ -594,6 +600,44 @@ map_ahead(struct shm_mbox_local *mb, uint64_t head)
 }
 
 /*
+ * Before a sleep: the AVX-512 registers set back to their initial state
+ * if anything used them (XGETBV 1 says which state components are in
+ * use).  glibc's string functions on a CPU with AVX-512 use ZMM16-31 and
+ * nothing ever gives them back, so every process that called one carries
+ * that state for good, and the kernel saves and restores it (some 2 KiB)
+ * at every context switch: for a sleeper woken once a message, cold lines
+ * on each wake-up.  An XRSTOR of those components from a header that says
+ * "initial" drops them (the registers are the caller's to save under the
+ * ABI, and nothing of libactor keeps a value in them: the function is
+ * never inlined, so no caller keeps one across it either).  bench-scale
+ * sparse at 1,000 actors: actors / pipes 1.21x -> 1.11x (medians of three
+ * alternated runs).  Where glibc cannot say the CPU has the instruction
+ * without a CPUID (which traps in a VM), it is not done.
+ */
+static __attribute__((noinline)) void
+zmm_give_back(const struct shm_arena *a)
+{
+#if defined(__x86_64__)
+	/* The legacy area and an all-zero header: nothing in use. */
+	static const struct {
+		unsigned char	 legacy[512];
+		uint64_t	 xstate_bv, xcomp_bv, reserved[6];
+	} __attribute__((aligned(64))) initial;
+	uint32_t	 in_use, hi;
+
+	if (!a->zmm_reset)
+		return;
+	__asm__ __volatile__("xgetbv" : "=a"(in_use), "=d"(hi) : "c"(1));
+	if ((in_use & XSTATE_AVX512) == 0)
+		return;
+	__asm__ __volatile__("xrstor %0" : : "m"(initial), "a"(XSTATE_AVX512),
+	    "d"(0) : "memory");
+#else
+	(void)a;
+#endif
+}
+
+/*
  * Asleep until a message on lanes, the deadline or an error; fenced: the
  * mailbox is in fence_mode, so no membarrier before sleeping.
  */
@@ -653,6 +697,7 @@ nap(struct shm_arena *a, uint32_t idx, unsigned lanes, int fenced,
 		/* Where the next message will be: head's cell, in the lane. */
 		next = lane_cell(ml, atomic_load_explicit(&ml->ctl->head,
 		    memory_order_relaxed));
+		zmm_give_back(a);
 		rc = shm_futex_wait(&m->wake_word, w, rem);
 		woken(a, mb, m, next);
 		/*

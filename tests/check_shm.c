@@ -11,6 +11,9 @@
 #include <sys/wait.h>
 
 #include <check.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -1317,6 +1320,57 @@ START_TEST(test_shm_cpu)
 }
 END_TEST
 
+#if defined(__x86_64__)
+/* The AVX-512 state components in use (XGETBV 1), or -1 if it cannot say. */
+static int
+avx512_in_use(void)
+{
+	unsigned eax, ebx, ecx, edx;
+	uint32_t lo, hi;
+
+	if (!__builtin_cpu_supports("avx512f") ||
+	    __get_cpuid_count(0xd, 1, &eax, &ebx, &ecx, &edx) == 0 ||
+	    (eax & (1u << 2)) == 0)
+		return -1;
+	__asm__ __volatile__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(1));
+	return (int)(lo & 0xe0);
+}
+#endif
+
+/*
+ * A sleeper gives back its AVX-512 registers (wait.c, zmm_give_back): a
+ * process that used ZMM16 (as glibc's string functions do on such a CPU)
+ * has that state in use until something resets it, and the kernel then
+ * saves and restores it at every context switch.  After a nap it is not in
+ * use any more.  On a CPU without AVX-512 there is nothing to give back,
+ * and the test says so.
+ */
+START_TEST(test_nap_gives_back_avx512)
+{
+#if defined(__x86_64__)
+	struct shm_arena *a;
+	int	 rc, before, after;
+
+	if (avx512_in_use() < 0) {
+		fprintf(stderr, "test_nap_gives_back_avx512: no AVX-512 or "
+		    "XGETBV 1 here: nothing to give back\n");
+		return;
+	}
+	a = shm_test_arena(1, 4, 64, SHM_OVERFLOW_REJECT);
+	/* No call between (Check's own marks use glibc's string code). */
+	__asm__ __volatile__("vpternlogd $0xff, %%zmm16, %%zmm16, %%zmm16"
+	    : : : "memory");
+	before = avx512_in_use();
+	rc = shm_wait(a, 0, SHM_LANES_INBOX, SHM_WAIT_SLEEP, 0, 1000000);
+	after = avx512_in_use();
+	ck_assert_int_ne(before & 0x80, 0);
+	ck_assert_int_eq(rc, SHM_ETIMEDOUT);
+	ck_assert_int_eq(after, 0);
+	shm_detach(a);
+#endif
+}
+END_TEST
+
 START_TEST(test_actor_table)
 {
 	struct shm_arena *a = shm_test_arena(3, 4, 128, SHM_OVERFLOW_REJECT);
@@ -1822,6 +1876,7 @@ shm_suite(void)
 	tcase_add_test(tc, test_send_reads_dense_view);
 	tcase_add_test(tc, test_actor_table_dense);
 	tcase_add_test(tc, test_shm_cpu);
+	tcase_add_test(tc, test_nap_gives_back_avx512);
 	tcase_add_test(tc, test_path_index);
 	tcase_add_test(tc, test_attach_costs_what_is_used);
 	tcase_add_test(tc, test_tsc_trusted);
