@@ -91,18 +91,27 @@ a_ignore(struct node *n)
 	(void)n;
 }
 
+/*
+ * sig to the worker's process group, and to what left the group in its
+ * cgroup.  Before a SIGTERM, a SIGCONT, so that a stopped worker hears
+ * it; never after: a SIGCONT discards every stop signal pending when it
+ * is sent, and a worker's exit path may have just asked for one
+ * (LeakSanitizer's tracer attaches with PTRACE_ATTACH and waits for the
+ * SIGSTOP it queued, as may a crash reporter or a debugger): lost, the
+ * worker would wait for it until the SIGKILL of its shutdown timeout.
+ */
 static void
 group_kill(struct node *n, int sig)
 {
 	if (n->pid <= 0)
 		return;
+	if (sig == SIGTERM) {
+		(void)killpg(n->pid, SIGCONT);
+		cgroup_signal(n, SIGCONT);
+	}
 	if (killpg(n->pid, sig) == -1 && errno != ESRCH)
 		log_warn("%s: killpg %d", n->path, (int)n->pid);
 	cgroup_signal(n, sig);		/* what left the group: same signal */
-	if (sig == SIGTERM) {
-		(void)killpg(n->pid, SIGCONT);	/* a stopped child must see it */
-		cgroup_signal(n, SIGCONT);
-	}
 }
 
 static void
