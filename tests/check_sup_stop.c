@@ -22,7 +22,6 @@
 #include <check.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -77,25 +76,6 @@ one_worker(void)
 	return ad;
 }
 
-/* pid's state letter in /proc/PID/stat, or 0. */
-static char
-proc_state(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((f = fopen(path, "re")) == NULL)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	if ((p = strrchr(buf, ')')) == NULL || p[1] == '\0')
-		return 0;
-	return p[2];
-}
-
 static bool
 stopped(struct actord *ad, void *arg)
 {
@@ -146,10 +126,10 @@ START_TEST(a_stopped_worker_hears_sigterm)
 	int i;
 
 	ck_assert_int_eq(kill(pid, SIGSTOP), 0);
-	for (i = 0; i < WAIT && proc_state(pid) != 'T'; i += 5)
+	for (i = 0; i < WAIT && tcheck_proc_state(pid) != 'T'; i += 5)
 		ts_sleep_ms(5);
-	ck_assert_msg(proc_state(pid) == 'T', "pid %d not stopped: %c",
-	    (int)pid, proc_state(pid));
+	ck_assert_msg(tcheck_proc_state(pid) == 'T', "pid %d not stopped: %c",
+	    (int)pid, tcheck_proc_state(pid));
 	stop_worker(ad);
 	actord_free(ad);
 }
