@@ -2657,6 +2657,8 @@ bench_ofa(struct bench *b, struct row *r, bool parallel)
 		goto out;
 	g = actord_find(ad, "/g");
 	for (i = 0; i < rounds; i++) {
+		/* A group just started, or just back: quiet first. */
+		(void)settle(ad, SETTLE_MAX_MS);
 		k = g->kids[g->nkids / 2];
 		old = k->pid;
 		t0 = now_ns();
