@@ -1005,7 +1005,7 @@ cpu_jiffies(uint64_t *idle, uint64_t *all)
  * max_ms; the time it took, ms.  The first restarts right after N actors
  * report ready are not what a restart costs: at 10,000, the 200 of this
  * bench measured 1.13-1.54 ms at p50 and 256-349 us of actord's CPU each
- * (four runs), against 1.10 ms and 251 us over 3,000 restarts, and
+ * (six runs), against 1.10 ms and 251 us over 3,000 restarts, and
  * 0.79-0.88 ms and 178-184 us after this wait (0.80-0.82 ms and 192-202
  * us at 100).  The wait ended after its two windows, the machine already
  * quiet by this measure: what the start leaves behind lasts less.
