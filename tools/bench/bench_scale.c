@@ -46,7 +46,12 @@
  *			message, of each design: the receivers' and the
  *			producers' CPU time and minor page faults (a fault:
  *			a page the process maps for the first time, such as
- *			a lane's next page of cells in its first lap)
+ *			a lane's next page of cells in its first lap).  At
+ *			N <= BENCH_SCALE_LAP2_MAX (default 1,000) the actors
+ *			again in their lanes' second lap (every lane once
+ *			round, every page of the arena mapped in each
+ *			producer): what a tree that has run a while pays,
+ *			the first lap's page faults left out
  *   fan-in		P = 1, 10, 100, 1,000 producer processes telling one
  *			actor as fast as they can: messages per second (each
  *			forked, attached and warmed by one message sent and
@@ -152,6 +157,8 @@
 #define MSG_LEN		64
 #define TAG_IGNORED	99	/* actor_echo ignores it */
 #define NO_PROGRESS_MS	20000	/* a start that stalls this long failed */
+#define LAP_MS		60000	/* a quarter of every lane, taken */
+#define LAP2_MAX	1000	/* the second lap's N: its pages resident */
 
 struct bench {
 	char		 build[512];
@@ -162,8 +169,13 @@ struct bench {
 	FILE		*json;
 	int		 first;
 	int		 sparse_s;
+	int		 lap2_max;	/* the largest N of the second lap */
 	bool		 rseq;		/* false: actors, pipe readers without */
 };
+
+/* The designs the sparse schedule runs over (bench_sparse ...). */
+enum sparse_design { SP_ACTORS, SP_PIPES, SP_FUTEX, SP_NORSEQ, SP_CELL,
+	SP_LAP2, SP_DESIGNS };
 
 /* The figures of one N, for the table; < 0: not measured. */
 struct row {
@@ -187,12 +199,14 @@ struct row {
 	double		 futex_cpu;		/* bare futex mailboxes */
 	double		 futex_norseq_cpu;	/* ... receivers out of rseq */
 	double		 futex_cell_cpu;	/* ... and the message's bytes */
+	double		 lap2_cpu;		/* actors, lanes' second lap */
 	/*
 	 * Per message, of actors, pipes, the floor, the floor without rseq,
-	 * the floor with cells (enum sparse_design): receivers' and producers' CPU us, and
-	 * their minor page faults.
+	 * the floor with cells, actors in their second lap (enum
+	 * sparse_design): receivers' and producers' CPU us, and their minor
+	 * page faults.
 	 */
-	double		 per_msg[5][4];
+	double		 per_msg[SP_DESIGNS][4];
 	double		 wake_n50;		/* FUTEX_WAKE among N asleep */
 	size_t		 mb_stride;		/* the arena's, between mailboxes */
 	double		 fanin[4];
@@ -235,6 +249,8 @@ static void	 bench_fanin(struct bench *, struct actord *, struct row *);
 static void	 futex_floor(struct bench *, struct row *);
 static bool	 fanin_p_wanted(int);
 static void	 bench_sparse(struct bench *, struct actord *, struct row *);
+static void	 bench_sparse_lap2(struct bench *, struct actord *,
+		    struct row *, struct actor_ref *, const pid_t *);
 static void	 bench_pipes(struct bench *, struct row *);
 static void	 bench_futex(struct bench *, struct row *);
 struct sparse_cost;
@@ -2009,9 +2025,8 @@ struct sparse_report {
 	uint64_t	 minflt;
 };
 
-enum sparse_design { SP_ACTORS, SP_PIPES, SP_FUTEX, SP_NORSEQ, SP_CELL };
-static const char *const sparse_name[5] = { "actors", "pipes", "futex",
-    "futex_norseq", "futex_cell" };
+static const char *const sparse_name[SP_DESIGNS] = { "actors", "pipes",
+    "futex", "futex_norseq", "futex_cell", "actors_lap2" };
 
 /* One design's cost over the window: its receivers' and producers'. */
 struct sparse_cost {
@@ -2170,54 +2185,78 @@ mailbox_stride(struct shm_arena *arena)
 }
 
 /*
- * The window: the receivers' CPU (schedstat) read before t0 and after
- * the producers' end, plus each producer's own CPU from the start of its
- * schedule, plus (for actors) actord's.
+ * Maps every page of the arena's data in this process, as a producer that
+ * has written to every lane once has them: MADV_POPULATE_WRITE over each
+ * mapping of the file that holds mailbox 0 (/proc/self/maps).
  */
-static void
-bench_sparse(struct bench *b, struct actord *ad, struct row *r)
+static int
+populate_arena(struct shm_arena *arena)
+{
+	unsigned long lo, hi, ino, want = 0;
+	uintptr_t m0;
+	char line[512];
+	size_t len;
+	FILE *f;
+	int rc = -1;
+
+	if ((m0 = (uintptr_t)shm_inhand(arena, 0, &len)) == 0 ||
+	    (f = fopen("/proc/self/maps", "re")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %lu", &lo, &hi,
+		    &ino) == 3 && m0 >= lo && m0 < hi)
+			want = ino;
+	rewind(f);
+	while (want != 0 && fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %lu", &lo, &hi,
+		    &ino) == 3 && ino == want && strstr(line, " rw") != NULL)
+			rc = madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+	fclose(f);
+	return rc;
+}
+
+/*
+ * One window of the schedule over the n actors (refs; their pids): the
+ * receivers' CPU (schedstat) and faults read before t0 and after the
+ * producers' end, each producer's own from the start of its schedule,
+ * and actord's (this process) meanwhile.  With populate, each producer
+ * first maps every page of the arena (populate_arena), and starts later
+ * for it.  false if a producer did not report.
+ */
+static bool
+actors_window(struct actord *ad, int n, int secs,
+    bool populate, struct actor_ref *refs, const pid_t *pids,
+    struct sparse_cost *c, uint64_t *actord_ns)
 {
 	struct actor_sender s;
-	struct node *nd;
 	struct sparse_report rep;
-	struct sparse_cost c = { 0 };
-	char err[ACTOR_ERRBUF], path[64];
-	uint64_t t0, c0, c1, f0, self0, self1, w0, w1, d0, d1;
-	pid_t *pids, prod[SPARSE_PRODUCERS];
-	int i, res[2], n = r->n, failed = 0;
+	char err[ACTOR_ERRBUF];
+	uint64_t t0, c0, f0, self0;
+	pid_t prod[SPARSE_PRODUCERS];
+	int i, res[2], failed = 0;
 
-	pids = calloc((size_t)n, sizeof(*pids));
-	s.refs = calloc((size_t)n, sizeof(*s.refs));
+	memset(c, 0, sizeof(*c));
 	memset(s.payload, 's', sizeof(s.payload));
+	s.refs = refs;
 	s.failed = 0;
-	if (actor_open(ad->arena, -1, &s.c, err, sizeof(err)) < 0) {
-		fail(r, "sparse: actor_open: %s", err);
-		goto out;
-	}
-	for (i = 0; i < n; i++) {
-		path_of(n, i, path, sizeof(path));
-		nd = actord_find(ad, path);
-		pids[i] = nd != NULL ? nd->pid : 0;
-		(void)actor_lookup(s.c, path, &s.refs[i]);
-	}
-	actor_close(s.c);
-	r->mb_stride = mailbox_stride(ad->arena);
 	if (pipe2(res, O_CLOEXEC) == -1)
-		goto out;
-	t0 = now_ns() + 1000000000ULL + (uint64_t)n * 20000;
+		return false;
+	t0 = now_ns() + 1000000000ULL + (uint64_t)n * (populate ? 2000000 :
+	    20000);
 	for (i = 0; i < SPARSE_PRODUCERS; i++) {
 		if ((prod[i] = fork()) != 0)
 			continue;
 		close(res[0]);
 		if (actor_open(ad->arena, -1, &s.c, err, sizeof(err)) < 0)
 			_exit(1);
-		rep = sparse_produce(i, n, t0, b->sparse_s, &s, send_actor);
+		if (populate && populate_arena(ad->arena) != 0)
+			_exit(3);
+		rep = sparse_produce(i, n, t0, secs, &s, send_actor);
 		actor_close(s.c);
 		(void)!write(res[1], &rep, sizeof(rep));
 		_exit(s.failed > 0 ? 2 : 0);
 	}
 	close(res[1]);
-	wake_count(ad, s.refs, n, &w0, &d0);
 	/* The sweep takes well under the second left before t0. */
 	c0 = sum_cpu(pids, n);
 	f0 = sum_minflt(pids, n);
@@ -2230,36 +2269,154 @@ bench_sparse(struct bench *b, struct actord *ad, struct row *r)
 				break;
 			}
 		}
-		c.pcpu += rep.cpu_ns;
-		c.pflt += rep.minflt;
+		c->pcpu += rep.cpu_ns;
+		c->pflt += rep.minflt;
 		/* actord's loop keeps turning while the traffic runs. */
 		actord_run_once(ad, 0);
 	}
-	self1 = self_cpu_ns();
-	c1 = sum_cpu(pids, n);
-	c.rflt = sum_minflt(pids, n) - f0;
-	c.rcpu = c1 - c0;
-	wake_count(ad, s.refs, n, &w1, &d1);
+	*actord_ns = self_cpu_ns() - self0;
+	c->rcpu = sum_cpu(pids, n) - c0;
+	c->rflt = sum_minflt(pids, n) - f0;
 	close(res[0]);
 	for (i = 0; i < SPARSE_PRODUCERS; i++)
 		while (kill(prod[i], 0) == 0)
 			actord_run_once(ad, 10);
-	if (failed > 0)
-		fail(r, "sparse: %d producers did not report", failed);
-	r->sparse_cpu = (double)(c.rcpu + c.pcpu + (self1 - self0)) / 1e9;
+	return failed == 0;
+}
+
+/* The n actors' references and pids, for the sparse windows. */
+static bool
+actors_of(struct actord *ad, int n, struct actor_ref *refs, pid_t *pids,
+    struct row *r)
+{
+	struct actor *c;
+	struct node *nd;
+	char err[ACTOR_ERRBUF], path[64];
+	int i;
+
+	if (actor_open(ad->arena, -1, &c, err, sizeof(err)) < 0) {
+		fail(r, "sparse: actor_open: %s", err);
+		return false;
+	}
+	for (i = 0; i < n; i++) {
+		path_of(n, i, path, sizeof(path));
+		nd = actord_find(ad, path);
+		pids[i] = nd != NULL ? nd->pid : 0;
+		(void)actor_lookup(c, path, &refs[i]);
+	}
+	actor_close(c);
+	return true;
+}
+
+/* The sparse schedule over the actors, in their lanes' first lap. */
+static void
+bench_sparse(struct bench *b, struct actord *ad, struct row *r)
+{
+	struct actor_ref *refs;
+	struct sparse_cost c;
+	uint64_t self, w0, w1, d0, d1;
+	pid_t *pids;
+	int n = r->n;
+
+	pids = calloc((size_t)n, sizeof(*pids));
+	refs = calloc((size_t)n, sizeof(*refs));
+	if (pids == NULL || refs == NULL || !actors_of(ad, n, refs, pids, r))
+		goto out;
+	r->mb_stride = mailbox_stride(ad->arena);
+	wake_count(ad, refs, n, &w0, &d0);
+	if (!actors_window(ad, n, b->sparse_s, false, refs, pids, &c,
+	    &self))
+		fail(r, "sparse: a producer did not report");
+	wake_count(ad, refs, n, &w1, &d1);
+	r->sparse_cpu = (double)(c.rcpu + c.pcpu + self) / 1e9;
 	emit(b, n, "sparse_actors_cpu_s", r->sparse_cpu);
 	emit(b, n, "sparse_actors_receivers_cpu_s", (double)c.rcpu / 1e9);
 	emit(b, n, "sparse_actors_producers_cpu_s", (double)c.pcpu / 1e9);
 	emit_sparse(b, r, SP_ACTORS, &c);
 	emit_str(b, n, "sparse_rseq", b->rseq ? "registered" :
 	    "off for actors and pipe readers");
-	emit(b, n, "sparse_actors_actord_cpu_s", (double)(self1 - self0) / 1e9);
+	emit(b, n, "sparse_actors_actord_cpu_s", (double)self / 1e9);
 	/* Futex wake-ups the senders made, per message taken. */
 	emit(b, n, "sparse_wakeups_per_msg", d1 > d0 ? (double)(w1 - w0) /
 	    (double)(d1 - d0) : -1);
+	if (n <= b->lap2_max)
+		bench_sparse_lap2(b, ad, r, refs, pids);
 out:
 	free(pids);
-	free(s.refs);
+	free(refs);
+}
+
+/*
+ * Every actor's main lane once round: its capacity in tells from this
+ * process, a quarter at a time, each quarter taken before the next is
+ * sent, so that each receiver has mapped every page of its cells.  false
+ * if a quarter was not taken within LAP_MS.
+ */
+static bool
+lap_lanes(struct actord *ad, struct actor_ref *refs, int n)
+{
+	struct actor *c;
+	char err[ACTOR_ERRBUF], payload[MSG_LEN];
+	uint64_t w, taken, want, deadline;
+	uint32_t quarter;
+	int q, i, k;
+
+	memset(payload, 'l', sizeof(payload));
+	if (actor_open(ad->arena, -1, &c, err, sizeof(err)) < 0)
+		return false;
+	for (q = 0; q < 4; q++) {
+		wake_count(ad, refs, n, &w, &want);
+		for (i = 0; i < n; i++) {
+			quarter = shm_mailbox_capacity(ad->arena,
+			    refs[i].index) / 4;
+			for (k = 0; k < (int)quarter; k++)
+				if (actor_tell(c, refs[i], TAG_IGNORED,
+				    payload, sizeof(payload)) == 0)
+					want++;
+		}
+		deadline = now_ns() + LAP_MS * 1000000ULL;
+		do {
+			actord_run_once(ad, 1);
+			wake_count(ad, refs, n, &w, &taken);
+		} while (taken < want && now_ns() < deadline);
+		if (taken < want)
+			break;
+	}
+	actor_close(c);
+	return q == 4;
+}
+
+/*
+ * The sparse schedule again over the same actors, in their lanes' second
+ * lap: what a tree that has run for a while pays a message.  Each lane
+ * has gone once round (lap_lanes), the receivers have gone back to
+ * sleeping at once (a second of the schedule, not counted: SHM_NAPS_FENCE
+ * sleeps each), and each producer maps the arena before its schedule
+ * (populate_arena).  The first lap's page faults left out, what is left
+ * is the mailbox's cost against the floors'.
+ */
+static void
+bench_sparse_lap2(struct bench *b, struct actord *ad, struct row *r,
+    struct actor_ref *refs, const pid_t *pids)
+{
+	struct sparse_cost c;
+	uint64_t self;
+	int n = r->n;
+
+	if (!lap_lanes(ad, refs, n)) {
+		fail(r, "sparse, second lap: the lanes were not taken in %d ms",
+		    LAP_MS);
+		return;
+	}
+	if (!actors_window(ad, n, 1, false, refs, pids, &c, &self) ||
+	    !actors_window(ad, n, b->sparse_s, true, refs, pids, &c,
+	    &self)) {
+		fail(r, "sparse, second lap: a producer did not report");
+		return;
+	}
+	r->lap2_cpu = (double)(c.rcpu + c.pcpu + self) / 1e9;
+	emit(b, n, "sparse_actors_lap2_cpu_s", r->lap2_cpu);
+	emit_sparse(b, r, SP_LAP2, &c);
 }
 
 /*
@@ -2805,21 +2962,28 @@ print_table(struct row *rows, int nr)
 	    " %9.2fx", "");
 	ROW("  cell floor vs pipes", r->futex_cell_cpu > 0 && r->pipe_cpu > 0 ?
 	    r->futex_cell_cpu / r->pipe_cpu : -1, " %9.2fx", "the limit");
+	ROW("sparse CPU s, actors, lap 2", r->lap2_cpu, " %10.3f", "");
+	ROW("  vs pipes", r->lap2_cpu > 0 && r->pipe_cpu > 0 ?
+	    r->lap2_cpu / r->pipe_cpu : -1, " %9.2fx", "");
+	ROW("  vs cell floor", r->lap2_cpu > 0 && r->futex_cell_cpu > 0 ?
+	    r->lap2_cpu / r->futex_cell_cpu : -1, " %9.2fx", "");
 	ROW("sparse CPU s, floor, no rseq", r->futex_norseq_cpu, " %10.3f",
 	    "");
 	ROW("  vs the floor", r->futex_norseq_cpu > 0 && r->futex_cpu > 0 ?
 	    r->futex_norseq_cpu / r->futex_cpu : -1, " %9.2fx",
 	    "rseq's part");
-	for (j = 0; j < 20; j++) {
+	for (j = 0; j < SP_DESIGNS * 4; j++) {
 		static const char *const what[4] = { "recv us", "prod us",
 		    "recv flt", "prod flt" };
-		static const char *const who[5] = { "actors", "pipes",
-		    "floor", "floor, no rseq", "floor, cells" };
+		static const char *const who[SP_DESIGNS] = { "actors", "pipes",
+		    "floor", "floor, no rseq", "floor, cells",
+		    "actors, lap 2" };
 		char label[48];
 
 		snprintf(label, sizeof(label), "  per msg %s: %s",
-		    what[j / 5], who[j % 5]);
-		ROW(label, r->per_msg[j % 5][j / 5], " %10.3f", "");
+		    what[j / SP_DESIGNS], who[j % SP_DESIGNS]);
+		ROW(label, r->per_msg[j % SP_DESIGNS][j / SP_DESIGNS],
+		    " %10.3f", "");
 	}
 	for (j = 0; j < 4; j++) {
 		char label[40];
@@ -2920,6 +3084,8 @@ main(void)
 	b.first = 1;
 	ss = getenv("BENCH_SCALE_SPARSE_S");
 	b.sparse_s = ss != NULL && atoi(ss) > 0 ? atoi(ss) : 10;
+	ss = getenv("BENCH_SCALE_LAP2_MAX");
+	b.lap2_max = ss != NULL ? atoi(ss) : LAP2_MAX;
 	ss = getenv("BENCH_SCALE_RSEQ");
 	b.rseq = ss == NULL || strcmp(ss, "0") != 0;
 	log_init("bench", -1);
@@ -2983,8 +3149,8 @@ main(void)
 		r->restart_cpu = -1;
 		r->lookup50 = r->wake50 = r->sparse_cpu = r->pipe_cpu = -1;
 		r->futex_cpu = r->futex_norseq_cpu = r->wake_n50 = -1;
-		r->futex_cell_cpu = -1;
-		for (j = 0; j < 20; j++)
+		r->futex_cell_cpu = r->lap2_cpu = -1;
+		for (j = 0; j < SP_DESIGNS * 4; j++)
 			r->per_msg[j / 4][j % 4] = -1;
 		r->ofa = r->ofa_floor = r->ofa_par = -1;
 		for (j = 0; j < 4; j++)
